@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * hgtrace.h - the contract between hgtrace.ko and user space.
+ *
+ * This is the only header shared by the module and the tools. Everything a
+ * reader sees crosses it: the ioctl commands on /dev/hgtrace, the records
+ * returned by read(), and the statistics. All structures are fixed size and
+ * packed to 8 bytes; no kernel pointer or kernel-internal type appears here.
+ *
+ * Versioning: HGT_ABI_MAJOR changes when an existing layout or meaning
+ * changes (old readers must refuse); HGT_ABI_MINOR changes when something is
+ * added that old readers may ignore (a new record type, a new event bit).
+ * Every open file must say HGT_IOC_HELLO with its version before anything
+ * else; the module refuses another major with -EPROTONOSUPPORT.
+ *
+ * docs/hgtrace-abi.md describes each record in prose.
+ */
+#ifndef _UAPI_HGTRACE_H
+#define _UAPI_HGTRACE_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#ifndef HGT_ABI_MAJOR
+#define HGT_ABI_MAJOR		1
+#endif
+#define HGT_ABI_MINOR		0
+
+#define HGT_DEVICE		"/dev/hgtrace"
+#define HGT_PROC_DIR		"/proc/hgtrace"
+
+/*
+ * Record types. Each record starts with struct hgt_rec; its total length is
+ * hgt_rec.len bytes (a multiple of 8), so a reader can skip types it does
+ * not know. The payload after the header depends on the type.
+ */
+enum hgt_type {
+	HGT_REC_NONE = 0,
+	HGT_REC_SWITCH,		/* arg = next pid;  struct hgt_switch */
+	HGT_REC_WAKING,		/* arg = pid;       struct hgt_wake */
+	HGT_REC_WAKEUP,		/* arg = pid;       struct hgt_wake */
+	HGT_REC_WAKEUP_NEW,	/* arg = pid;       struct hgt_wake */
+	HGT_REC_MIGRATE,	/* arg = pid;       struct hgt_migrate */
+	HGT_REC_EXIT,		/* arg = pid;       no payload */
+	HGT_REC_IRQ_ENTRY,	/* arg = irq;       no payload (name: HGT_REC_NAME) */
+	HGT_REC_IRQ_EXIT,	/* arg = irq;       flags = handler's return value */
+	HGT_REC_SOFTIRQ_ENTRY,	/* arg = vector;    no payload */
+	HGT_REC_SOFTIRQ_EXIT,	/* arg = vector;    no payload */
+	HGT_REC_VEC_ENTRY,	/* arg = vector;    flags = enum hgt_vec */
+	HGT_REC_VEC_EXIT,	/* arg = vector;    flags = enum hgt_vec */
+	HGT_REC_NMI,		/* arg = handler id; struct hgt_nmi (one record per handler run) */
+	HGT_REC_HRTIMER_ENTRY,	/* arg = timer id;  struct hgt_hrtimer */
+	HGT_REC_HRTIMER_EXIT,	/* arg = timer id;  no payload */
+	HGT_REC_SYS_ENTER,	/* arg = syscall nr; no payload */
+	HGT_REC_SYS_EXIT,	/* arg = low 32 bits of the return value */
+	HGT_REC_COMM,		/* arg = pid;       struct hgt_comm (first sighting of a task) */
+	HGT_REC_NAME,		/* arg = id;        flags = enum hgt_name_kind; struct hgt_name */
+	HGT_REC_LOST,		/* arg = 0;         struct hgt_lost: events lost just before this point */
+	HGT_REC_MAX
+};
+
+/* Which x86 vector a HGT_REC_VEC_* record is about (the irq_vectors tracepoints). */
+enum hgt_vec {
+	HGT_VEC_LOCAL_TIMER = 0,
+	HGT_VEC_RESCHEDULE,
+	HGT_VEC_CALL_FUNCTION,
+	HGT_VEC_CALL_FUNCTION_SINGLE,
+	HGT_VEC_IRQ_WORK,
+	HGT_VEC_X86_PLATFORM_IPI,
+	HGT_VEC_SPURIOUS_APIC,
+	HGT_VEC_ERROR_APIC,
+	HGT_VEC_THERMAL_APIC,
+	HGT_VEC_MAX
+};
+
+/* What a HGT_REC_NAME record names. */
+enum hgt_name_kind {
+	HGT_NAME_IRQ = 0,	/* id = irq number, name = irqaction name */
+	HGT_NAME_FUNC,		/* id = function id (hrtimer callback, NMI handler), name = symbol */
+};
+
+/* Events that can be enabled; HGT_EV_DEFAULT is what a plain "record" gets. */
+#define HGT_EV_SCHED		(1u << 0)	/* switch, waking, wakeup, wakeup_new, migrate, exit */
+#define HGT_EV_IRQ		(1u << 1)	/* irq_handler_entry/exit */
+#define HGT_EV_SOFTIRQ		(1u << 2)	/* softirq_entry/exit */
+#define HGT_EV_VECTORS		(1u << 3)	/* x86 irq_vectors entry/exit: timer, IPIs, irq_work */
+#define HGT_EV_NMI		(1u << 4)	/* nmi_handler */
+#define HGT_EV_HRTIMER		(1u << 5)	/* hrtimer_expire_entry/exit */
+#define HGT_EV_SYSCALLS		(1u << 6)	/* sys_enter/sys_exit (off by default: costly) */
+#define HGT_EV_ALL		0x7fu
+#define HGT_EV_DEFAULT		(HGT_EV_ALL & ~HGT_EV_SYSCALLS)
+
+/* Common header of every record: 16 bytes. */
+struct hgt_rec {
+	__u64 tsc;		/* rdtsc_ordered() when the tracepoint fired */
+	__u8  type;		/* enum hgt_type */
+	__u8  len;		/* total record length in bytes, multiple of 8 */
+	__u8  flags;		/* per type, see enum hgt_type */
+	__u8  aux;		/* per type, see enum hgt_type */
+	__u32 arg;		/* main argument, per type */
+};
+/* The CPU is not in the record: every record comes inside a chunk (struct
+ * hgt_chunk) whose header names the CPU it happened on. */
+
+#define HGT_SWITCH_PREEMPT	0x01	/* hgt_rec.flags of HGT_REC_SWITCH: prev was preempted */
+
+/* HGT_REC_SWITCH: hgt_rec.aux = next's policy (SCHED_*) */
+struct hgt_switch {
+	__u32 prev_pid;
+	__u32 prev_state;	/* the prev_state argument of sched_switch (TASK_* bits) */
+	__s16 prev_prio;	/* kernel prio: 0..98 real-time, 100..139 fair, -1 deadline */
+	__s16 next_prio;
+	__u32 pad;
+};
+
+struct hgt_wake {
+	__u16 target_cpu;	/* CPU the task will run on */
+	__s16 prio;
+	__u32 pad;
+};
+
+struct hgt_migrate {
+	__u16 orig_cpu;
+	__u16 dest_cpu;
+	__u32 pad;
+};
+
+struct hgt_nmi {
+	__u32 delta_ns;		/* handler duration measured by the kernel, saturated */
+	__u32 handled;
+};
+
+struct hgt_hrtimer {
+	__u32 func_id;		/* keyed hash of the callback; named by a HGT_REC_NAME */
+	__u32 pad;
+};
+
+struct hgt_comm {
+	__u32 tgid;
+	__u32 pad;
+	char  comm[16];
+};
+
+struct hgt_name {
+	char  name[32];
+};
+
+struct hgt_lost {
+	__u64 count;		/* events lost on this CPU just before this record */
+};
+
+/*
+ * read() on /dev/hgtrace returns whole chunks: a chunk header, then nr_bytes
+ * of records that all happened on chunk.cpu, oldest first. A read never splits
+ * a record. The buffer passed to read() must hold at least HGT_READ_MIN bytes.
+ * read() returns 0 when every CPU is empty (it never blocks: the recorder
+ * drains on its own timer so that the module never has to wake anybody).
+ */
+struct hgt_chunk {
+	__u32 magic;		/* HGT_CHUNK_MAGIC */
+	__u32 cpu;
+	__u32 nr_bytes;		/* bytes of records after this header */
+	__u32 nr_records;
+};
+#define HGT_CHUNK_MAGIC		0x6b6e6863u	/* "chnk" */
+#define HGT_READ_MIN		4096
+
+/* Buffer modes. */
+#define HGT_MODE_STOP		0	/* when a CPU's buffer is full, new events are dropped (counted) */
+#define HGT_MODE_OVERWRITE	1	/* the oldest events are overwritten (counted) */
+
+struct hgt_hello {
+	__u32 abi_major;	/* in: the caller's HGT_ABI_MAJOR; out: the module's */
+	__u32 abi_minor;	/* in: the caller's HGT_ABI_MINOR; out: the module's */
+	__u32 nr_cpu_ids;	/* out: highest possible CPU + 1 */
+	__u32 tsc_khz;		/* out: the kernel's TSC frequency */
+	__u32 events_available;	/* out: HGT_EV_* bits whose tracepoints all exist */
+	__u32 pad;
+};
+
+struct hgt_config {
+	__u64 buffer_bytes;	/* per CPU; 0 keeps the current size */
+	__u32 mode;		/* HGT_MODE_* */
+	__u32 events;		/* HGT_EV_* */
+	__u64 cpumask[4];	/* CPUs to record (bit per CPU, 256 CPUs); all zero = all CPUs */
+	__u32 msa_threads;	/* capacity of the microstate table; 0 keeps the current one */
+	__u32 pad;
+};
+
+/*
+ * The pid filter. With nr == 0 everything is recorded. Otherwise a task is
+ * "traced" when its pid or its tgid is in the set; task events (switch, wake,
+ * migrate, exit, syscalls) are kept when they involve a traced task, and CPU
+ * events (irq, softirq, vectors, NMI, hrtimer) are kept on every recorded CPU,
+ * because they explain what happened to a traced task that was switched out.
+ * Microstates are kept for traced tasks only.
+ */
+#define HGT_FILTER_MAX		64
+struct hgt_filter {
+	__u32 nr;
+	__u32 pad;
+	__s32 pids[HGT_FILTER_MAX];	/* pids or tgids */
+};
+
+/*
+ * Per CPU counters, LOST markers excluded. Once a stopped buffer is drained:
+ *   produced = written + refused
+ *   written  = read + overwritten + reader_fault
+ */
+struct hgt_cpu_stats {
+	__u64 produced;		/* records the probes tried to write */
+	__u64 written;		/* records that reached the buffer */
+	__u64 refused;		/* the buffer said no: full (HGT_MODE_STOP) or nested too deep */
+	__u64 overwritten;	/* overwritten before being read (HGT_MODE_OVERWRITE) */
+	__u64 read;		/* records handed to readers */
+	__u64 reader_fault;	/* consumed but not delivered: read() got a bad user buffer */
+};
+
+struct hgt_stats {
+	__u32 cpu;		/* in: which CPU */
+	__u32 state;		/* out: HGT_STATE_* */
+	struct hgt_cpu_stats s;	/* out */
+	__u64 msa_overflow;	/* out: tasks not accounted because the table was full */
+};
+
+#define HGT_STATE_STOPPED	0
+#define HGT_STATE_RUNNING	1
+
+/* Microstates (seed 002). Times in TSC cycles. */
+enum hgt_msa_state {
+	HGT_MSA_ONCPU_USER = 0,	/* on CPU (user mode; all of it when syscalls are not traced) */
+	HGT_MSA_ONCPU_SYS,	/* on CPU inside a system call (syscalls traced) */
+	HGT_MSA_RUNNABLE,	/* runnable, waiting on a run queue */
+	HGT_MSA_SLEEP,		/* interruptible sleep */
+	HGT_MSA_DISK,		/* uninterruptible sleep */
+	HGT_MSA_INTERRUPTED,	/* current, but a hard or soft irq ran */
+	HGT_MSA_STOPPED,	/* stopped or traced */
+	HGT_MSA_DEAD,		/* exited */
+	HGT_MSA_NR
+};
+
+struct hgt_msa {
+	__s32 pid;		/* in */
+	__s32 tgid;		/* out */
+	__u32 state;		/* out: current enum hgt_msa_state */
+	__u32 nr_switches;	/* out */
+	__u64 first_tsc;	/* out: when the task was first seen */
+	__u64 now_tsc;		/* out: when this snapshot was taken (the open state runs to here) */
+	__u64 cycles[HGT_MSA_NR];	/* out */
+};
+
+#define HGT_IOC_MAGIC		0xb7
+#define HGT_IOC_HELLO		_IOWR(HGT_IOC_MAGIC, 0, struct hgt_hello)
+#define HGT_IOC_CONFIG		_IOW(HGT_IOC_MAGIC, 1, struct hgt_config)
+#define HGT_IOC_GET_CONFIG	_IOR(HGT_IOC_MAGIC, 2, struct hgt_config)
+#define HGT_IOC_FILTER		_IOW(HGT_IOC_MAGIC, 3, struct hgt_filter)
+#define HGT_IOC_START		_IO(HGT_IOC_MAGIC, 4)
+#define HGT_IOC_STOP		_IO(HGT_IOC_MAGIC, 5)
+#define HGT_IOC_RESET		_IO(HGT_IOC_MAGIC, 6)
+#define HGT_IOC_STATS		_IOWR(HGT_IOC_MAGIC, 7, struct hgt_stats)
+#define HGT_IOC_MSA		_IOWR(HGT_IOC_MAGIC, 8, struct hgt_msa)
+
+#endif /* _UAPI_HGTRACE_H */
