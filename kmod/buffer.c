@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * buffer.c - per-CPU storage of records, loss accounting, and draining.
+ *
+ * The kernel's own ring buffer does the hard part: lock-free per-CPU writes
+ * that nest safely (task, softirq, hard irq, NMI), a stop-when-full and an
+ * overwrite mode, and a count of what was overwritten. We add what it does
+ * not do for us:
+ *  - a producer-side count of every record attempted and refused, so that
+ *    delivered + lost = produced can be checked exactly;
+ *  - HGT_REC_LOST markers in the stream at the place where events went
+ *    missing, from the producer (refused) and from the reader (overwritten),
+ *    so an analysis knows which stretch of time is incomplete.
+ * Records carry their own TSC stamp; the ring buffer's own clock is unused.
+ */
+#include <linux/ring_buffer.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <asm/msr.h>
+#include "hgtrace.h"
+#include "compat.h"
+
+DEFINE_PER_CPU(struct hgt_pcpu, hgt_pcpu);
+
+/* A read() chunk is built in this bounce buffer, under hgt.read_lock. */
+#define HGT_BOUNCE	(64 * 1024)
+static char *bounce;
+
+/* hgt_buffer_alloc - (re)create the ring buffer; caller holds both locks, stopped */
+int hgt_buffer_alloc(unsigned long bytes, u32 mode)
+{
+	static struct lock_class_key key;
+	struct trace_buffer *rb;
+
+	if (!bounce) {
+		bounce = kvmalloc(HGT_BOUNCE, GFP_KERNEL);
+		if (!bounce)
+			return -ENOMEM;
+	}
+	rb = __ring_buffer_alloc(bytes, mode == HGT_MODE_OVERWRITE ? RB_FL_OVERWRITE : 0, &key);
+	if (!rb)
+		return -ENOMEM;
+	if (hgt.rb)
+		ring_buffer_free(hgt.rb);
+	hgt.rb = rb;
+	hgt.rb_bytes = bytes;
+	hgt.mode = mode;
+	hgt_buffer_reset();
+	return 0;
+}
+
+/* hgt_buffer_free - release the ring buffer; probes must be detached */
+void hgt_buffer_free(void)
+{
+	if (hgt.rb)
+		ring_buffer_free(hgt.rb);
+	hgt.rb = NULL;
+	kvfree(bounce);
+	bounce = NULL;
+}
+
+/* hgt_buffer_reset - empty every CPU and zero the counters; stopped only */
+void hgt_buffer_reset(void)
+{
+	int cpu;
+
+	if (hgt.rb)
+		ring_buffer_reset(hgt.rb);
+	for_each_possible_cpu(cpu) {
+		struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
+
+		local64_set(&pc->produced, 0);
+		local64_set(&pc->written, 0);
+		local64_set(&pc->refused, 0);
+		local64_set(&pc->pending_lost, 0);
+		pc->read = 0;
+		pc->overwritten = 0;
+		pc->reader_fault = 0;
+		pc->hard_depth = 0;
+	}
+}
+
+/*
+ * hgt_flush_lost - report refused records before the next one goes in
+ *
+ * The count is claimed with cmpxchg so that a nested writer (an irq that
+ * interrupts us here) cannot report the same losses twice; if the marker
+ * itself does not fit, the count is put back for the next writer.
+ */
+static void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc)
+{
+	struct {
+		struct hgt_rec h;
+		struct hgt_lost l;
+	} m;
+	s64 n = local64_read(&pc->pending_lost);
+
+	if (likely(!n))
+		return;
+	if (local64_cmpxchg(&pc->pending_lost, n, 0) != n)
+		return;
+	memset(&m, 0, sizeof(m));
+	m.h.tsc = tsc;
+	m.h.type = HGT_REC_LOST;
+	m.h.len = sizeof(m);
+	m.l.count = n;
+	if (hgt_rb_write(hgt.rb, sizeof(m), &m))
+		local64_add(n, &pc->pending_lost);
+}
+
+/*
+ * hgt_emit - write one record to this CPU's buffer, counting it
+ *
+ * Called from probes, so preemption is off and this CPU is stable.
+ */
+void hgt_emit(void *rec, unsigned int len)
+{
+	struct hgt_pcpu *pc = this_cpu_ptr(&hgt_pcpu);
+	struct hgt_rec *h = rec;
+
+	h->len = len;
+	local64_inc(&pc->produced);
+	hgt_flush_lost(pc, h->tsc);
+	if (unlikely(hgt_rb_write(hgt.rb, len, rec))) {
+		local64_inc(&pc->refused);
+		local64_inc(&pc->pending_lost);
+		return;
+	}
+	local64_inc(&pc->written);
+}
+
+/* hgt_chunk_fill - move records of one CPU into dst; returns bytes used */
+static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
+{
+	struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
+	struct hgt_chunk *c = (struct hgt_chunk *)dst;
+	size_t used = sizeof(*c);
+	/* the largest record plus the LOST marker that may precede it */
+	const size_t worst = 64 + sizeof(struct hgt_rec) + sizeof(struct hgt_lost);
+
+	c->magic = HGT_CHUNK_MAGIC;
+	c->cpu = cpu;
+	c->nr_bytes = 0;
+	c->nr_records = 0;
+
+	while (room - used >= worst) {
+		struct ring_buffer_event *ev;
+		unsigned long lost = 0;
+		struct hgt_rec *r;
+		unsigned int evlen;
+		u64 ts;
+
+		ev = ring_buffer_consume(hgt.rb, cpu, &ts, &lost);
+		if (!ev)
+			break;
+		r = ring_buffer_event_data(ev);
+		evlen = ring_buffer_event_length(ev);
+		if (lost) {
+			/* overwritten before we could read them (HGT_MODE_OVERWRITE) */
+			struct hgt_rec *m = (struct hgt_rec *)(dst + used);
+			struct hgt_lost *l = (struct hgt_lost *)(m + 1);
+
+			memset(m, 0, sizeof(*m) + sizeof(*l));
+			m->tsc = evlen >= sizeof(*r) ? r->tsc : 0;
+			m->type = HGT_REC_LOST;
+			m->len = sizeof(*m) + sizeof(*l);
+			m->aux = 1;	/* 1: lost by overwrite, 0: refused at the producer */
+			l->count = lost;
+			used += m->len;
+			c->nr_records++;
+			pc->overwritten += lost;
+		}
+		if (WARN_ON_ONCE(evlen < sizeof(*r) || r->len > evlen || r->len < sizeof(*r) ||
+				 r->len % 8))
+			continue;
+		memcpy(dst + used, r, r->len);
+		used += r->len;
+		c->nr_records++;
+		if (r->type != HGT_REC_LOST)
+			(*data_records)++;
+	}
+	c->nr_bytes = used - sizeof(*c);
+	return c->nr_records ? used : 0;
+}
+
+/*
+ * hgt_buffer_read - drain whole chunks into a user buffer
+ *
+ * Visits CPUs round-robin from where the last read stopped so that a busy CPU
+ * cannot starve the others. Returns 0 when everything is empty; never sleeps
+ * waiting for data.
+ */
+ssize_t hgt_buffer_read(char __user *ubuf, size_t count)
+{
+	size_t done = 0;
+	int n, cpu;
+
+	if (count < HGT_READ_MIN)
+		return -EINVAL;
+	mutex_lock(&hgt.read_lock);
+	if (!hgt.rb) {
+		mutex_unlock(&hgt.read_lock);
+		return -ENODEV;
+	}
+	cpu = hgt.read_cpu;
+	for (n = 0; n < nr_cpu_ids && count - done >= HGT_READ_MIN; n++, cpu = (cpu + 1) % nr_cpu_ids) {
+		size_t room = min_t(size_t, count - done, HGT_BOUNCE);
+		struct hgt_pcpu *pc;
+		u64 data = 0;
+		size_t used;
+
+		if (!cpu_possible(cpu))
+			continue;
+		pc = per_cpu_ptr(&hgt_pcpu, cpu);
+		used = hgt_chunk_fill(cpu, bounce, room, &data);
+		if (!used)
+			continue;
+		if (copy_to_user(ubuf + done, bounce, used)) {
+			/* consumed but not delivered: count it, never hide it */
+			pc->reader_fault += data;
+			mutex_unlock(&hgt.read_lock);
+			return done ? done : -EFAULT;
+		}
+		pc->read += data;
+		done += used;
+	}
+	hgt.read_cpu = cpu;
+	mutex_unlock(&hgt.read_lock);
+	return done;
+}
+
+/* hgt_buffer_stats - counters of one CPU */
+void hgt_buffer_stats(int cpu, struct hgt_cpu_stats *s)
+{
+	struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
+
+	s->produced = local64_read(&pc->produced);
+	s->written = local64_read(&pc->written);
+	s->refused = local64_read(&pc->refused);
+	s->reader_fault = pc->reader_fault;
+	s->overwritten = hgt.rb ? ring_buffer_overrun_cpu(hgt.rb, cpu) : 0;
+	s->read = pc->read;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hgtrace.h - internal declarations shared by the module's files.
+ *
+ * main.c owns the global state; buffer.c the ring buffer and loss counters;
+ * tracepoints.c finds and attaches the tracepoints; probes.c turns each event
+ * into a record; msa.c keeps microstates; ctl.c is /dev/hgtrace; proc.c is
+ * /proc/hgtrace.
+ */
+#ifndef HGT_INTERNAL_H
+#define HGT_INTERNAL_H
+
+#include <linux/types.h>
+#include <linux/mutex.h>
+#include <linux/cpumask.h>
+#include <linux/percpu.h>
+#include <asm/local64.h>
+#include "uapi/hgtrace.h"
+
+#define HGT_NAME "hgtrace"
+
+struct trace_buffer;
+struct task_struct;
+
+/* Per-CPU counters. Written from probes in any context, so local64_t. */
+struct hgt_pcpu {
+	local64_t produced;
+	local64_t written;
+	local64_t refused;	/* ring_buffer_write() said no: full, or nested too deep */
+	local64_t pending_lost;	/* refused but not yet reported by a HGT_REC_LOST */
+	u64 read;		/* records given to readers; under hgt.read_lock */
+	u64 overwritten;	/* sum of lost counts the ring buffer reported to readers */
+	u64 reader_fault;	/* consumed, but copy_to_user() failed */
+	int hard_depth;		/* hard irq nesting on this CPU, for microstates */
+};
+
+struct hgt_state {
+	struct mutex ctl_lock;		/* config, filter, start, stop, reset */
+	struct mutex read_lock;		/* consumers of the ring buffer */
+	struct trace_buffer *rb;
+	unsigned long rb_bytes;		/* per CPU */
+	u32 mode;
+	u32 events;			/* what is recorded (HGT_EV_*) */
+	u32 events_available;		/* what this kernel has */
+	bool running;
+	struct cpumask cpus;		/* CPUs recorded */
+	struct hgt_filter filter;	/* stable while running */
+	unsigned long *pid_seen;	/* pids whose COMM record was written */
+	unsigned long *irq_named;	/* irqs whose NAME record was written */
+	int read_cpu;			/* round-robin start for the next read() */
+	u32 msa_capacity;
+};
+
+extern struct hgt_state hgt;
+DECLARE_PER_CPU(struct hgt_pcpu, hgt_pcpu);
+
+/* buffer.c */
+int hgt_buffer_alloc(unsigned long bytes, u32 mode);
+void hgt_buffer_free(void);
+void hgt_buffer_reset(void);
+void hgt_emit(void *rec, unsigned int len);
+ssize_t hgt_buffer_read(char __user *ubuf, size_t count);
+void hgt_buffer_stats(int cpu, struct hgt_cpu_stats *s);
+
+/* tracepoints.c */
+int hgt_tracepoints_find(void);
+int hgt_tracepoints_attach(u32 events);
+void hgt_tracepoints_detach(void);
+u32 hgt_tracepoints_available(void);
+void hgt_tracepoints_show(struct seq_file *m);
+
+/* probes.c: the probe functions, handed to tracepoints.c */
+struct hgt_probe_desc {
+	const char *name;	/* tracepoint name */
+	void *probe;
+	void *data;		/* passed back as the probe's first argument */
+	u32 event;		/* HGT_EV_* group */
+};
+extern const struct hgt_probe_desc hgt_probes[];
+extern const unsigned int hgt_nr_probes;
+int hgt_probes_init(void);
+void hgt_probes_exit(void);
+void hgt_probes_reset(void);
+bool hgt_task_traced(struct task_struct *p);
+
+/* msa.c */
+int hgt_msa_alloc(u32 capacity);
+void hgt_msa_free(void);
+void hgt_msa_reset(void);
+void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
+		    unsigned int prev_state, bool preempt);
+void hgt_msa_wake(u64 tsc, struct task_struct *p, bool new_task);
+void hgt_msa_irq(u64 tsc, bool hard, bool entry);
+void hgt_msa_syscall(u64 tsc, bool entry);
+int hgt_msa_get(struct hgt_msa *out);
+void hgt_msa_show(struct seq_file *m);
+u64 hgt_msa_overflow(void);
+
+/* ctl.c, proc.c */
+int hgt_ctl_init(void);
+void hgt_ctl_exit(void);
+int hgt_proc_init(void);
+void hgt_proc_exit(void);
+int hgt_start(void);
+void hgt_stop(void);
+
+#endif /* HGT_INTERNAL_H */

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - hgtrace.ko: ground-truth recorder for hourglass.
+ *
+ * Records what the kernel really did on each CPU (scheduler, interrupts,
+ * softirqs, x86 vectors, NMIs, hrtimers, optionally system calls), stamped
+ * with the raw TSC that hourglass reads in user space, into per-CPU ring
+ * buffers drained through /dev/hgtrace. No kernel patch: existing tracepoints
+ * are found by name and probes attached while recording.
+ *
+ * Load order: tracepoints, bitmaps, buffer, microstate table, /proc, device;
+ * unwound in reverse on failure and at unload.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <asm/tsc.h>
+#include "hgtrace.h"
+
+struct hgt_state hgt;
+
+static unsigned long buffer_kb = 2048;
+module_param(buffer_kb, ulong, 0444);
+MODULE_PARM_DESC(buffer_kb, "ring buffer size per CPU at load, KiB (default 2048)");
+
+static unsigned int msa_threads = 4096;
+module_param(msa_threads, uint, 0444);
+MODULE_PARM_DESC(msa_threads, "microstate table capacity, threads (default 4096)");
+
+static bool overwrite;
+module_param(overwrite, bool, 0444);
+MODULE_PARM_DESC(overwrite, "start in overwrite mode instead of stop-when-full");
+
+/* hgt_start - attach the probes; caller holds ctl_lock */
+int hgt_start(void)
+{
+	int ret;
+
+	if (hgt.running)
+		return -EBUSY;
+	ret = hgt_tracepoints_attach(hgt.events);
+	if (ret)
+		return ret;
+	WRITE_ONCE(hgt.running, true);
+	return 0;
+}
+
+/* hgt_stop - detach the probes and wait until none runs; caller holds ctl_lock */
+void hgt_stop(void)
+{
+	if (!hgt.running)
+		return;
+	hgt_tracepoints_detach();
+	WRITE_ONCE(hgt.running, false);
+}
+
+static int __init hgt_init(void)
+{
+	int ret;
+
+	mutex_init(&hgt.ctl_lock);
+	mutex_init(&hgt.read_lock);
+	cpumask_copy(&hgt.cpus, cpu_possible_mask);
+	hgt.events = HGT_EV_DEFAULT;
+
+	ret = hgt_tracepoints_find();
+	if (ret) {
+		pr_err(HGT_NAME ": sched_switch tracepoint not found, cannot record\n");
+		return ret;
+	}
+	hgt.events_available = hgt_tracepoints_available();
+	hgt.events &= hgt.events_available;
+
+	ret = hgt_probes_init();
+	if (ret)
+		return ret;
+	ret = hgt_buffer_alloc(buffer_kb * 1024, overwrite ? HGT_MODE_OVERWRITE : HGT_MODE_STOP);
+	if (ret)
+		goto err_probes;
+	ret = hgt_msa_alloc(msa_threads);
+	if (ret)
+		goto err_buffer;
+	ret = hgt_proc_init();
+	if (ret)
+		goto err_msa;
+	ret = hgt_ctl_init();
+	if (ret)
+		goto err_proc;
+
+	pr_info(HGT_NAME ": ABI %u.%u, %lu KiB per CPU, TSC %u kHz, events 0x%x of 0x%x\n",
+		HGT_ABI_MAJOR, HGT_ABI_MINOR, buffer_kb, tsc_khz, hgt.events, HGT_EV_ALL);
+	return 0;
+
+err_proc:
+	hgt_proc_exit();
+err_msa:
+	hgt_msa_free();
+err_buffer:
+	hgt_buffer_free();
+err_probes:
+	hgt_probes_exit();
+	return ret;
+}
+
+static void __exit hgt_exit(void)
+{
+	/* the device holds a module reference while open, so no reader is left */
+	hgt_ctl_exit();
+	mutex_lock(&hgt.ctl_lock);
+	hgt_stop();
+	mutex_unlock(&hgt.ctl_lock);
+	hgt_proc_exit();
+	hgt_msa_free();
+	hgt_buffer_free();
+	hgt_probes_exit();
+	pr_info(HGT_NAME ": unloaded\n");
+}
+
+module_init(hgt_init);
+module_exit(hgt_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("hourglass ground-truth recorder: scheduler, irq, softirq, timer and IPI events stamped with the TSC");
+MODULE_VERSION("1.0");

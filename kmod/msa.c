@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * msa.c - per-thread microstate accounting (Chubb, seed 002), from tracepoints.
+ *
+ * Each traced thread has an entry in a fixed open-addressing table keyed by
+ * pid, allocated while stopped so that probes never allocate. At every
+ * transition the TSC time since the last one is added to the state being
+ * left. States: on CPU (user, or sys when syscalls are traced), runnable on a
+ * run queue, interruptible sleep, uninterruptible sleep, interrupted (a hard
+ * irq on its CPU, or a softirq run in its context), stopped, dead.
+ *
+ * A thread is accounted from the first event that names it: from its birth
+ * when it was created while recording (sched_wakeup_new), otherwise from its
+ * first sighting. Entries are never removed during a recording.
+ */
+#include <linux/sched.h>
+#include <linux/hash.h>
+#include <linux/log2.h>
+#include <linux/vmalloc.h>
+#include <linux/seq_file.h>
+#include <linux/math64.h>
+#include <asm/msr.h>
+#include <asm/tsc.h>
+#include "hgtrace.h"
+#include "compat.h"
+
+struct hgt_msa_ent {
+	atomic_t pid;		/* 0: free (the idle tasks, pid 0, are never accounted) */
+	raw_spinlock_t lock;	/* probes on several CPUs touch one thread */
+	s32 tgid;
+	u8 state;		/* enum hgt_msa_state */
+	u8 in_sys;		/* between sys_enter and sys_exit */
+	u16 soft_depth;		/* softirqs running in this thread's context */
+	u32 nr_switches;
+	u64 first_tsc;		/* 0 until initialised */
+	u64 last_tsc;		/* last transition */
+	u64 cycles[HGT_MSA_NR];
+};
+
+static struct hgt_msa_ent *tab;
+static u32 cap;			/* power of two */
+static atomic64_t overflow;
+
+int hgt_msa_alloc(u32 capacity)
+{
+	struct hgt_msa_ent *t;
+	u32 i;
+
+	capacity = roundup_pow_of_two(clamp_t(u32, capacity, 16, 1u << 20));
+	t = vzalloc(array_size(capacity, sizeof(*t)));
+	if (!t)
+		return -ENOMEM;
+	hgt_msa_free();
+	tab = t;
+	cap = capacity;
+	hgt.msa_capacity = capacity;
+	for (i = 0; i < cap; i++)
+		raw_spin_lock_init(&tab[i].lock);
+	atomic64_set(&overflow, 0);
+	return 0;
+}
+
+void hgt_msa_free(void)
+{
+	vfree(tab);
+	tab = NULL;
+	cap = 0;
+}
+
+/* hgt_msa_reset - forget every thread; stopped only */
+void hgt_msa_reset(void)
+{
+	u32 i;
+
+	if (!tab)
+		return;
+	memset(tab, 0, array_size(cap, sizeof(*tab)));
+	for (i = 0; i < cap; i++)
+		raw_spin_lock_init(&tab[i].lock);
+	atomic64_set(&overflow, 0);
+}
+
+u64 hgt_msa_overflow(void)
+{
+	return atomic64_read(&overflow);
+}
+
+/* msa_find - the entry of a pid, created on demand when create is set */
+static struct hgt_msa_ent *msa_find(pid_t pid, bool create)
+{
+	u32 i, slot;
+
+	if (!tab || pid <= 0)
+		return NULL;
+	slot = hash_32(pid, ilog2(cap));
+	for (i = 0; i < cap; i++, slot = (slot + 1) & (cap - 1)) {
+		int cur = atomic_read(&tab[slot].pid);
+
+		if (cur == pid)
+			return &tab[slot];
+		if (cur)
+			continue;
+		if (!create)
+			return NULL;
+		cur = atomic_cmpxchg(&tab[slot].pid, 0, pid);
+		if (cur == 0 || cur == pid)
+			return &tab[slot];
+	}
+	atomic64_inc(&overflow);
+	return NULL;
+}
+
+/* msa_set - account the time since the last transition, then change state; lock held */
+static void msa_set(struct hgt_msa_ent *e, u64 tsc, u8 state, s32 tgid)
+{
+	if (!e->first_tsc) {
+		e->first_tsc = tsc;
+		e->last_tsc = tsc;
+		e->tgid = tgid;
+		e->state = state;
+		return;
+	}
+	if (e->state == HGT_MSA_DEAD)
+		return;
+	/* stamps taken on different CPUs may be a few cycles out of order */
+	if (tsc > e->last_tsc) {
+		e->cycles[e->state] += tsc - e->last_tsc;
+		e->last_tsc = tsc;
+	}
+	e->state = state;
+}
+
+static u8 msa_oncpu_state(struct hgt_msa_ent *e, int hard_depth)
+{
+	if (hard_depth > 0 || e->soft_depth > 0)
+		return HGT_MSA_INTERRUPTED;
+	return e->in_sys ? HGT_MSA_ONCPU_SYS : HGT_MSA_ONCPU_USER;
+}
+
+static bool msa_is_oncpu(u8 state)
+{
+	return state == HGT_MSA_ONCPU_USER || state == HGT_MSA_ONCPU_SYS ||
+	       state == HGT_MSA_INTERRUPTED;
+}
+
+/* msa_offcpu_state - what a thread leaving the CPU becomes, from sched_switch */
+static u8 msa_offcpu_state(unsigned int prev_state, bool preempt)
+{
+	if (preempt || !(prev_state & TASK_REPORT))
+		return (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE)) ?
+			HGT_MSA_DEAD : HGT_MSA_RUNNABLE;
+	if (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE))
+		return HGT_MSA_DEAD;
+	if (prev_state & (__TASK_STOPPED | __TASK_TRACED))
+		return HGT_MSA_STOPPED;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return HGT_MSA_DISK;
+	return HGT_MSA_SLEEP;
+}
+
+void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
+		    unsigned int prev_state, bool preempt)
+{
+	struct hgt_msa_ent *e;
+	unsigned long flags;
+	u8 off = msa_offcpu_state(prev_state, preempt);
+
+	/* PREEMPT_RT: waiting for a sleeping spinlock is a blocked, uninterruptible wait */
+	if (!preempt && (prev_state & TASK_RTLOCK_WAIT))
+		off = HGT_MSA_DISK;
+	if (hgt_task_traced(prev) && (e = msa_find(prev->pid, true))) {
+		raw_spin_lock_irqsave(&e->lock, flags);
+		msa_set(e, tsc, off, prev->tgid);
+		e->nr_switches++;
+		raw_spin_unlock_irqrestore(&e->lock, flags);
+	}
+	if (hgt_task_traced(next) && (e = msa_find(next->pid, true))) {
+		raw_spin_lock_irqsave(&e->lock, flags);
+		msa_set(e, tsc, msa_oncpu_state(e, this_cpu_read(hgt_pcpu.hard_depth)), next->tgid);
+		raw_spin_unlock_irqrestore(&e->lock, flags);
+	}
+}
+
+void hgt_msa_wake(u64 tsc, struct task_struct *p, bool new_task)
+{
+	struct hgt_msa_ent *e;
+	unsigned long flags;
+
+	if (!hgt_task_traced(p) || !(e = msa_find(p->pid, new_task)))
+		return;
+	raw_spin_lock_irqsave(&e->lock, flags);
+	if (new_task || !msa_is_oncpu(e->state))
+		msa_set(e, tsc, HGT_MSA_RUNNABLE, p->tgid);
+	raw_spin_unlock_irqrestore(&e->lock, flags);
+}
+
+/*
+ * hgt_msa_irq - hard irq (per-CPU depth) or softirq (per-thread depth) edge
+ *
+ * Softirq depth belongs to the thread because on PREEMPT_RT softirqs run in
+ * task context and can be preempted in the middle.
+ */
+void hgt_msa_irq(u64 tsc, bool hard, bool entry)
+{
+	struct hgt_pcpu *pc = this_cpu_ptr(&hgt_pcpu);
+	struct hgt_msa_ent *e;
+	unsigned long flags;
+
+	if (hard) {
+		if (entry) {
+			if (pc->hard_depth++ > 0)
+				return;
+		} else {
+			if (pc->hard_depth <= 0)
+				return;		/* exit of an irq that began before we attached */
+			if (--pc->hard_depth > 0)
+				return;
+		}
+	}
+	if (!tab || !current->pid || !hgt_task_traced(current))
+		return;
+	e = msa_find(current->pid, false);
+	if (!e)
+		return;
+	raw_spin_lock_irqsave(&e->lock, flags);
+	if (!hard) {
+		if (entry)
+			e->soft_depth++;
+		else if (e->soft_depth)
+			e->soft_depth--;
+	}
+	if (e->first_tsc && msa_is_oncpu(e->state))
+		msa_set(e, tsc, msa_oncpu_state(e, pc->hard_depth), e->tgid);
+	raw_spin_unlock_irqrestore(&e->lock, flags);
+}
+
+void hgt_msa_syscall(u64 tsc, bool entry)
+{
+	struct hgt_msa_ent *e = msa_find(current->pid, false);
+	unsigned long flags;
+
+	if (!e)
+		return;
+	raw_spin_lock_irqsave(&e->lock, flags);
+	e->in_sys = entry;
+	if (e->first_tsc && msa_is_oncpu(e->state))
+		msa_set(e, tsc, msa_oncpu_state(e, this_cpu_read(hgt_pcpu.hard_depth)), e->tgid);
+	raw_spin_unlock_irqrestore(&e->lock, flags);
+}
+
+/* msa_snapshot - copy an entry with its open state accounted up to now */
+static void msa_snapshot(struct hgt_msa_ent *e, struct hgt_msa *out)
+{
+	unsigned long flags;
+	u64 now = rdtsc_ordered();
+
+	raw_spin_lock_irqsave(&e->lock, flags);
+	out->pid = atomic_read(&e->pid);
+	out->tgid = e->tgid;
+	out->state = e->state;
+	out->nr_switches = e->nr_switches;
+	out->first_tsc = e->first_tsc;
+	memcpy(out->cycles, e->cycles, sizeof(out->cycles));
+	if (e->state == HGT_MSA_DEAD) {
+		out->now_tsc = e->last_tsc;
+	} else {
+		out->now_tsc = now > e->last_tsc ? now : e->last_tsc;
+		out->cycles[e->state] += out->now_tsc - e->last_tsc;
+	}
+	raw_spin_unlock_irqrestore(&e->lock, flags);
+}
+
+/* hgt_msa_get - one thread's microstates; -ESRCH when it was never seen */
+int hgt_msa_get(struct hgt_msa *out)
+{
+	struct hgt_msa_ent *e = msa_find(out->pid, false);
+
+	if (!e || !READ_ONCE(e->first_tsc))
+		return -ESRCH;
+	msa_snapshot(e, out);
+	return 0;
+}
+
+static u64 cyc2ns(u64 cycles)
+{
+	return tsc_khz ? mul_u64_u32_div(cycles, 1000000, tsc_khz) : cycles;
+}
+
+/* hgt_msa_show - the text table of /proc/hgtrace/msa, times in ns */
+void hgt_msa_show(struct seq_file *m)
+{
+	static const char * const names[HGT_MSA_NR] = {
+		"user", "sys", "runnable", "sleep", "disk", "interrupted", "stopped", "dead"
+	};
+	struct hgt_msa s;
+	u32 i, k;
+
+	seq_puts(m, "# hgtrace microstates, ns (TSC at ");
+	seq_printf(m, "%u kHz); state = current state\n# pid tgid state switches", tsc_khz);
+	for (k = 0; k < HGT_MSA_NR; k++)
+		seq_printf(m, " %s", names[k]);
+	seq_puts(m, " total\n");
+	for (i = 0; tab && i < cap; i++) {
+		u64 total = 0;
+
+		if (!atomic_read(&tab[i].pid) || !READ_ONCE(tab[i].first_tsc))
+			continue;
+		msa_snapshot(&tab[i], &s);
+		seq_printf(m, "%d %d %s %u", s.pid, s.tgid, names[s.state], s.nr_switches);
+		for (k = 0; k < HGT_MSA_NR; k++) {
+			seq_printf(m, " %llu", cyc2ns(s.cycles[k]));
+			total += s.cycles[k];
+		}
+		seq_printf(m, " %llu\n", cyc2ns(total));
+	}
+}

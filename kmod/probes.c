@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probes.c - one probe per tracepoint: stamp with the TSC, filter, emit.
+ *
+ * Every probe reads the TSC first, so the stamp is as close as possible to
+ * the kernel's own tracepoint (trace-cmd's x86-tsc clock reads the same
+ * counter a few instructions later). The kernel headers trace/events/NAME.h are
+ * included so that hgt_check_types() stops the build, not the machine, when a
+ * tracepoint's prototype changes in some release.
+ */
+#include <linux/sched.h>
+#include <linux/interrupt.h>
+#include <linux/hrtimer.h>
+#include <linux/siphash.h>
+#include <linux/random.h>
+#include <linux/vmalloc.h>
+#include <linux/threads.h>
+#include <linux/tracepoint.h>
+#include <trace/events/sched.h>
+#include <trace/events/irq.h>
+#include <trace/events/timer.h>
+#include <trace/events/nmi.h>
+#include <trace/events/syscalls.h>
+#include <asm/trace/irq_vectors.h>
+#include <asm/msr.h>
+#include "hgtrace.h"
+#include "compat.h"
+
+#define HGT_IRQ_NAMED_MAX	8192	/* irqs above this are recorded but not named */
+#define HGT_FUNC_SLOTS		1024	/* distinct callbacks named per run */
+
+static siphash_key_t hgt_key;		/* keys the ids that stand for kernel pointers */
+static u32 func_named[HGT_FUNC_SLOTS];	/* open addressing, 0 = empty */
+
+/* hgt_ptr_id - a stable 32-bit id for a kernel pointer that does not reveal it */
+static inline u32 hgt_ptr_id(const void *p)
+{
+	u32 id = (u32)siphash_1u64((u64)(unsigned long)p, &hgt_key);
+
+	return id ? id : 1;
+}
+
+/* hgt_task_traced - does the pid filter select this task? */
+bool hgt_task_traced(struct task_struct *p)
+{
+	u32 i, nr = hgt.filter.nr;
+
+	if (!nr)
+		return true;
+	for (i = 0; i < nr; i++)
+		if (hgt.filter.pids[i] == p->pid || hgt.filter.pids[i] == p->tgid)
+			return true;
+	return false;
+}
+
+static inline bool hgt_cpu_on(void)
+{
+	return cpumask_test_cpu(smp_processor_id(), &hgt.cpus);
+}
+
+static inline void hgt_hdr(struct hgt_rec *h, u64 tsc, u8 type, u32 arg)
+{
+	h->tsc = tsc;
+	h->type = type;
+	h->len = 0;
+	h->flags = 0;
+	h->aux = 0;
+	h->arg = arg;
+}
+
+/* hgt_comm_once - a COMM record the first time a pid appears in the stream */
+static void hgt_comm_once(u64 tsc, struct task_struct *p)
+{
+	struct {
+		struct hgt_rec h;
+		struct hgt_comm c;
+	} r;
+	pid_t pid = p->pid;
+
+	if (pid < 0 || pid >= PID_MAX_LIMIT || test_bit(pid, hgt.pid_seen) ||
+	    test_and_set_bit(pid, hgt.pid_seen))
+		return;
+	hgt_hdr(&r.h, tsc, HGT_REC_COMM, pid);
+	r.c.tgid = p->tgid;
+	r.c.pad = 0;
+	/* comm may be renamed under us; a torn name is harmless, an unterminated one is not */
+	memcpy(r.c.comm, p->comm, sizeof(r.c.comm));
+	r.c.comm[sizeof(r.c.comm) - 1] = 0;
+	hgt_emit(&r, sizeof(r));
+}
+
+/* hgt_name_func - a NAME record the first time a callback appears */
+static void hgt_name_func(u64 tsc, u32 id, const void *fn)
+{
+	struct {
+		struct hgt_rec h;
+		struct hgt_name n;
+	} r;
+	u32 i, slot = id % HGT_FUNC_SLOTS;
+
+	for (i = 0; i < HGT_FUNC_SLOTS; i++, slot = (slot + 1) % HGT_FUNC_SLOTS) {
+		u32 cur = READ_ONCE(func_named[slot]);
+
+		if (cur == id)
+			return;
+		if (cur)
+			continue;
+		if (cmpxchg(&func_named[slot], 0, id) == 0)
+			break;
+		if (READ_ONCE(func_named[slot]) == id)
+			return;
+	}
+	if (i == HGT_FUNC_SLOTS)
+		return;		/* table full: the id stays unnamed */
+	hgt_hdr(&r.h, tsc, HGT_REC_NAME, id);
+	r.h.flags = HGT_NAME_FUNC;
+	memset(r.n.name, 0, sizeof(r.n.name));
+	snprintf(r.n.name, sizeof(r.n.name), "%ps", fn);
+	hgt_emit(&r, sizeof(r));
+}
+
+/* ---- scheduler ---- */
+
+static void probe_sched_switch(void *data, bool preempt, struct task_struct *prev,
+			       struct task_struct *next, unsigned int prev_state)
+{
+	u64 tsc = rdtsc_ordered();
+	struct {
+		struct hgt_rec h;
+		struct hgt_switch s;
+	} r;
+
+	hgt_msa_switch(tsc, prev, next, prev_state, preempt);
+	if (!hgt_cpu_on() || (!hgt_task_traced(prev) && !hgt_task_traced(next)))
+		return;
+	hgt_comm_once(tsc, prev);
+	hgt_comm_once(tsc, next);
+	hgt_hdr(&r.h, tsc, HGT_REC_SWITCH, next->pid);
+	r.h.flags = preempt ? HGT_SWITCH_PREEMPT : 0;
+	r.h.aux = next->policy;
+	r.s.prev_pid = prev->pid;
+	r.s.prev_state = prev_state;
+	r.s.prev_prio = prev->prio;
+	r.s.next_prio = next->prio;
+	r.s.pad = 0;
+	hgt_emit(&r, sizeof(r));
+}
+
+/* sched_waking, sched_wakeup and sched_wakeup_new share this probe; data = type */
+static void probe_sched_wake(void *data, struct task_struct *p)
+{
+	u64 tsc = rdtsc_ordered();
+	u8 type = (u8)(unsigned long)data;
+	struct {
+		struct hgt_rec h;
+		struct hgt_wake w;
+	} r;
+
+	if (type != HGT_REC_WAKEUP)
+		hgt_msa_wake(tsc, p, type == HGT_REC_WAKEUP_NEW);
+	if (!hgt_cpu_on() || !hgt_task_traced(p))
+		return;
+	hgt_comm_once(tsc, p);
+	hgt_hdr(&r.h, tsc, type, p->pid);
+	r.w.target_cpu = task_cpu(p);
+	r.w.prio = p->prio;
+	r.w.pad = 0;
+	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_sched_migrate(void *data, struct task_struct *p, int dest_cpu)
+{
+	u64 tsc = rdtsc_ordered();
+	struct {
+		struct hgt_rec h;
+		struct hgt_migrate m;
+	} r;
+
+	if (!hgt_cpu_on() || !hgt_task_traced(p))
+		return;
+	hgt_comm_once(tsc, p);
+	hgt_hdr(&r.h, tsc, HGT_REC_MIGRATE, p->pid);
+	r.m.orig_cpu = task_cpu(p);
+	r.m.dest_cpu = dest_cpu;
+	r.m.pad = 0;
+	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_sched_exit(void *data, struct task_struct *p)
+{
+	u64 tsc = rdtsc_ordered();
+	struct hgt_rec r;
+
+	if (!hgt_cpu_on() || !hgt_task_traced(p))
+		return;
+	hgt_comm_once(tsc, p);
+	hgt_hdr(&r, tsc, HGT_REC_EXIT, p->pid);
+	hgt_emit(&r, sizeof(r));
+}
+
+/* ---- interrupts ---- */
+
+static void probe_irq_entry(void *data, int irq, struct irqaction *action)
+{
+	u64 tsc = rdtsc_ordered();
+	struct hgt_rec r;
+
+	hgt_msa_irq(tsc, true, true);
+	if (!hgt_cpu_on())
+		return;
+	if (irq >= 0 && irq < HGT_IRQ_NAMED_MAX && !test_bit(irq, hgt.irq_named) &&
+	    !test_and_set_bit(irq, hgt.irq_named)) {
+		struct {
+			struct hgt_rec h;
+			struct hgt_name n;
+		} nr;
+
+		hgt_hdr(&nr.h, tsc, HGT_REC_NAME, irq);
+		nr.h.flags = HGT_NAME_IRQ;
+		memset(nr.n.name, 0, sizeof(nr.n.name));
+		strscpy(nr.n.name, action && action->name ? action->name : "?", sizeof(nr.n.name));
+		hgt_emit(&nr, sizeof(nr));
+	}
+	hgt_hdr(&r, tsc, HGT_REC_IRQ_ENTRY, irq);
+	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_irq_exit(void *data, int irq, struct irqaction *action, int ret)
+{
+	u64 tsc = rdtsc_ordered();
+	struct hgt_rec r;
+
+	if (hgt_cpu_on()) {
+		hgt_hdr(&r, tsc, HGT_REC_IRQ_EXIT, irq);
+		r.flags = ret;
+		hgt_emit(&r, sizeof(r));
+	}
+	hgt_msa_irq(tsc, true, false);
+}
+
+/* softirq_entry and softirq_exit; data = type */
+static void probe_softirq(void *data, unsigned int vec)
+{
+	u64 tsc = rdtsc_ordered();
+	u8 type = (u8)(unsigned long)data;
+	struct hgt_rec r;
+
+	if (type == HGT_REC_SOFTIRQ_ENTRY)
+		hgt_msa_irq(tsc, false, true);
+	if (hgt_cpu_on()) {
+		hgt_hdr(&r, tsc, type, vec);
+		hgt_emit(&r, sizeof(r));
+	}
+	if (type == HGT_REC_SOFTIRQ_EXIT)
+		hgt_msa_irq(tsc, false, false);
+}
+
+/* The x86 irq_vectors tracepoints; data = enum hgt_vec, entry and exit separate */
+static void probe_vec_entry(void *data, int vector)
+{
+	u64 tsc = rdtsc_ordered();
+	struct hgt_rec r;
+
+	hgt_msa_irq(tsc, true, true);
+	if (!hgt_cpu_on())
+		return;
+	hgt_hdr(&r, tsc, HGT_REC_VEC_ENTRY, vector);
+	r.flags = (u8)(unsigned long)data;
+	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_vec_exit(void *data, int vector)
+{
+	u64 tsc = rdtsc_ordered();
+	struct hgt_rec r;
+
+	if (hgt_cpu_on()) {
+		hgt_hdr(&r, tsc, HGT_REC_VEC_EXIT, vector);
+		r.flags = (u8)(unsigned long)data;
+		hgt_emit(&r, sizeof(r));
+	}
+	hgt_msa_irq(tsc, true, false);
+}
+
+/* nmi_handler fires after each NMI handler with its duration; never names (NMI context) */
+static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
+{
+	u64 tsc = rdtsc_ordered();
+	struct {
+		struct hgt_rec h;
+		struct hgt_nmi n;
+	} r;
+
+	if (!hgt_cpu_on())
+		return;
+	hgt_hdr(&r.h, tsc, HGT_REC_NMI, hgt_ptr_id(handler));
+	r.n.delta_ns = delta_ns < 0 ? 0 : delta_ns > U32_MAX ? U32_MAX : (u32)delta_ns;
+	r.n.handled = handled;
+	hgt_emit(&r, sizeof(r));
+}
+
+/* ---- timers ---- */
+
+static void probe_hrtimer_entry(void *data, struct hrtimer *t, ktime_t *now)
+{
+	u64 tsc = rdtsc_ordered();
+	struct {
+		struct hgt_rec h;
+		struct hgt_hrtimer t;
+	} r;
+	void *fn;
+
+	if (!hgt_cpu_on())
+		return;
+	fn = READ_ONCE(t->function);
+	hgt_hdr(&r.h, tsc, HGT_REC_HRTIMER_ENTRY, hgt_ptr_id(t));
+	r.t.func_id = hgt_ptr_id(fn);
+	r.t.pad = 0;
+	hgt_name_func(tsc, r.t.func_id, fn);
+	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_hrtimer_exit(void *data, struct hrtimer *t)
+{
+	u64 tsc = rdtsc_ordered();
+	struct hgt_rec r;
+
+	if (!hgt_cpu_on())
+		return;
+	hgt_hdr(&r, tsc, HGT_REC_HRTIMER_EXIT, hgt_ptr_id(t));
+	hgt_emit(&r, sizeof(r));
+}
+
+/* ---- system calls (off by default) ---- */
+
+static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	u64 tsc = rdtsc_ordered();
+	struct hgt_rec r;
+
+	if (!hgt_task_traced(current))
+		return;
+	hgt_msa_syscall(tsc, true);
+	if (!hgt_cpu_on())
+		return;
+	hgt_hdr(&r, tsc, HGT_REC_SYS_ENTER, (u32)id);
+	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	u64 tsc = rdtsc_ordered();
+	struct hgt_rec r;
+
+	if (!hgt_task_traced(current))
+		return;
+	if (hgt_cpu_on()) {
+		hgt_hdr(&r, tsc, HGT_REC_SYS_EXIT, (u32)ret);
+		hgt_emit(&r, sizeof(r));
+	}
+	hgt_msa_syscall(tsc, false);
+}
+
+/* hgt_check_types - never called: fails the build if a prototype changed */
+static void __maybe_unused hgt_check_types(void)
+{
+	check_trace_callback_type_sched_switch(probe_sched_switch);
+	check_trace_callback_type_sched_waking(probe_sched_wake);
+	check_trace_callback_type_sched_wakeup(probe_sched_wake);
+	check_trace_callback_type_sched_wakeup_new(probe_sched_wake);
+	check_trace_callback_type_sched_migrate_task(probe_sched_migrate);
+	check_trace_callback_type_sched_process_exit(probe_sched_exit);
+	check_trace_callback_type_irq_handler_entry(probe_irq_entry);
+	check_trace_callback_type_irq_handler_exit(probe_irq_exit);
+	check_trace_callback_type_softirq_entry(probe_softirq);
+	check_trace_callback_type_softirq_exit(probe_softirq);
+	check_trace_callback_type_local_timer_entry(probe_vec_entry);
+	check_trace_callback_type_local_timer_exit(probe_vec_exit);
+	check_trace_callback_type_nmi_handler(probe_nmi);
+	check_trace_callback_type_hrtimer_expire_entry(probe_hrtimer_entry);
+	check_trace_callback_type_hrtimer_expire_exit(probe_hrtimer_exit);
+	check_trace_callback_type_sys_enter(probe_sys_enter);
+	check_trace_callback_type_sys_exit(probe_sys_exit);
+}
+
+#define T(type)	((void *)(unsigned long)(type))
+#define VEC(name, kind) \
+	{ #name "_entry", probe_vec_entry, T(kind), HGT_EV_VECTORS }, \
+	{ #name "_exit", probe_vec_exit, T(kind), HGT_EV_VECTORS }
+
+const struct hgt_probe_desc hgt_probes[] = {
+	{ "sched_switch", probe_sched_switch, NULL, HGT_EV_SCHED },
+	{ "sched_waking", probe_sched_wake, T(HGT_REC_WAKING), HGT_EV_SCHED },
+	{ "sched_wakeup", probe_sched_wake, T(HGT_REC_WAKEUP), HGT_EV_SCHED },
+	{ "sched_wakeup_new", probe_sched_wake, T(HGT_REC_WAKEUP_NEW), HGT_EV_SCHED },
+	{ "sched_migrate_task", probe_sched_migrate, NULL, HGT_EV_SCHED },
+	{ "sched_process_exit", probe_sched_exit, NULL, HGT_EV_SCHED },
+	{ "irq_handler_entry", probe_irq_entry, NULL, HGT_EV_IRQ },
+	{ "irq_handler_exit", probe_irq_exit, NULL, HGT_EV_IRQ },
+	{ "softirq_entry", probe_softirq, T(HGT_REC_SOFTIRQ_ENTRY), HGT_EV_SOFTIRQ },
+	{ "softirq_exit", probe_softirq, T(HGT_REC_SOFTIRQ_EXIT), HGT_EV_SOFTIRQ },
+	VEC(local_timer, HGT_VEC_LOCAL_TIMER),
+	VEC(reschedule, HGT_VEC_RESCHEDULE),
+	VEC(call_function, HGT_VEC_CALL_FUNCTION),
+	VEC(call_function_single, HGT_VEC_CALL_FUNCTION_SINGLE),
+	VEC(irq_work, HGT_VEC_IRQ_WORK),
+	VEC(x86_platform_ipi, HGT_VEC_X86_PLATFORM_IPI),
+	VEC(spurious_apic, HGT_VEC_SPURIOUS_APIC),
+	VEC(error_apic, HGT_VEC_ERROR_APIC),
+	VEC(thermal_apic, HGT_VEC_THERMAL_APIC),
+	{ "nmi_handler", probe_nmi, NULL, HGT_EV_NMI },
+	{ "hrtimer_expire_entry", probe_hrtimer_entry, NULL, HGT_EV_HRTIMER },
+	{ "hrtimer_expire_exit", probe_hrtimer_exit, NULL, HGT_EV_HRTIMER },
+	{ "sys_enter", probe_sys_enter, NULL, HGT_EV_SYSCALLS },
+	{ "sys_exit", probe_sys_exit, NULL, HGT_EV_SYSCALLS },
+};
+const unsigned int hgt_nr_probes = ARRAY_SIZE(hgt_probes);
+
+/* hgt_probes_init - allocate the first-sighting bitmaps and the id key */
+int hgt_probes_init(void)
+{
+	get_random_bytes(&hgt_key, sizeof(hgt_key));
+	hgt.pid_seen = vzalloc(BITS_TO_LONGS(PID_MAX_LIMIT) * sizeof(long));
+	hgt.irq_named = vzalloc(BITS_TO_LONGS(HGT_IRQ_NAMED_MAX) * sizeof(long));
+	if (!hgt.pid_seen || !hgt.irq_named) {
+		hgt_probes_exit();
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void hgt_probes_exit(void)
+{
+	vfree(hgt.pid_seen);
+	vfree(hgt.irq_named);
+	hgt.pid_seen = NULL;
+	hgt.irq_named = NULL;
+}
+
+/* hgt_probes_reset - forget what was named, so a new recording is self-contained */
+void hgt_probes_reset(void)
+{
+	bitmap_zero(hgt.pid_seen, PID_MAX_LIMIT);
+	bitmap_zero(hgt.irq_named, HGT_IRQ_NAMED_MAX);
+	memset(func_named, 0, sizeof(func_named));
+}

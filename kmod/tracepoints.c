@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tracepoints.c - find the kernel's tracepoints by name and attach probes.
+ *
+ * The tracepoints we use are not exported to modules, so they are looked up
+ * with for_each_kernel_tracepoint(). A tracepoint this kernel does not have
+ * is reported (dmesg, /proc/hgtrace/status, hgt_hello.events_available) and
+ * skipped: the module loads anyway with what exists.
+ */
+#include <linux/tracepoint.h>
+#include <linux/seq_file.h>
+#include <linux/string.h>
+#include "hgtrace.h"
+
+#define HGT_MAX_PROBES	64
+
+static struct tracepoint *found[HGT_MAX_PROBES];
+static bool attached[HGT_MAX_PROBES];
+
+static void match_tracepoint(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < hgt_nr_probes; i++)
+		if (!found[i] && !strcmp(tp->name, hgt_probes[i].name))
+			found[i] = tp;
+}
+
+/* hgt_tracepoints_find - look every tracepoint up once, at load */
+int hgt_tracepoints_find(void)
+{
+	unsigned int i, missing = 0;
+
+	BUILD_BUG_ON(ARRAY_SIZE(found) < 30);
+	if (hgt_nr_probes > HGT_MAX_PROBES)
+		return -E2BIG;
+	for_each_kernel_tracepoint(match_tracepoint, NULL);
+	for (i = 0; i < hgt_nr_probes; i++) {
+		if (!found[i]) {
+			pr_info(HGT_NAME ": tracepoint %s not found on this kernel; its events are not recorded\n",
+				hgt_probes[i].name);
+			missing++;
+		}
+	}
+	if (!found[0])		/* sched_switch: without it nothing makes sense */
+		return -ENOENT;
+	return 0;
+}
+
+/*
+ * hgt_tracepoints_available - HGT_EV_* groups with at least one tracepoint
+ *
+ * The vector group is partly config-dependent (thermal_apic), so a group
+ * counts as available when any of its tracepoints exists; status lists each.
+ */
+u32 hgt_tracepoints_available(void)
+{
+	unsigned int i;
+	u32 ev = 0;
+
+	for (i = 0; i < hgt_nr_probes; i++)
+		if (found[i])
+			ev |= hgt_probes[i].event;
+	return ev;
+}
+
+/* hgt_tracepoints_attach - register the probes of the chosen groups */
+int hgt_tracepoints_attach(u32 events)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < hgt_nr_probes; i++) {
+		if (!found[i] || !(hgt_probes[i].event & events))
+			continue;
+		ret = tracepoint_probe_register(found[i], hgt_probes[i].probe, hgt_probes[i].data);
+		if (ret) {
+			pr_warn(HGT_NAME ": cannot attach to %s: %d\n", hgt_probes[i].name, ret);
+			hgt_tracepoints_detach();
+			return ret;
+		}
+		attached[i] = true;
+	}
+	return 0;
+}
+
+/*
+ * hgt_tracepoints_detach - unregister everything and wait for running probes
+ *
+ * After this returns no probe is running or will run, so the buffer, the
+ * counters and the microstate table can be read, reset or freed.
+ */
+void hgt_tracepoints_detach(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < hgt_nr_probes; i++) {
+		if (!attached[i])
+			continue;
+		tracepoint_probe_unregister(found[i], hgt_probes[i].probe, hgt_probes[i].data);
+		attached[i] = false;
+	}
+	tracepoint_synchronize_unregister();
+}
+
+/* hgt_tracepoints_show - one line per tracepoint for /proc/hgtrace/status */
+void hgt_tracepoints_show(struct seq_file *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < hgt_nr_probes; i++)
+		seq_printf(m, "tracepoint %-28s %s%s\n", hgt_probes[i].name,
+			   found[i] ? "found" : "missing", attached[i] ? " attached" : "");
+}
