@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hgt_file.c - write and read .hgt files (docs/hgtrace-file.md).
+ *
+ * A file is a prelude, text metadata (provenance), then the chunks exactly as
+ * the module's read() returned them, then one stats chunk per CPU and an END
+ * chunk. A file without END is from a recording that did not finish: readers
+ * say so but still give what is there. Every malformed thing is an error
+ * naming the file and the offset.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hgt_file.h"
+
+int hgt_writer_open(struct hgt_writer *w, const char *path, const char *meta)
+{
+	struct hgt_file_prelude p;
+	size_t len = strlen(meta), padded = (len + 8) & ~(size_t)7;
+	static const char zeros[8];
+
+	memset(w, 0, sizeof(*w));
+	w->path = path;
+	w->f = fopen(path, "wbx");
+	if (!w->f && errno == EEXIST)
+		w->f = fopen(path, "wb");
+	if (!w->f) {
+		fprintf(stderr, "hgtrace: cannot create %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	memcpy(p.magic, HGT_FILE_MAGIC, 8);
+	p.version = HGT_FILE_VERSION;
+	p.meta_bytes = padded;
+	if (hgt_writer_put(w, &p, sizeof(p)) || hgt_writer_put(w, meta, len) ||
+	    hgt_writer_put(w, zeros, padded - len))
+		return -1;
+	return 0;
+}
+
+int hgt_writer_put(struct hgt_writer *w, const void *buf, size_t len)
+{
+	if (w->error)
+		return -1;
+	if (len && fwrite(buf, 1, len, w->f) != len) {
+		w->error = errno ? errno : EIO;
+		fprintf(stderr, "hgtrace: writing %s: %s\n", w->path, strerror(w->error));
+		return -1;
+	}
+	w->bytes += len;
+	return 0;
+}
+
+int hgt_writer_close(struct hgt_writer *w)
+{
+	int ret = w->error ? -1 : 0;
+
+	if (w->f && fclose(w->f) && !ret) {
+		fprintf(stderr, "hgtrace: closing %s: %s\n", w->path, strerror(errno));
+		ret = -1;
+	}
+	w->f = NULL;
+	return ret;
+}
+
+int hgt_reader_open(struct hgt_reader *r, const char *path)
+{
+	struct hgt_file_prelude p;
+
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->f = fopen(path, "rb");
+	if (!r->f) {
+		fprintf(stderr, "hgtrace: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fread(&p, sizeof(p), 1, r->f) != 1 || memcmp(p.magic, HGT_FILE_MAGIC, 8)) {
+		fprintf(stderr, "hgtrace: %s is not an hgtrace recording (bad magic)\n", path);
+		goto fail;
+	}
+	if (p.version != HGT_FILE_VERSION) {
+		fprintf(stderr, "hgtrace: %s has format version %u; this program reads version %u\n",
+			path, p.version, HGT_FILE_VERSION);
+		goto fail;
+	}
+	if (p.meta_bytes > (1u << 20) || p.meta_bytes % 8) {
+		fprintf(stderr, "hgtrace: %s: corrupt metadata length %u\n", path, p.meta_bytes);
+		goto fail;
+	}
+	r->version = p.version;
+	r->meta = calloc(1, p.meta_bytes + 1);
+	if (!r->meta || fread(r->meta, 1, p.meta_bytes, r->f) != p.meta_bytes) {
+		fprintf(stderr, "hgtrace: %s: truncated in the metadata\n", path);
+		goto fail;
+	}
+	r->offset = sizeof(p) + p.meta_bytes;
+	return 0;
+fail:
+	hgt_reader_close(r);
+	return -1;
+}
+
+int hgt_reader_next(struct hgt_reader *r, struct hgt_chunk *c, const char **data)
+{
+	size_t got = fread(c, 1, sizeof(*c), r->f);
+
+	if (got == 0 && feof(r->f))
+		return 0;
+	if (got != sizeof(*c)) {
+		fprintf(stderr, "hgtrace: %s: truncated chunk header at offset %llu\n",
+			r->path, (unsigned long long)r->offset);
+		return -1;
+	}
+	if (c->magic == HGT_END_MAGIC) {
+		r->complete = 1;
+		return 0;
+	}
+	if (c->magic != HGT_CHUNK_MAGIC && c->magic != HGT_STATS_MAGIC && c->magic != HGT_TIME_MAGIC) {
+		fprintf(stderr, "hgtrace: %s: corrupt chunk at offset %llu (magic 0x%08x)\n",
+			r->path, (unsigned long long)r->offset, c->magic);
+		return -1;
+	}
+	if (c->nr_bytes > (64u << 20) || c->nr_bytes % 8 || c->cpu > 65535) {
+		fprintf(stderr, "hgtrace: %s: corrupt chunk at offset %llu (cpu %u, %u bytes)\n",
+			r->path, (unsigned long long)r->offset, c->cpu, c->nr_bytes);
+		return -1;
+	}
+	if (c->nr_bytes > r->cap) {
+		free(r->buf);
+		r->cap = c->nr_bytes;
+		r->buf = malloc(r->cap);
+		if (!r->buf)
+			return -1;
+	}
+	if (fread(r->buf, 1, c->nr_bytes, r->f) != c->nr_bytes) {
+		fprintf(stderr, "hgtrace: %s: truncated chunk at offset %llu\n",
+			r->path, (unsigned long long)r->offset);
+		return -1;
+	}
+	r->offset += sizeof(*c) + c->nr_bytes;
+	*data = r->buf;
+	return 1;
+}
+
+void hgt_reader_close(struct hgt_reader *r)
+{
+	if (r->f)
+		fclose(r->f);
+	free(r->meta);
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}

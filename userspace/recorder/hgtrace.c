@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hgtrace.c - front end of the ground-truth recorder: dispatch on argv[1].
+ */
+#include <stdio.h>
+#include <string.h>
+#include "hgt_dev.h"
+#include "hgtrace_cmds.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "record", hgt_cmd_record, "record the kernel's events into a file while a command runs" },
+	{ "dump", hgt_cmd_dump, "print a recording as text, one event per line" },
+	{ "stat", hgt_cmd_stat, "show the module's state, configuration and per-CPU counters" },
+	{ "stop", hgt_cmd_stop, "stop a recording left running" },
+	{ "msa", hgt_cmd_msa, "show microstates of traced threads" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: hgtrace COMMAND [options]\n\n"
+		"Ground-truth recorder for hourglass, on top of the hgtrace.ko module.\n\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\n'hgtrace COMMAND --help' tells more. ABI %d.%d, file format %d.\n",
+		HGT_ABI_MAJOR, HGT_ABI_MINOR, 1);
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? HGT_EXIT_USAGE : HGT_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("hgtrace %s (ABI %d.%d)\n", HGT_TOOL_VERSION, HGT_ABI_MAJOR, HGT_ABI_MINOR);
+		return HGT_EXIT_OK;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "hgtrace: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return HGT_EXIT_USAGE;
+}

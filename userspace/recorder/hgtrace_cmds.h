@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* hgtrace_cmds.h - the subcommands of hgtrace, one file each */
+#ifndef HGTRACE_CMDS_H
+#define HGTRACE_CMDS_H
+
+#include <stdint.h>
+
+#ifndef HGT_TOOL_VERSION
+#define HGT_TOOL_VERSION "0.1"
+#endif
+
+int hgt_cmd_record(int argc, char **argv);
+int hgt_cmd_dump(int argc, char **argv);
+int hgt_cmd_stat(int argc, char **argv);
+int hgt_cmd_stop(int argc, char **argv);
+int hgt_cmd_msa(int argc, char **argv);
+
+double hgt_parse_seconds(const char *s);
+uint32_t hgt_parse_events(const char *list);
+const char *hgt_type_name(unsigned int type);
+
+#endif

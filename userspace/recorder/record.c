@@ -1,0 +1,585 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * record.c - hgtrace record: drain the module into a file while a workload runs.
+ *
+ * How it stays out of the workload's way: one thread, never woken by the
+ * kernel (the module has no wait queue and never wakes anybody from a probe);
+ * it sleeps on its own absolute timer (--interval, 100 ms by default) and
+ * then drains every CPU in large reads. It can be pinned (--cpu) away from
+ * the CPUs under test and run at a real-time priority (--prio) when the
+ * buffers would otherwise overflow. Nothing is printed while recording.
+ *
+ * Losses are never silent: the module counts what it could not store, puts
+ * LOST markers in the stream, and the summary prints both per CPU.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <x86intrin.h>
+#include "hgt_dev.h"
+#include "hgt_file.h"
+#include "hgtrace_cmds.h"
+
+#define READ_BYTES	(1 << 20)
+
+struct record_opts {
+	const char *out;
+	double duration;	/* seconds, 0 = until the command ends or Ctrl-C */
+	double interval;	/* seconds between drains */
+	unsigned long buffer_kb;
+	int overwrite;
+	uint32_t events;
+	struct hgt_filter filter;
+	uint64_t cpumask[4];
+	int reader_cpu;		/* -1: not pinned */
+	int prio;		/* 0: SCHED_OTHER */
+	int filter_child;	/* add the command's pid to the filter */
+	int quiet;
+	char **cmd;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+"usage: hgtrace record [options] [-- command [args...]]\n"
+"\n"
+"Record the kernel's ground truth with hgtrace.ko into a file. Runs until the\n"
+"command exits, for -d seconds, or until Ctrl-C, whichever comes first.\n"
+"\n"
+"  -o, --output FILE      output file (default hgtrace.hgt)\n"
+"  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
+"  -e, --events LIST      comma list of sched,irq,softirq,vectors,nmi,hrtimer,syscalls\n"
+"                         or 'all' (default: all but syscalls)\n"
+"  -b, --buffer KB        ring buffer per CPU in KiB (default: keep the module's)\n"
+"  -m, --mode MODE        stop (when full, drop new events; default) or overwrite\n"
+"  -p, --pid PID[,PID]    record task events of these pids/tgids only (CPU events stay)\n"
+"  -F, --follow           add the command's pid to the filter\n"
+"  -c, --cpus LIST        record these CPUs only, e.g. 0,2-3 (default all)\n"
+"  -i, --interval TIME    drain period (default 100ms)\n"
+"  -C, --reader-cpu CPU   pin the draining thread to CPU\n"
+"  -P, --prio N           run the draining thread SCHED_FIFO at priority N\n"
+"  -q, --quiet            no summary\n"
+"  -h, --help             this text\n"
+"\n"
+"Exit status: 0 recorded, 1 bad usage, 2 could not record (module, privileges, ABI).\n"
+"Lost events are counted per CPU in the summary and marked in the file.\n");
+}
+
+/* parse_seconds - "10", "10s", "500ms", "20us", "1.5m" to seconds; -1 if bad */
+double hgt_parse_seconds(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0)
+		return -1;
+	if (!*end || !strcmp(end, "s"))
+		return v;
+	if (!strcmp(end, "ms"))
+		return v / 1e3;
+	if (!strcmp(end, "us"))
+		return v / 1e6;
+	if (!strcmp(end, "m"))
+		return v * 60;
+	return -1;
+}
+
+/* hgt_parse_events - event group names to HGT_EV_* bits; 0 if a name is unknown */
+uint32_t hgt_parse_events(const char *list)
+{
+	static const struct { const char *n; uint32_t b; } names[] = {
+		{ "sched", HGT_EV_SCHED }, { "irq", HGT_EV_IRQ }, { "softirq", HGT_EV_SOFTIRQ },
+		{ "vectors", HGT_EV_VECTORS }, { "nmi", HGT_EV_NMI }, { "hrtimer", HGT_EV_HRTIMER },
+		{ "syscalls", HGT_EV_SYSCALLS }, { "all", HGT_EV_ALL }, { "default", HGT_EV_DEFAULT },
+	};
+	char *copy = strdup(list), *save = NULL, *tok;
+	uint32_t ev = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(tok, names[i].n))
+				break;
+		if (i == sizeof(names) / sizeof(names[0])) {
+			fprintf(stderr, "hgtrace: unknown event group '%s' "
+				"(sched, irq, softirq, vectors, nmi, hrtimer, syscalls, all)\n", tok);
+			free(copy);
+			return 0;
+		}
+		ev |= names[i].b;
+	}
+	free(copy);
+	return ev;
+}
+
+/* parse_cpus - "0,2-3" into a 256-bit mask; -1 if bad */
+static int parse_cpus(const char *s, uint64_t mask[4])
+{
+	const char *p = s;
+
+	memset(mask, 0, 4 * sizeof(uint64_t));
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0 || a > 255)
+			return -1;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b > 255)
+				return -1;
+		}
+		for (; a <= b; a++)
+			mask[a / 64] |= 1ull << (a % 64);
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		p = end;
+	}
+	return 0;
+}
+
+static int parse_pids(const char *s, struct hgt_filter *f)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+
+		if (*end || v <= 0 || v > 0x3fffffff || f->nr >= HGT_FILTER_MAX) {
+			fprintf(stderr, "hgtrace: bad pid '%s' (positive numbers, at most %d)\n",
+				tok, HGT_FILTER_MAX);
+			free(copy);
+			return -1;
+		}
+		f->pids[f->nr++] = (int32_t)v;
+	}
+	free(copy);
+	return 0;
+}
+
+static int parse_record_opts(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, 0, 'o' }, { "duration", required_argument, 0, 'd' },
+		{ "events", required_argument, 0, 'e' }, { "buffer", required_argument, 0, 'b' },
+		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'p' },
+		{ "follow", no_argument, 0, 'F' }, { "cpus", required_argument, 0, 'c' },
+		{ "interval", required_argument, 0, 'i' }, { "reader-cpu", required_argument, 0, 'C' },
+		{ "prio", required_argument, 0, 'P' }, { "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' }, { 0 }
+	};
+	int c;
+	char *end;
+
+	memset(o, 0, sizeof(*o));
+	o->out = "hgtrace.hgt";
+	o->interval = 0.1;
+	o->events = HGT_EV_DEFAULT;
+	o->reader_cpu = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:d:e:b:m:p:Fc:i:C:P:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->out = optarg; break;
+		case 'd':
+			o->duration = hgt_parse_seconds(optarg);
+			if (o->duration <= 0) {
+				fprintf(stderr, "hgtrace: bad duration '%s' (e.g. 10s, 500ms)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'i':
+			o->interval = hgt_parse_seconds(optarg);
+			if (o->interval < 0.001 || o->interval > 10) {
+				fprintf(stderr, "hgtrace: bad interval '%s' (1ms to 10s)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'e':
+			o->events = hgt_parse_events(optarg);
+			if (!o->events)
+				return -1;
+			break;
+		case 'b':
+			o->buffer_kb = strtoul(optarg, &end, 10);
+			if (*end || o->buffer_kb < 8 || o->buffer_kb > (1ul << 20)) {
+				fprintf(stderr, "hgtrace: bad buffer size '%s' (8 to 1048576 KiB)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'm':
+			if (!strcmp(optarg, "stop"))
+				o->overwrite = 0;
+			else if (!strcmp(optarg, "overwrite"))
+				o->overwrite = 1;
+			else {
+				fprintf(stderr, "hgtrace: bad mode '%s' (stop or overwrite)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'p':
+			if (parse_pids(optarg, &o->filter))
+				return -1;
+			break;
+		case 'F': o->filter_child = 1; break;
+		case 'c':
+			if (parse_cpus(optarg, o->cpumask)) {
+				fprintf(stderr, "hgtrace: bad CPU list '%s' (e.g. 0,2-3)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'C':
+			o->reader_cpu = strtol(optarg, &end, 10);
+			if (*end || o->reader_cpu < 0) {
+				fprintf(stderr, "hgtrace: bad reader CPU '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'P':
+			o->prio = strtol(optarg, &end, 10);
+			if (*end || o->prio < 1 || o->prio > 99) {
+				fprintf(stderr, "hgtrace: bad priority '%s' (1 to 99)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'q': o->quiet = 1; break;
+		case 'h': record_usage(stdout); exit(HGT_EXIT_OK);
+		default: record_usage(stderr); return -1;
+		}
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if (o->filter_child && !o->cmd) {
+		fprintf(stderr, "hgtrace: --follow needs a command after --\n");
+		return -1;
+	}
+	if (!o->cmd && !o->duration)
+		fprintf(stderr, "hgtrace: no command and no -d: recording until Ctrl-C\n");
+	return 0;
+}
+
+/* build_meta - the provenance lines of the file header */
+static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
+			const struct hgt_config *cfg, int argc, char **argv)
+{
+	struct utsname u;
+	char *buf = NULL, host[256] = "";
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	time_t now = time(NULL);
+	int i;
+
+	uname(&u);
+	gethostname(host, sizeof(host) - 1);
+	fprintf(m, "format: hgtrace %d\n", HGT_FILE_VERSION);
+	fprintf(m, "abi: %u.%u\n", d->hello.abi_major, d->hello.abi_minor);
+	fprintf(m, "tool_version: %s\n", HGT_TOOL_VERSION);
+	fprintf(m, "kernel: %s %s %s\n", u.sysname, u.release, u.version);
+	fprintf(m, "preempt_rt: %d\n", strstr(u.version, "PREEMPT_RT") ? 1 : 0);
+	fprintf(m, "host: %s\n", host);
+	fprintf(m, "tsc_khz: %u\n", d->hello.tsc_khz);
+	fprintf(m, "nr_cpu_ids: %u\n", d->hello.nr_cpu_ids);
+	fprintf(m, "mode: %s\n", cfg->mode == HGT_MODE_OVERWRITE ? "overwrite" : "stop");
+	fprintf(m, "buffer_bytes_per_cpu: %llu\n", (unsigned long long)cfg->buffer_bytes);
+	fprintf(m, "events: 0x%x\n", cfg->events);
+	fprintf(m, "cpumask: %016llx%016llx%016llx%016llx\n",
+		(unsigned long long)cfg->cpumask[3], (unsigned long long)cfg->cpumask[2],
+		(unsigned long long)cfg->cpumask[1], (unsigned long long)cfg->cpumask[0]);
+	fprintf(m, "filter:");
+	for (i = 0; i < (int)o->filter.nr; i++)
+		fprintf(m, " %d", o->filter.pids[i]);
+	fprintf(m, "\nstart_time: %lld\n", (long long)now);
+	fprintf(m, "command_line:");
+	for (i = 0; i < argc; i++)
+		fprintf(m, " %s", argv[i]);
+	fprintf(m, "\n");
+	fclose(m);
+	return buf;
+}
+
+/* drain - read everything the module has into the file; returns bytes or -1 */
+static long drain(struct hgt_dev *d, struct hgt_writer *w, char *buf)
+{
+	long total = 0;
+
+	for (;;) {
+		ssize_t n = read(d->fd, buf, READ_BYTES);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "hgtrace: reading %s: %s\n", HGT_DEVICE, strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			return total;
+		if (hgt_writer_put(w, buf, n))
+			return -1;
+		total += n;
+	}
+}
+
+/* start_child - fork the command, held on a pipe until recording has started */
+static pid_t start_child(char **cmd, int *go_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "hgtrace: cannot run %s: %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*go_fd = p[1];
+	return pid;
+}
+
+static void print_summary(struct hgt_dev *d, const struct hgt_writer *w, const char *path,
+			  double secs)
+{
+	uint64_t tot_read = 0, tot_lost = 0;
+	unsigned int cpu;
+
+	fprintf(stderr, "hgtrace: %.3f s recorded into %s (%llu bytes)\n", secs, path,
+		(unsigned long long)w->bytes);
+	fprintf(stderr, "  cpu  produced      read  refused  overwritten\n");
+	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
+		struct hgt_stats st = { .cpu = cpu };
+
+		if (ioctl(d->fd, HGT_IOC_STATS, &st))
+			continue;
+		fprintf(stderr, "  %3u %9llu %9llu %8llu %12llu\n", cpu,
+			(unsigned long long)st.s.produced, (unsigned long long)st.s.read,
+			(unsigned long long)st.s.refused, (unsigned long long)st.s.overwritten);
+		tot_read += st.s.read;
+		tot_lost += st.s.refused + st.s.overwritten + st.s.reader_fault;
+	}
+	fprintf(stderr, "hgtrace: %llu events, %llu lost%s\n", (unsigned long long)tot_read,
+		(unsigned long long)tot_lost,
+		tot_lost ? " (see LOST markers; a bigger -b or a shorter -i helps)" : "");
+}
+
+/* write_trailer - final counters per CPU, then the END chunk */
+static int write_trailer(struct hgt_dev *d, struct hgt_writer *w,
+			 const struct hgt_file_window *win)
+{
+	unsigned int cpu;
+	struct hgt_chunk end = { .magic = HGT_END_MAGIC };
+	struct hgt_chunk tc = { .magic = HGT_TIME_MAGIC, .nr_bytes = sizeof(*win), .nr_records = 1 };
+
+	if (hgt_writer_put(w, &tc, sizeof(tc)) || hgt_writer_put(w, win, sizeof(*win)))
+		return -1;
+
+	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
+		struct hgt_stats st = { .cpu = cpu };
+		struct hgt_chunk c = { .magic = HGT_STATS_MAGIC, .cpu = cpu,
+				       .nr_bytes = sizeof(st.s), .nr_records = 1 };
+
+		if (ioctl(d->fd, HGT_IOC_STATS, &st))
+			continue;
+		if (hgt_writer_put(w, &c, sizeof(c)) || hgt_writer_put(w, &st.s, sizeof(st.s)))
+			return -1;
+	}
+	return hgt_writer_put(w, &end, sizeof(end));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int hgt_cmd_record(int argc, char **argv)
+{
+	struct record_opts o;
+	struct hgt_dev d;
+	struct hgt_config cfg;
+	struct hgt_writer w;
+	struct hgt_file_window win = { 0, 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct timespec next;
+	int go_fd = -1, status = 0, ret = HGT_EXIT_ENV, child_done = 0;
+	pid_t child = 0;
+	char *meta, *buf;
+	double t0;
+
+	if (parse_record_opts(argc, argv, &o))
+		return HGT_EXIT_USAGE;
+	if (hgt_dev_open(&d))
+		return HGT_EXIT_ENV;
+	buf = malloc(READ_BYTES);
+	if (!buf)
+		return HGT_EXIT_ENV;
+
+	/* configure while stopped; a running recording belongs to someone else */
+	{
+		struct hgt_stats st = { .cpu = 0 };
+
+		if (hgt_dev_ioctl(&d, HGT_IOC_STATS, &st, "reading the module's state"))
+			goto out;
+		if (st.state == HGT_STATE_RUNNING) {
+			fprintf(stderr, "hgtrace: the module is already recording (another recorder?); "
+				"'hgtrace stop' ends it\n");
+			goto out;
+		}
+	}
+	if ((o.events & ~d.hello.events_available)) {
+		fprintf(stderr, "hgtrace: this kernel lacks tracepoints for events 0x%x; "
+			"see /proc/hgtrace/status\n", o.events & ~d.hello.events_available);
+		goto out;
+	}
+	if (o.cmd) {
+		child = start_child(o.cmd, &go_fd);
+		if (child < 0) {
+			fprintf(stderr, "hgtrace: fork: %s\n", strerror(errno));
+			goto out;
+		}
+		if (o.filter_child) {
+			if (o.filter.nr >= HGT_FILTER_MAX) {
+				fprintf(stderr, "hgtrace: too many pids for the filter\n");
+				goto out_child;
+			}
+			o.filter.pids[o.filter.nr++] = child;
+		}
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_bytes = (uint64_t)o.buffer_kb * 1024;
+	cfg.mode = o.overwrite ? HGT_MODE_OVERWRITE : HGT_MODE_STOP;
+	cfg.events = o.events;
+	memcpy(cfg.cpumask, o.cpumask, sizeof(cfg.cpumask));
+	if (hgt_dev_ioctl(&d, HGT_IOC_CONFIG, &cfg, "configuring the module") ||
+	    hgt_dev_ioctl(&d, HGT_IOC_FILTER, &o.filter, "setting the pid filter") ||
+	    hgt_dev_ioctl(&d, HGT_IOC_RESET, NULL, "resetting the buffers") ||
+	    hgt_dev_ioctl(&d, HGT_IOC_GET_CONFIG, &cfg, "reading the configuration"))
+		goto out_child;
+
+	meta = build_meta(&o, &d, &cfg, argc, argv);
+	if (hgt_writer_open(&w, o.out, meta)) {
+		free(meta);
+		goto out_child;
+	}
+	free(meta);
+
+	if (o.reader_cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(o.reader_cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			fprintf(stderr, "hgtrace: cannot pin the reader to CPU %d: %s\n",
+				o.reader_cpu, strerror(errno));
+			goto out_file;
+		}
+	}
+	if (o.prio) {
+		struct sched_param sp = { .sched_priority = o.prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			fprintf(stderr, "hgtrace: cannot use SCHED_FIFO %d for the reader: %s\n",
+				o.prio, strerror(errno));
+			goto out_file;
+		}
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
+		goto out_file;
+	win.start_tsc = __rdtsc();
+	t0 = now_s();
+	if (go_fd >= 0) {
+		if (write(go_fd, "g", 1) != 1)
+			fprintf(stderr, "hgtrace: could not release the command\n");
+		close(go_fd);
+		go_fd = -1;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	ret = HGT_EXIT_OK;
+	while (!stop_requested) {
+		long ns = (long)(o.interval * 1e9);
+
+		next.tv_nsec += ns % 1000000000L;
+		next.tv_sec += ns / 1000000000L + next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (drain(&d, &w, buf) < 0) {
+			ret = HGT_EXIT_ENV;
+			break;
+		}
+		if (child && waitpid(child, &status, WNOHANG) == child) {
+			child_done = 1;
+			break;
+		}
+		if (o.duration && now_s() - t0 >= o.duration)
+			break;
+	}
+	win.stop_tsc = __rdtsc();
+	ioctl(d.fd, HGT_IOC_STOP);
+	if (drain(&d, &w, buf) < 0)
+		ret = HGT_EXIT_ENV;
+	if (ret == HGT_EXIT_OK && write_trailer(&d, &w, &win))
+		ret = HGT_EXIT_ENV;
+	if (!o.quiet)
+		print_summary(&d, &w, o.out, now_s() - t0);
+	if (stop_requested)
+		fprintf(stderr, "hgtrace: interrupted; the file is complete up to the interruption\n");
+out_file:
+	if (hgt_writer_close(&w))
+		ret = HGT_EXIT_ENV;
+out_child:
+	if (child > 0 && !child_done) {
+		if (go_fd >= 0) {
+			close(go_fd);	/* the child exits 127 without running anything */
+			go_fd = -1;
+		}
+		/* recording is over (-d, Ctrl-C or an error): so is the command */
+		kill(child, SIGTERM);
+		waitpid(child, &status, 0);
+	}
+	if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) && !o.quiet)
+		fprintf(stderr, "hgtrace: the command exited with status %d\n", WEXITSTATUS(status));
+out:
+	if (go_fd >= 0)
+		close(go_fd);
+	free(buf);
+	hgt_dev_close(&d);
+	return ret;
+}
