@@ -14,6 +14,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <asm/tsc.h>
+#include <asm/msr.h>
 #include "hgtrace.h"
 
 struct hgt_state hgt;
@@ -33,10 +34,13 @@ MODULE_PARM_DESC(overwrite, "start in overwrite mode instead of stop-when-full")
 /* hgt_start - attach the probes; caller holds ctl_lock */
 int hgt_start(void)
 {
-	int ret;
+	int cpu, ret;
 
 	if (hgt.running)
 		return -EBUSY;
+	/* irq nesting seen by a previous recording means nothing now */
+	for_each_possible_cpu(cpu)
+		per_cpu_ptr(&hgt_pcpu, cpu)->hard_depth = 0;
 	ret = hgt_tracepoints_attach(hgt.events);
 	if (ret)
 		return ret;
@@ -50,6 +54,7 @@ void hgt_stop(void)
 	if (!hgt.running)
 		return;
 	hgt_tracepoints_detach();
+	hgt.stop_tsc = rdtsc_ordered();
 	WRITE_ONCE(hgt.running, false);
 }
 

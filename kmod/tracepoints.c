@@ -64,13 +64,19 @@ u32 hgt_tracepoints_available(void)
 	return ev;
 }
 
-/* hgt_tracepoints_attach - register the probes of the chosen groups */
+/*
+ * hgt_tracepoints_attach - register the probes of the chosen groups
+ *
+ * In reverse table order, so that each exit probe (listed after its entry) is
+ * in place before its entry probe: an irq that arrives while we attach can
+ * then be missing its entry (harmless: depths clamp at zero) but never its
+ * exit, which would leave the CPU "in an irq" for the microstates forever.
+ */
 int hgt_tracepoints_attach(u32 events)
 {
-	unsigned int i;
-	int ret;
+	int i, ret;
 
-	for (i = 0; i < hgt_nr_probes; i++) {
+	for (i = hgt_nr_probes - 1; i >= 0; i--) {
 		if (!found[i] || !(hgt_probes[i].event & events))
 			continue;
 		ret = tracepoint_probe_register(found[i], hgt_probes[i].probe, hgt_probes[i].data);
@@ -87,8 +93,9 @@ int hgt_tracepoints_attach(u32 events)
 /*
  * hgt_tracepoints_detach - unregister everything and wait for running probes
  *
- * After this returns no probe is running or will run, so the buffer, the
- * counters and the microstate table can be read, reset or freed.
+ * In table order (entries before exits, the mirror of attach). After this
+ * returns no probe is running or will run, so the buffer, the counters and
+ * the microstate table can be read, reset or freed.
  */
 void hgt_tracepoints_detach(void)
 {
