@@ -12,6 +12,11 @@
  * A thread is accounted from the first event that names it: from its birth
  * when it was created while recording (sched_wakeup_new), otherwise from its
  * first sighting. Entries are never removed during a recording.
+ *
+ * Only threads selected by the pid filter are accounted: with no filter every
+ * task on the machine would compete for the table, and a full table would
+ * make every probe search it. Lookups stop after HGT_MSA_PROBE_MAX slots for
+ * the same reason; a thread that finds no slot is counted in msa_overflow.
  */
 #include <linux/sched.h>
 #include <linux/hash.h>
@@ -36,6 +41,8 @@ struct hgt_msa_ent {
 	u64 last_tsc;		/* last transition */
 	u64 cycles[HGT_MSA_NR];
 };
+
+#define HGT_MSA_PROBE_MAX	64
 
 static struct hgt_msa_ent *tab;
 static u32 cap;			/* power of two */
@@ -90,10 +97,10 @@ static struct hgt_msa_ent *msa_find(pid_t pid, bool create)
 {
 	u32 i, slot;
 
-	if (!tab || pid <= 0)
+	if (!tab || pid <= 0 || !hgt.filter.nr)
 		return NULL;
 	slot = hash_32(pid, ilog2(cap));
-	for (i = 0; i < cap; i++, slot = (slot + 1) & (cap - 1)) {
+	for (i = 0; i < min_t(u32, cap, HGT_MSA_PROBE_MAX); i++, slot = (slot + 1) & (cap - 1)) {
 		int cur = atomic_read(&tab[slot].pid);
 
 		if (cur == pid)
@@ -106,7 +113,8 @@ static struct hgt_msa_ent *msa_find(pid_t pid, bool create)
 		if (cur == 0 || cur == pid)
 			return &tab[slot];
 	}
-	atomic64_inc(&overflow);
+	if (create)
+		atomic64_inc(&overflow);
 	return NULL;
 }
 

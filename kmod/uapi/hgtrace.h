@@ -193,7 +193,7 @@ struct hgt_config {
  * migrate, exit, syscalls) are kept when they involve a traced task, and CPU
  * events (irq, softirq, vectors, NMI, hrtimer) are kept on every recorded CPU,
  * because they explain what happened to a traced task that was switched out.
- * Microstates are kept for traced tasks only.
+ * Microstates are kept for the tasks a filter selects, and only with a filter.
  */
 #define HGT_FILTER_MAX		64
 struct hgt_filter {
