@@ -180,6 +180,25 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 		if (r->type != HGT_REC_LOST)
 			(*data_records)++;
 	}
+	/*
+	 * Refused records are reported by the next record that fits; after the
+	 * last one there is none, so once stopped (no producer left) the reader
+	 * writes the final marker itself.
+	 */
+	if (!READ_ONCE(hgt.running) && local64_read(&pc->pending_lost) &&
+	    room - used >= sizeof(struct hgt_rec) + sizeof(struct hgt_lost)) {
+		struct hgt_rec *m = (struct hgt_rec *)(dst + used);
+		struct hgt_lost *l = (struct hgt_lost *)(m + 1);
+
+		memset(m, 0, sizeof(*m) + sizeof(*l));
+		m->tsc = hgt.stop_tsc;
+		m->type = HGT_REC_LOST;
+		m->len = sizeof(*m) + sizeof(*l);
+		l->count = local64_read(&pc->pending_lost);
+		local64_set(&pc->pending_lost, 0);
+		used += m->len;
+		c->nr_records++;
+	}
 	c->nr_bytes = used - sizeof(*c);
 	return c->nr_records ? used : 0;
 }
