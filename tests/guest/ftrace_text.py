@@ -1,0 +1,38 @@
+"""ftrace_text - events of a trace.dat as trace-cmd reports them, for comparison.
+
+Reads `trace-cmd report -R` (raw fields) of a file recorded with the x86-tsc
+clock, so timestamps are raw TSC cycles like hgtrace's. Returns events and the
+places where ftrace itself dropped events ("CPU:N [K EVENTS DROPPED]").
+"""
+import re
+import subprocess
+
+LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>\d+):\s+"
+                  r"(?P<event>\w+):\s*(?P<rest>.*)$")
+DROP = re.compile(r"CPU:\s*(\d+)\s+\[(\d+) EVENTS DROPPED\]")
+FIELD = re.compile(r"(\w+)=(\S*)")
+
+
+def read_report(path):
+    """Return (events, drops): events as dicts with cpu, ts, event and fields;
+    drops as (cpu, count, index of the next event on that CPU in events)."""
+    p = subprocess.run(["trace-cmd", "report", "-R", path], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(f"trace-cmd report {path} failed: {p.stderr[-1000:]}")
+    events, drops, pending = [], [], {}
+    for line in p.stdout.splitlines():
+        m = DROP.search(line)
+        if m:
+            cpu = int(m.group(1))
+            pending[cpu] = pending.get(cpu, 0) + int(m.group(2))
+            continue
+        m = LINE.match(line)
+        if not m:
+            continue
+        cpu = int(m.group("cpu"))
+        ev = dict(cpu=cpu, ts=int(m.group("ts")), event=m.group("event"),
+                  fields={k: v for k, v in FIELD.findall(m.group("rest"))})
+        if cpu in pending:
+            drops.append((cpu, pending.pop(cpu), len(events)))
+        events.append(ev)
+    return events, drops

@@ -1,0 +1,150 @@
+"""harness - what every guest test needs: TAP output, the module, dmesg checks.
+
+Runs inside a guest booted by scripts/vm (environment: HGT_KO, HGT_KREL,
+HGT_OUT, HGT_TOP). Each test is a function taking a Context; it fails by
+raising AssertionError with a message worth reading. After every test the
+harness unloads the module if it is still loaded (a failing rmmod is a
+failure) and scans the kernel log written since the test began for WARN,
+BUG, oops, lockups and stalls.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+
+KO = os.environ.get("HGT_KO", "")
+KREL = os.environ.get("HGT_KREL", os.uname().release)
+OUT = os.environ.get("HGT_OUT", "/tmp/hgt-out")
+HGTRACE = os.path.join(TOP, "build", "hgtrace")
+TESTBIN = os.path.join(TOP, "build", "tests")
+
+# What a healthy kernel never prints. "BUG" alone would match harmless firmware
+# chatter ("... report a bug"), so the patterns are the kernel's own prefixes.
+BAD_DMESG = re.compile(
+    r"WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Call Trace:|"
+    r"soft lockup|hard LOCKUP|rcu_sched self-detected stall|rcu: INFO:|"
+    r"detected stall|hung_task|blocked for more than|list_add corruption|"
+    r"refcount_t:|UBSAN:|KASAN:|hgtrace: cannot", re.I)
+
+
+def run(cmd, check=True, timeout=180, **kw):
+    """Run a command, capture its output; on check failure raise with the output."""
+    p = subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True,
+                       timeout=timeout, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"command failed ({p.returncode}): {cmd}\n"
+                             f"stdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}")
+    return p
+
+
+def module_loaded():
+    with open("/proc/modules") as f:
+        return any(line.split()[0] == "hgtrace" for line in f)
+
+
+def load(*params):
+    if module_loaded():
+        unload()
+    run(["insmod", KO, *params])
+
+
+def unload():
+    if module_loaded():
+        run(["rmmod", "hgtrace"])
+
+
+def dmesg_lines():
+    return run(["dmesg"], check=False).stdout.splitlines()
+
+
+class Context:
+    def __init__(self, name):
+        self.name = name
+        self.dir = os.path.join(OUT, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.notes = []
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def note(self, msg):
+        """A line printed under the test's result: the figures a reader wants."""
+        self.notes.append(msg)
+
+
+def main(tests):
+    """Run tests (list of functions) and print TAP; exit 0 iff all passed."""
+    print(f"TAP version 13\n1..{len(tests)}", flush=True)
+    print(f"# kernel {KREL}, module {KO}", flush=True)
+    failed = 0
+    for i, test in enumerate(tests, 1):
+        name = test.__name__
+        ctx = Context(name)
+        before = len(dmesg_lines())
+        t0 = time.monotonic()
+        err = None
+        try:
+            test(ctx)
+        except Exception as e:  # noqa: BLE001 - a test's own crash is a failure too
+            err = e if isinstance(e, AssertionError) else AssertionError(traceback.format_exc())
+        try:
+            unload()
+        except AssertionError as e:
+            err = err or AssertionError(f"module did not unload cleanly: {e}")
+        bad = [l for l in dmesg_lines()[before:] if BAD_DMESG.search(l)]
+        if bad and not err:
+            err = AssertionError("kernel log shows trouble:\n" + "\n".join(bad[:30]))
+        status = "ok" if not err else "not ok"
+        print(f"{status} {i} - {name} ({time.monotonic() - t0:.1f}s)", flush=True)
+        for n in ctx.notes:
+            print(f"#   {n}", flush=True)
+        if err:
+            failed += 1
+            for line in str(err).splitlines()[:60]:
+                print(f"#   {line}", flush=True)
+            with open(ctx.path("dmesg.txt"), "w") as f:
+                f.write("\n".join(dmesg_lines()[before:]))
+    print(f"# {len(tests) - failed} passed, {failed} failed on {KREL}", flush=True)
+    return 0 if failed == 0 else 1
+
+
+class StaticKeysPinned:
+    """Keep the tracepoints' static keys enabled while a test attaches and
+    detaches under load.
+
+    In these emulated guests, patching kernel text (what enabling or disabling
+    a tracepoint's static key does) while another vCPU runs through the patched
+    site can hang the kernel, with or without hgtrace.ko:
+    scripts/repro-textpoke-hang shows it with plain ftrace. With ftrace's own
+    probes on the same tracepoints (and tracing_on 0, so it records nothing),
+    our attach and detach only swap the probe arrays and never patch text.
+    The events are enabled and disabled while the machine is idle.
+    """
+    EVENTS = ["sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup",
+              "sched/sched_wakeup_new", "sched/sched_migrate_task", "sched/sched_process_exit",
+              "irq", "irq_vectors", "timer/hrtimer_expire_entry", "timer/hrtimer_expire_exit",
+              "nmi/nmi_handler"]
+    T = "/sys/kernel/tracing"
+
+    def _write(self, rel, value):
+        path = os.path.join(self.T, rel)
+        if os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(value)
+
+    def __enter__(self):
+        self._write("tracing_on", "0")
+        for e in self.EVENTS:
+            self._write(f"events/{e}/enable", "1")
+        return self
+
+    def __exit__(self, *exc):
+        for e in self.EVENTS:
+            self._write(f"events/{e}/enable", "0")
+        self._write("tracing_on", "1")
+        return False

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * msa_check - threads with a known life, to check microstates against
+ * the wall clock and /proc/<pid>/schedstat.
+ *
+ * Each worker spins and sleeps in turns, then blocks on a pipe. When all are
+ * blocked, the main thread reads for each worker, back to back: its
+ * schedstat (on-CPU ns, up to date because the thread is off CPU), the
+ * module's microstates, and CLOCK_MONOTONIC. It prints one line per worker:
+ *   tid wall_ns msa_total_ns msa_oncpu_ns msa_interrupted_ns schedstat_ns runnable_ns sleep_ns switches
+ * Run it under `hgtrace record -F` so that its threads are traced.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include "hgtrace.h"
+
+#define NWORKERS 3
+
+struct worker {
+	pthread_t th;
+	pid_t tid;
+	uint64_t start_ns;	/* just before pthread_create: the thread exists from here */
+	int done;
+};
+
+static struct worker w[NWORKERS];
+static int block_pipe[2];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void *work(void *arg)
+{
+	struct worker *me = arg;
+	char c;
+	int i;
+
+	me->tid = syscall(SYS_gettid);
+	for (i = 0; i < 8; i++) {
+		uint64_t until = now_ns() + 40000000;
+		struct timespec sl = { 0, 25000000 };
+
+		while (now_ns() < until)
+			;
+		nanosleep(&sl, NULL);
+	}
+	pthread_mutex_lock(&mu);
+	me->done = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&mu);
+	while (read(block_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static uint64_t schedstat_ns(pid_t tid)
+{
+	char path[64];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%llu", &v) != 1) {
+		fprintf(stderr, "msa_check: cannot read %s\n", path);
+		exit(2);
+	}
+	fclose(f);
+	return v;
+}
+
+int main(void)
+{
+	struct hgt_hello h = { .abi_major = HGT_ABI_MAJOR, .abi_minor = HGT_ABI_MINOR };
+	int fd, i, all;
+
+	fd = open(HGT_DEVICE, O_RDONLY);
+	if (fd < 0 || ioctl(fd, HGT_IOC_HELLO, &h)) {
+		fprintf(stderr, "msa_check: %s: %s\n", HGT_DEVICE, strerror(errno));
+		return 2;
+	}
+	if (pipe(block_pipe))
+		return 2;
+	for (i = 0; i < NWORKERS; i++) {
+		w[i].start_ns = now_ns();
+		pthread_create(&w[i].th, NULL, work, &w[i]);
+	}
+	pthread_mutex_lock(&mu);
+	do {
+		for (all = 1, i = 0; i < NWORKERS; i++)
+			all &= w[i].done;
+		if (!all)
+			pthread_cond_wait(&cv, &mu);
+	} while (!all);
+	pthread_mutex_unlock(&mu);
+	usleep(20000);		/* let the last one reach read() and leave the CPU */
+
+	for (i = 0; i < NWORKERS; i++) {
+		struct hgt_msa m = { .pid = w[i].tid };
+		uint64_t ss = schedstat_ns(w[i].tid), t, total = 0, k;
+
+		if (ioctl(fd, HGT_IOC_MSA, &m)) {
+			fprintf(stderr, "msa_check: MSA of %d: %s\n", w[i].tid, strerror(errno));
+			return 2;
+		}
+		t = now_ns();
+		for (k = 0; k < HGT_MSA_NR; k++)
+			total += m.cycles[k];
+#define NS(c) ((unsigned long long)((c) * 1000000ull / h.tsc_khz))
+		printf("%d %llu %llu %llu %llu %llu %llu %llu %u\n", w[i].tid,
+		       (unsigned long long)(t - w[i].start_ns), NS(total),
+		       NS(m.cycles[HGT_MSA_ONCPU_USER] + m.cycles[HGT_MSA_ONCPU_SYS]),
+		       NS(m.cycles[HGT_MSA_INTERRUPTED]), (unsigned long long)ss,
+		       NS(m.cycles[HGT_MSA_RUNNABLE]), NS(m.cycles[HGT_MSA_SLEEP]), m.nr_switches);
+	}
+	for (i = 0; i < NWORKERS; i++)
+		if (write(block_pipe[1], "x", 1) != 1)
+			return 2;
+	for (i = 0; i < NWORKERS; i++)
+		pthread_join(w[i].th, NULL);
+	return 0;
+}

@@ -1,0 +1,42 @@
+"""Shared fixtures: paths, the built binaries, a writer of synthetic .hgt files."""
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+sys.path.insert(0, os.path.join(TOP, "tests", "guest"))
+HGTRACE = os.path.join(TOP, "build", "hgtrace")
+
+
+@pytest.fixture(scope="session")
+def hgtrace_bin():
+    subprocess.run(["make", "-s", "-C", os.path.join(TOP, "userspace", "recorder")], check=True)
+    return HGTRACE
+
+
+def rec(tsc, typ, arg=0, flags=0, aux=0, payload=b""):
+    """One record: struct hgt_rec + payload, length rounded to 8."""
+    body = payload + b"\0" * (-len(payload) % 8)
+    return struct.pack("<QBBBBI", tsc, typ, 16 + len(body), flags, aux, arg) + body
+
+
+def chunk(cpu, records, magic=0x6B6E6863):
+    data = b"".join(records)
+    return struct.pack("<IIII", magic, cpu, len(data), len(records)) + data
+
+
+def hgt_file(chunks, meta="format: hgtrace 1\ntsc_khz: 1000000\n", end=True, stats=None,
+             window=(1, 10**12), version=1):
+    m = meta.encode()
+    m += b"\0" * (8 - len(m) % 8)
+    out = struct.pack("<8sII", b"HGTRACE\n", version, len(m)) + m + b"".join(chunks)
+    out += struct.pack("<IIII", 0x656D6974, 0, 16, 1) + struct.pack("<QQ", *window)
+    for cpu, st in (stats or {}).items():
+        out += struct.pack("<IIII", 0x74617473, cpu, 48, 1) + struct.pack("<6Q", *st)
+    if end:
+        out += struct.pack("<IIII", 0x21646E65, 0, 0, 0)
+    return out

@@ -1,0 +1,39 @@
+"""The Python reader's idea of the ABI must be the C header's."""
+import os
+import subprocess
+
+import hgtrace_file
+from conftest import TOP
+
+
+def layout(tmp_path):
+    exe = tmp_path / "abi_layout"
+    subprocess.run(["gcc", "-Wall", "-Werror", "-I", os.path.join(TOP, "kmod", "uapi"), "-o", str(exe),
+                    os.path.join(os.path.dirname(__file__), "abi_layout.c")], check=True)
+    out = {}
+    for line in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines():
+        _, name, value = line.split()
+        out[name] = int(value)
+    return out
+
+
+def test_sizes_and_offsets(tmp_path):
+    L = layout(tmp_path)
+    assert L["hgt_rec"] == hgtrace_file._HDR.size == 16
+    assert L["hgt_chunk"] == hgtrace_file._CHUNK.size
+    assert L["hgt_cpu_stats"] == 8 * len(hgtrace_file.STATS_FIELDS)
+    assert (L["hgt_rec.tsc"], L["hgt_rec.type"], L["hgt_rec.len"], L["hgt_rec.flags"],
+            L["hgt_rec.aux"], L["hgt_rec.arg"]) == (0, 8, 9, 10, 11, 12)
+    for s in ("hgt_switch", "hgt_wake", "hgt_migrate", "hgt_nmi", "hgt_hrtimer", "hgt_comm",
+              "hgt_name", "hgt_lost"):
+        assert L[s] % 8 == 0, f"{s} is {L[s]} bytes: records must stay multiples of 8"
+    assert L["hgt_switch.prev_state"] == 4 and L["hgt_switch.next_prio"] == 10
+    assert L["hgt_comm.comm"] == 8
+
+
+def test_type_numbers(tmp_path):
+    L = layout(tmp_path)
+    for num, name in hgtrace_file.TYPES.items():
+        assert L["HGT_REC_" + name.upper()] == num, name
+    assert L["HGT_REC_MAX"] == max(hgtrace_file.TYPES) + 1, "a record type is missing from the reader"
+    assert L["HGT_CHUNK_MAGIC"] == hgtrace_file.CHUNK_MAGIC

@@ -1,0 +1,52 @@
+"""The ftrace comparison itself must catch what it is meant to catch."""
+from hgtrace_file import Event
+import matching
+
+
+def sw(cpu, tsc, prev, nxt):
+    return Event(cpu, tsc, "switch", nxt, 0, 0, dict(prev_pid=prev, next_pid=nxt))
+
+
+def fsw(cpu, ts, prev, nxt):
+    return dict(cpu=cpu, ts=ts, event="sched_switch", fields=dict(prev_pid=str(prev), next_pid=str(nxt)))
+
+
+def test_all_matched():
+    h = [sw(0, 1000, 1, 2), sw(0, 2000, 2, 1), sw(1, 1500, 0, 3)]
+    f = [fsw(0, 995, 1, 2), fsw(0, 1990, 2, 1), fsw(1, 1498, 0, 3)]
+    r = matching.match(h, f, [], (0, 10000), tol=20)
+    assert r["matched"] == 3 and not r["only_ftrace"] and not r["only_hgtrace"]
+    assert r["max_dt"] == 10
+
+
+def test_missing_and_mismatched_are_reported():
+    h = [sw(0, 1000, 1, 2), sw(0, 3000, 5, 6)]
+    f = [fsw(0, 1000, 1, 2), fsw(0, 2000, 2, 1), fsw(1, 3000, 5, 6)]   # one missing, one on the wrong CPU
+    r = matching.match(h, f, [], (0, 10000), tol=20)
+    assert r["matched"] == 1 and len(r["only_ftrace"]) == 2 and len(r["only_hgtrace"]) == 1
+
+
+def test_too_far_apart_is_not_a_match():
+    r = matching.match([sw(0, 1000, 1, 2)], [fsw(0, 1100, 1, 2)], [], (0, 10000), tol=20)
+    assert r["matched"] == 0
+
+
+def test_losses_exclude_only_their_window():
+    lost = Event(0, 2500, "lost", 0, 0, 0, dict(count=3, by="refused"))
+    h = [sw(0, 1000, 1, 2), lost, sw(0, 4000, 2, 1)]
+    f = [fsw(0, 1000, 1, 2), fsw(0, 2000, 9, 9), fsw(0, 2400, 8, 8), fsw(0, 4000, 2, 1)]
+    r = matching.match(h, f, [], (0, 10000), tol=20)
+    # the stretch runs from the last delivered record (1000) to the marker, widened
+    # by the tolerance on both sides and on both recorders: the pair at 1000 goes too
+    assert r["excluded"] == 4 and r["matched"] == 1 and not r["only_ftrace"]
+    # an ftrace drop excludes the module's events in its stretch the same way
+    # (from the ftrace event before the drop to the one after it)
+    h2 = [sw(0, 1000, 1, 2), sw(0, 2000, 7, 7), sw(0, 4000, 2, 1)]
+    f2 = [fsw(0, 1000, 1, 2), fsw(0, 3000, 3, 3), fsw(0, 4000, 2, 1)]
+    r = matching.match(h2, f2, [(0, 10, 1)], (0, 10000), tol=20)
+    assert r["excluded"] == 4 and r["matched"] == 1 and not r["only_hgtrace"]
+
+
+def test_outside_window_ignored():
+    r = matching.match([sw(0, 50, 1, 2)], [fsw(0, 20000, 3, 4)], [], (100, 10000), tol=20)
+    assert r["ftrace"] == 0 and r["hgtrace"] == 0
