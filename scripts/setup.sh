@@ -42,10 +42,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-if [ ! -x "$venv/bin/vng" ]; then
+if [ ! -x "$venv/bin/vng" ] || [ ! -x "$venv/bin/pytest" ]; then
 	echo "setup: creating $venv with virtme-ng"
 	/usr/bin/python3 -m venv "$venv"
-	"$venv/bin/pip" install -q --disable-pip-version-check virtme-ng
+	"$venv/bin/pip" install -q --disable-pip-version-check virtme-ng pytest
 fi
 
 echo "setup: ok ($(ls /boot/vmlinuz-* | wc -l) kernels, $("$venv/bin/vng" --version 2>&1 | head -1))"

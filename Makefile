@@ -1,0 +1,38 @@
+# hourglass - top-level build, tests and demo.
+#
+#   make              build the recorder and the module for every installed kernel
+#   make check        set up, unit tests here, then the guest tests in each of $(KERNELS)
+#   make check KERNELS=6.1        the guest tests in one kernel only
+#   make bench        benchmarks in the 6.1 guest (figures in out/bench/)
+#   make setup        install what is missing (apt packages, virtual environment)
+#
+# Module tests need a kernel that loads modules: this machine's does not, so
+# they run in guests booted by scripts/vm (virtme-ng, TCG emulation).
+
+KERNELS ?= 6.1 6.1-rt 6.12 6.12-rt
+VENV    := .venv
+PY      := $(VENV)/bin/python
+
+all: userspace
+	@for k in $(KERNELS); do rel=$$(scripts/vm --list | awk -v k=$$k '$$1==k {print $$2}'); \
+		[ -n "$$rel" ] && $(MAKE) -s -C kmod KVER=$$rel || true; done
+
+userspace:
+	$(MAKE) -s -C userspace/recorder
+	$(MAKE) -s -C tests/guest/progs
+
+setup:
+	@scripts/setup.sh
+
+check: setup userspace
+	$(PY) -m pytest -q tests/unit
+	@scripts/check-kernels $(KERNELS)
+
+bench: setup userspace
+	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
+
+clean:
+	$(MAKE) -s -C kmod clean
+	rm -rf build out
+
+.PHONY: all userspace setup check bench clean
