@@ -157,7 +157,10 @@ static long hgt_stats(void __user *arg)
 	if (st.cpu >= nr_cpu_ids || !cpu_possible(st.cpu))
 		return -EINVAL;
 	memset(&st.s, 0, sizeof(st.s));
+	/* read_lock: HGT_IOC_CONFIG may be replacing the buffer under us */
+	mutex_lock(&hgt.read_lock);
 	hgt_buffer_stats(st.cpu, &st.s);
+	mutex_unlock(&hgt.read_lock);
 	st.state = hgt.running ? HGT_STATE_RUNNING : HGT_STATE_STOPPED;
 	st.msa_overflow = hgt_msa_overflow();
 	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
@@ -170,7 +173,10 @@ static long hgt_msa_ioctl(void __user *arg)
 
 	if (copy_from_user(&m, arg, sizeof(m)))
 		return -EFAULT;
+	/* ctl_lock: HGT_IOC_CONFIG may be replacing the table under us */
+	mutex_lock(&hgt.ctl_lock);
 	ret = hgt_msa_get(&m);
+	mutex_unlock(&hgt.ctl_lock);
 	if (ret)
 		return ret;
 	return copy_to_user(arg, &m, sizeof(m)) ? -EFAULT : 0;

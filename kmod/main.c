@@ -62,6 +62,10 @@ static int __init hgt_init(void)
 {
 	int ret;
 
+	if (buffer_kb < 8 || buffer_kb > (1ul << 20)) {
+		pr_err(HGT_NAME ": buffer_kb=%lu is outside 8..1048576\n", buffer_kb);
+		return -EINVAL;
+	}
 	mutex_init(&hgt.ctl_lock);
 	mutex_init(&hgt.read_lock);
 	cpumask_copy(&hgt.cpus, cpu_possible_mask);

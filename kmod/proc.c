@@ -28,18 +28,22 @@ static int status_show(struct seq_file *m, void *v)
 	seq_printf(m, "tsc_khz %u\n", tsc_khz);
 	seq_printf(m, "msa_capacity %u\nmsa_overflow %llu\n", hgt.msa_capacity, hgt_msa_overflow());
 	seq_puts(m, "# cpu produced written refused overwritten read reader_fault\n");
+	mutex_lock(&hgt.read_lock);	/* the buffer may be being replaced */
 	for_each_possible_cpu(cpu) {
 		hgt_buffer_stats(cpu, &s);
 		seq_printf(m, "cpu%d %llu %llu %llu %llu %llu %llu\n", cpu, s.produced, s.written,
 			   s.refused, s.overwritten, s.read, s.reader_fault);
 	}
+	mutex_unlock(&hgt.read_lock);
 	hgt_tracepoints_show(m);
 	return 0;
 }
 
 static int msa_show(struct seq_file *m, void *v)
 {
+	mutex_lock(&hgt.ctl_lock);	/* the table may be being replaced */
 	hgt_msa_show(m);
+	mutex_unlock(&hgt.ctl_lock);
 	return 0;
 }
 
