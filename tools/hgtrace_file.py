@@ -8,6 +8,7 @@ Raises HgtFormatError, naming the file and the offset, on anything malformed.
 The layouts below mirror kmod/uapi/hgtrace.h; tests/unit checks them against it.
 """
 import struct
+import zlib
 from dataclasses import dataclass, field
 
 FILE_MAGIC = b"HGTRACE\n"
@@ -16,6 +17,7 @@ CHUNK_MAGIC = 0x6B6E6863
 STATS_MAGIC = 0x74617473
 TIME_MAGIC = 0x656D6974
 END_MAGIC = 0x21646E65
+ZCHUNK_MAGIC = 0x6B68637A
 
 TYPES = {
     1: "switch", 2: "waking", 3: "wakeup", 4: "wakeup_new", 5: "migrate", 6: "exit",
@@ -136,7 +138,7 @@ def read_hgt(path, allow_incomplete=False):
             complete = True
             off += _CHUNK.size
             break
-        if magic not in (CHUNK_MAGIC, STATS_MAGIC, TIME_MAGIC) or nbytes % 8:
+        if magic not in (CHUNK_MAGIC, STATS_MAGIC, TIME_MAGIC, ZCHUNK_MAGIC) or nbytes % 8:
             raise HgtFormatError(f"{path}: corrupt chunk at offset {off} (magic {magic:#x})")
         body = off + _CHUNK.size
         if body + nbytes > len(data):
@@ -146,16 +148,27 @@ def read_hgt(path, allow_incomplete=False):
         elif magic == TIME_MAGIC:
             window = struct.unpack_from("<QQ", data, body)
         else:
-            pos, end = body, body + nbytes
+            buf, pos, end = data, body, body + nbytes
+            if magic == ZCHUNK_MAGIC:
+                try:
+                    raw_bytes, z_bytes = struct.unpack_from("<II", data, body)
+                    if z_bytes > nbytes - 8:
+                        raise ValueError("stream longer than its chunk")
+                    buf = zlib.decompress(data[body + 8:body + 8 + z_bytes])
+                    if len(buf) != raw_bytes:
+                        raise ValueError(f"inflated to {len(buf)} bytes, not {raw_bytes}")
+                except (struct.error, zlib.error, ValueError) as e:
+                    raise HgtFormatError(f"{path}: corrupt compressed chunk at offset {off}: {e}")
+                pos, end = 0, len(buf)
             while pos < end:
                 if end - pos < _HDR.size:
                     raise HgtFormatError(f"{path}: corrupt record at offset {pos}")
-                tsc, typ, ln, flags, aux, arg = _HDR.unpack_from(data, pos)
+                tsc, typ, ln, flags, aux, arg = _HDR.unpack_from(buf, pos)
                 if ln < _HDR.size or ln % 8 or pos + ln > end:
                     raise HgtFormatError(f"{path}: corrupt record length {ln} at offset {pos}")
                 kind = TYPES.get(typ, f"type{typ}")
                 try:
-                    fields = _payload(kind, data[pos + _HDR.size:pos + ln], flags, aux, arg)
+                    fields = _payload(kind, buf[pos + _HDR.size:pos + ln], flags, aux, arg)
                 except struct.error:
                     raise HgtFormatError(f"{path}: record too short for {kind} at offset {pos}")
                 events.append(Event(cpu, tsc, kind, arg, flags, aux, fields))

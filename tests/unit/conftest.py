@@ -40,3 +40,14 @@ def hgt_file(chunks, meta="format: hgtrace 1\ntsc_khz: 1000000\n", end=True, sta
     if end:
         out += struct.pack("<IIII", 0x21646E65, 0, 0, 0)
     return out
+
+
+def zchunk(cpu, records, corrupt=False):
+    """A compressed chunk ("zchk"), as `hgtrace record -z` writes it."""
+    import zlib
+    raw = b"".join(records)
+    z = zlib.compress(raw, 1)
+    if corrupt:
+        z = z[:len(z) // 2] + bytes(len(z) - len(z) // 2)
+    body = struct.pack("<II", len(raw), len(z)) + z + b"\0" * (-len(z) % 8)
+    return struct.pack("<IIII", 0x6B68637A, cpu, len(body), len(records)) + body

@@ -94,3 +94,24 @@ def test_corrupt(tmp_path, hgtrace_bin, what):
         read_hgt(str(path))
     p = dump(hgtrace_bin, path)
     assert p.returncode == 3 and msg in p.stderr, p.stderr
+
+
+def test_compressed_chunks(tmp_path, hgtrace_bin):
+    from conftest import zchunk
+    plain = tmp_path / "plain.hgt"
+    plain.write_bytes(good_file())
+    records0 = [rec(100, 18, arg=7, payload=COMM), rec(110, 1, arg=42, flags=1, aux=1, payload=SWITCH),
+                rec(120, 7, arg=11), rec(130, 8, arg=11, flags=1)]
+    records1 = [rec(105, 9, arg=7), rec(140, 20, payload=struct.pack("<Q", 5)), rec(150, 10, arg=7)]
+    z = tmp_path / "z.hgt"
+    z.write_bytes(hgt_file([zchunk(0, records0), zchunk(1, records1)],
+                           stats={0: (4, 4, 0, 0, 4, 0), 1: (7, 2, 5, 0, 2, 0)}))
+    assert [(e.cpu, e.tsc, e.kind, e.fields) for e in read_hgt(str(z)).events] == \
+           [(e.cpu, e.tsc, e.kind, e.fields) for e in read_hgt(str(plain)).events]
+    assert dump(hgtrace_bin, z).stdout == dump(hgtrace_bin, plain).stdout
+    bad = tmp_path / "zbad.hgt"
+    bad.write_bytes(hgt_file([zchunk(0, records0 * 20, corrupt=True)]))
+    with pytest.raises(HgtFormatError, match="corrupt compressed chunk"):
+        read_hgt(str(bad))
+    p = dump(hgtrace_bin, bad)
+    assert p.returncode == 3 and "corrupt compressed chunk" in p.stderr, p.stderr

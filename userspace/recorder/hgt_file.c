@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include "hgt_file.h"
 
 int hgt_writer_open(struct hgt_writer *w, const char *path, const char *meta)
@@ -51,10 +52,57 @@ int hgt_writer_put(struct hgt_writer *w, const void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * hgt_writer_chunks - the chunks of one read(), as they are or deflated
+ *
+ * Each chunk is compressed on its own (zlib level 1: the recorder runs on the
+ * machine under test, so it must stay cheap), so a damaged chunk loses only
+ * itself and readers can still walk the file chunk by chunk.
+ */
+int hgt_writer_chunks(struct hgt_writer *w, const char *buf, size_t len)
+{
+	static const char zeros[8];
+	size_t off = 0;
+
+	if (!w->compress)
+		return hgt_writer_put(w, buf, len);
+	while (off + sizeof(struct hgt_chunk) <= len) {
+		const struct hgt_chunk *c = (const void *)(buf + off);
+		struct hgt_chunk zc = *c;
+		struct hgt_zchunk zh;
+		uLongf zlen;
+		size_t need = compressBound(c->nr_bytes);
+
+		if (need > w->zcap) {
+			free(w->zbuf);
+			w->zbuf = malloc(need);
+			w->zcap = w->zbuf ? need : 0;
+			if (!w->zbuf)
+				return -1;
+		}
+		zlen = w->zcap;
+		if (compress2(w->zbuf, &zlen, (const Bytef *)(c + 1), c->nr_bytes, 1) != Z_OK) {
+			fprintf(stderr, "hgtrace: compressing a chunk failed\n");
+			return -1;
+		}
+		zh.raw_bytes = c->nr_bytes;
+		zh.z_bytes = zlen;
+		zc.magic = HGT_ZCHUNK_MAGIC;
+		zc.nr_bytes = sizeof(zh) + ((zlen + 7) & ~7ul);
+		if (hgt_writer_put(w, &zc, sizeof(zc)) || hgt_writer_put(w, &zh, sizeof(zh)) ||
+		    hgt_writer_put(w, w->zbuf, zlen) || hgt_writer_put(w, zeros, (8 - zlen % 8) % 8))
+			return -1;
+		off += sizeof(*c) + c->nr_bytes;
+	}
+	return 0;
+}
+
 int hgt_writer_close(struct hgt_writer *w)
 {
 	int ret = w->error ? -1 : 0;
 
+	free(w->zbuf);
+	w->zbuf = NULL;
 	if (w->f && fclose(w->f) && !ret) {
 		fprintf(stderr, "hgtrace: closing %s: %s\n", w->path, strerror(errno));
 		ret = -1;
@@ -100,6 +148,38 @@ fail:
 	return -1;
 }
 
+/* inflate_chunk - turn a compressed chunk back into a plain one */
+static int inflate_chunk(struct hgt_reader *r, struct hgt_chunk *c, const char **data)
+{
+	struct hgt_zchunk zh;
+	uLongf out;
+
+	if (c->nr_bytes < sizeof(zh))
+		goto bad;
+	memcpy(&zh, r->buf, sizeof(zh));
+	if (zh.z_bytes > c->nr_bytes - sizeof(zh) || zh.raw_bytes > (64u << 20) || zh.raw_bytes % 8)
+		goto bad;
+	if (zh.raw_bytes > r->zcap) {
+		free(r->zbuf);
+		r->zbuf = malloc(zh.raw_bytes ? zh.raw_bytes : 8);
+		r->zcap = r->zbuf ? zh.raw_bytes : 0;
+		if (!r->zbuf)
+			return -1;
+	}
+	out = zh.raw_bytes;
+	if (uncompress(r->zbuf, &out, (const Bytef *)r->buf + sizeof(zh), zh.z_bytes) != Z_OK ||
+	    out != zh.raw_bytes)
+		goto bad;
+	c->magic = HGT_CHUNK_MAGIC;
+	c->nr_bytes = zh.raw_bytes;
+	*data = (const char *)r->zbuf;
+	return 1;
+bad:
+	fprintf(stderr, "hgtrace: %s: corrupt compressed chunk ending at offset %llu\n",
+		r->path, (unsigned long long)r->offset);
+	return -1;
+}
+
 int hgt_reader_next(struct hgt_reader *r, struct hgt_chunk *c, const char **data)
 {
 	size_t got = fread(c, 1, sizeof(*c), r->f);
@@ -115,7 +195,8 @@ int hgt_reader_next(struct hgt_reader *r, struct hgt_chunk *c, const char **data
 		r->complete = 1;
 		return 0;
 	}
-	if (c->magic != HGT_CHUNK_MAGIC && c->magic != HGT_STATS_MAGIC && c->magic != HGT_TIME_MAGIC) {
+	if (c->magic != HGT_CHUNK_MAGIC && c->magic != HGT_STATS_MAGIC && c->magic != HGT_TIME_MAGIC &&
+	    c->magic != HGT_ZCHUNK_MAGIC) {
 		fprintf(stderr, "hgtrace: %s: corrupt chunk at offset %llu (magic 0x%08x)\n",
 			r->path, (unsigned long long)r->offset, c->magic);
 		return -1;
@@ -139,6 +220,8 @@ int hgt_reader_next(struct hgt_reader *r, struct hgt_chunk *c, const char **data
 	}
 	r->offset += sizeof(*c) + c->nr_bytes;
 	*data = r->buf;
+	if (c->magic == HGT_ZCHUNK_MAGIC)
+		return inflate_chunk(r, c, data);
 	return 1;
 }
 
@@ -148,5 +231,6 @@ void hgt_reader_close(struct hgt_reader *r)
 		fclose(r->f);
 	free(r->meta);
 	free(r->buf);
+	free(r->zbuf);
 	memset(r, 0, sizeof(*r));
 }

@@ -14,6 +14,16 @@
 #define HGT_FILE_VERSION	1
 #define HGT_STATS_MAGIC		0x74617473u	/* "stat": one per CPU, payload struct hgt_cpu_stats */
 #define HGT_TIME_MAGIC		0x656d6974u	/* "time": struct hgt_file_window, once */
+#define HGT_ZCHUNK_MAGIC	0x6b68637au	/* "zchk": a records chunk compressed with zlib */
+
+/*
+ * A compressed chunk: the chunk header (nr_bytes counts what follows it, padded
+ * to 8), then this, then the zlib stream of the records.
+ */
+struct hgt_zchunk {
+	uint32_t raw_bytes;	/* records when inflated */
+	uint32_t z_bytes;	/* zlib stream that follows */
+};
 #define HGT_END_MAGIC		0x21646e65u	/* "end!": the recording finished cleanly */
 
 /*
@@ -38,10 +48,15 @@ struct hgt_writer {
 	const char *path;
 	uint64_t bytes;
 	int error;		/* errno of the first failed write */
+	int compress;		/* write record chunks as HGT_ZCHUNK_MAGIC */
+	unsigned char *zbuf;
+	size_t zcap;
 };
 
 int hgt_writer_open(struct hgt_writer *w, const char *path, const char *meta);
 int hgt_writer_put(struct hgt_writer *w, const void *buf, size_t len);
+/* hgt_writer_chunks - write what read() returned: whole chunks, compressed if asked */
+int hgt_writer_chunks(struct hgt_writer *w, const char *buf, size_t len);
 int hgt_writer_close(struct hgt_writer *w);
 
 /* Reading: hgt_reader walks chunks; each call returns one chunk or 0 at the end. */
@@ -54,6 +69,8 @@ struct hgt_reader {
 	uint64_t offset;
 	char *buf;
 	size_t cap;
+	unsigned char *zbuf;
+	size_t zcap;
 };
 
 int hgt_reader_open(struct hgt_reader *r, const char *path);
