@@ -112,39 +112,3 @@ def main(tests):
     print(f"# {len(tests) - failed} passed, {failed} failed on {KREL}", flush=True)
     return 0 if failed == 0 else 1
 
-
-class StaticKeysPinned:
-    """Keep the tracepoints' static keys enabled while a test attaches and
-    detaches under load.
-
-    In these emulated guests, patching kernel text (what enabling or disabling
-    a tracepoint's static key does) while another vCPU runs through the patched
-    site can hang the kernel, with or without hgtrace.ko:
-    scripts/repro-textpoke-hang shows it with plain ftrace. With ftrace's own
-    probes on the same tracepoints (and tracing_on 0, so it records nothing),
-    our attach and detach only swap the probe arrays and never patch text.
-    The events are enabled and disabled while the machine is idle.
-    """
-    EVENTS = ["sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup",
-              "sched/sched_wakeup_new", "sched/sched_migrate_task", "sched/sched_process_exit",
-              "irq", "irq_vectors", "timer/hrtimer_expire_entry", "timer/hrtimer_expire_exit",
-              "nmi/nmi_handler"]
-    T = "/sys/kernel/tracing"
-
-    def _write(self, rel, value):
-        path = os.path.join(self.T, rel)
-        if os.path.exists(path):
-            with open(path, "w") as f:
-                f.write(value)
-
-    def __enter__(self):
-        self._write("tracing_on", "0")
-        for e in self.EVENTS:
-            self._write(f"events/{e}/enable", "1")
-        return self
-
-    def __exit__(self, *exc):
-        for e in self.EVENTS:
-            self._write(f"events/{e}/enable", "0")
-        self._write("tracing_on", "1")
-        return False
