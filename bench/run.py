@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""bench/run.py - the recorder's cost, size and throughput, as ratios within one guest run.
+
+Run in a guest: `make bench` (= scripts/vm -k 6.1 -o out/bench -- bench/run.py).
+Writes out/bench/results.json and prints a table. Variants are interleaved and
+repeated (default 11 times); medians and ratios are reported, never one
+absolute time, because timings in an emulated guest swing by 2x.
+
+  cost        hackbench's own time with nothing, with hgtrace.ko recording its
+              default event set, and with trace-cmd recording the same
+              tracepoints (x86-tsc clock); overhead = median / median(none) - 1
+  size        bytes per event of the .hgt file and of trace-cmd's trace.dat of
+              the same runs (whole files, and trace.dat without its headers)
+  throughput  how fast the recorder drains a full buffer (events/s), and the
+              highest per-CPU rate the live recorder kept with zero loss
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+sys.path.insert(0, os.path.join(TOP, "tests", "guest"))
+from hgtrace_file import read_hgt  # noqa: E402
+
+OUT = os.environ.get("HGT_OUT", "/tmp/bench")
+KO = os.environ["HGT_KO"]
+HGTRACE = os.path.join(TOP, "build", "hgtrace")
+REPEATS = int(os.environ.get("HGT_BENCH_REPEATS", "11"))
+HACKBENCH = ["hackbench", "-l", "150", "-g", "2"]
+# the tracepoints of hgtrace's default event set, as ftrace events
+FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
+                 "sched:sched_wakeup_new", "sched:sched_migrate_task", "sched:sched_process_exit",
+                 "irq:irq_handler_entry", "irq:irq_handler_exit", "irq:softirq_entry",
+                 "irq:softirq_exit", "irq_vectors:*", "nmi:nmi_handler",
+                 "timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit"]
+
+
+def sh(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        raise SystemExit(f"bench: {cmd} failed ({p.returncode}): {p.stderr[-1500:]}")
+    return p
+
+
+def hackbench_time(output):
+    m = re.search(r"Time:\s*([0-9.]+)", output)
+    if not m:
+        raise SystemExit(f"bench: no 'Time:' in hackbench output: {output[-500:]}")
+    return float(m.group(1))
+
+
+def run_none(i):
+    return hackbench_time(sh(HACKBENCH).stdout), None
+
+
+def run_module(i, extra=()):
+    path = os.path.join(OUT, f"cost-{i}.hgt")
+    p = sh([HGTRACE, "record", "-q", *extra, "-o", path, "--", *HACKBENCH])
+    rec = read_hgt(path)
+    n = sum(1 for e in rec.events if e.kind != "lost")
+    lost = sum(e.fields["count"] for e in rec.events if e.kind == "lost")
+    size = os.path.getsize(path)
+    os.remove(path)
+    return hackbench_time(p.stdout), dict(events=n, lost=lost, bytes=size)
+
+
+def ftrace_data_bytes(path):
+    """Bytes of event pages in a trace.dat (without format texts, kallsyms, options)."""
+    p = subprocess.run(["trace-cmd", "dump", "--flyrecord", "-i", path], capture_output=True, text=True)
+    sizes = [int(m) for m in re.findall(r"size:\s*(\d+)", p.stdout + p.stderr)]
+    return sum(sizes) if sizes else None
+
+
+def run_ftrace(i, extra=()):
+    path = os.path.join(OUT, f"cost-{i}.dat")
+    args = ["trace-cmd", "record", "-q", *extra, "-C", "x86-tsc", "-b", "20000", "-o", path]
+    for e in FTRACE_EVENTS:
+        args += ["-e", e]
+    p = sh(args + HACKBENCH)
+    rep = subprocess.run(["trace-cmd", "report", "-q", path], capture_output=True, text=True)
+    n = sum(1 for l in rep.stdout.splitlines() if re.match(r"^\s*\S.*\[\d+\]\s+\d+", l))
+    lost = sum(int(x) for x in re.findall(r"\[(\d+) EVENTS DROPPED\]", rep.stdout))
+    size, data = os.path.getsize(path), ftrace_data_bytes(path)
+    os.remove(path)
+    return hackbench_time(p.stdout), dict(events=n, lost=lost, bytes=size, data_bytes=data)
+
+
+def bench_cost_and_size():
+    variants = {"none": run_none, "hgtrace": run_module, "ftrace": run_ftrace}
+    times = {k: [] for k in variants}
+    sizes = {"hgtrace": [], "ftrace": []}
+    for i in range(REPEATS):
+        order = list(variants) if i % 2 == 0 else list(reversed(variants))   # interleave
+        for name in order:
+            t, info = variants[name](i)
+            times[name].append(t)
+            if info:
+                sizes[name].append(info)
+        print(f"# repeat {i + 1}/{REPEATS}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()),
+              flush=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    over = {k: med[k] / med["none"] - 1 for k in ("hgtrace", "ftrace")}
+    bpe = {}
+    for k, runs in sizes.items():
+        bpe[k] = statistics.median(r["bytes"] / max(r["events"], 1) for r in runs)
+    ft_data = [r["data_bytes"] / max(r["events"], 1) for r in sizes["ftrace"] if r.get("data_bytes")]
+    return dict(
+        repeats=REPEATS, workload=" ".join(HACKBENCH), times=times, median_s=med,
+        overhead=over,
+        overhead_ratio=over["hgtrace"] / over["ftrace"] if over["ftrace"] > 0 else None,
+        bytes_per_event=bpe,
+        ftrace_data_bytes_per_event=statistics.median(ft_data) if ft_data else None,
+        size_ratio=bpe["hgtrace"] / bpe["ftrace"],
+        size_ratio_data=(bpe["hgtrace"] / statistics.median(ft_data)) if ft_data else None,
+        events_per_run={k: statistics.median(r["events"] for r in v) for k, v in sizes.items()},
+        lost_per_run={k: statistics.median(r["lost"] for r in v) for k, v in sizes.items()},
+    )
+
+
+def bench_compressed_size(repeats=3):
+    """Compressed against compressed: hgtrace -z (zlib 1) and trace-cmd --compression any."""
+    h, f = [], []
+    for i in range(repeats):
+        _, a = run_module(100 + i, ("-z",))
+        _, b = run_ftrace(100 + i, ("--compression", "any"))
+        h.append(a["bytes"] / max(a["events"], 1))
+        f.append(b["bytes"] / max(b["events"], 1))
+    return dict(hgtrace_z=statistics.median(h), ftrace_compressed=statistics.median(f),
+                ratio=statistics.median(h) / statistics.median(f))
+
+
+def bench_throughput():
+    """Drain rate of a full buffer, and the live zero-loss rate under hackbench."""
+    drain = []
+    for i in range(5):
+        path = os.path.join(OUT, f"drain-{i}.hgt")
+        # record with a large buffer and a drain period longer than the run, so
+        # that everything is drained in one go after STOP; time that drain
+        p = sh([HGTRACE, "record", "-b", "65536", "-i", "10s", "-o", path, "--", *HACKBENCH])
+        m = re.search(r"drained (\d+) records in ([0-9.]+) s", p.stderr)
+        if not m:
+            raise SystemExit(f"bench: the recorder did not report its final drain: {p.stderr}")
+        drain.append(int(m.group(1)) / float(m.group(2)))
+        os.remove(path)
+    live = []
+    for i in range(5):
+        path = os.path.join(OUT, f"live-{i}.hgt")
+        sh([HGTRACE, "record", "-q", "-o", path, "--", *HACKBENCH])
+        rec = read_hgt(path)
+        span = (rec.window[1] - rec.window[0]) / (rec.tsc_khz * 1000)
+        for cpu in rec.stats:
+            n = rec.stats[cpu]["produced"]
+            lost = rec.stats[cpu]["refused"] + rec.stats[cpu]["overwritten"]
+            live.append(dict(cpu=cpu, rate=n / span, lost=lost))
+        os.remove(path)
+    kept = [x["rate"] for x in live if x["lost"] == 0]
+    return dict(drain_events_per_s=statistics.median(drain),
+                live_max_zero_loss_per_cpu=max(kept) if kept else 0,
+                live_runs_with_loss=sum(1 for x in live if x["lost"]),
+                live=live)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    subprocess.run(["insmod", KO], check=True)
+    try:
+        res = dict(kernel=os.uname().release, cost_size=bench_cost_and_size(),
+                   compressed=bench_compressed_size(), throughput=bench_throughput())
+    finally:
+        subprocess.run(["rmmod", "hgtrace"])
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    cs, tp = res["cost_size"], res["throughput"]
+    print(f"kernel {res['kernel']}, {cs['repeats']} interleaved repeats of '{cs['workload']}'")
+    print(f"cost: median hackbench none {cs['median_s']['none']:.3f}s, hgtrace {cs['median_s']['hgtrace']:.3f}s, "
+          f"ftrace {cs['median_s']['ftrace']:.3f}s")
+    print(f"cost: overhead hgtrace {cs['overhead']['hgtrace'] * 100:.1f}%, ftrace {cs['overhead']['ftrace'] * 100:.1f}%, "
+          f"ratio {cs['overhead_ratio']:.2f} (target <= 0.5)" if cs["overhead_ratio"] is not None else
+          f"cost: ftrace showed no overhead; ratio undefined")
+    print(f"size: bytes/event hgtrace {cs['bytes_per_event']['hgtrace']:.1f}, trace.dat {cs['bytes_per_event']['ftrace']:.1f} "
+          f"(ratio {cs['size_ratio']:.2f}, target <= 0.25); trace.dat event pages only "
+          f"{cs['ftrace_data_bytes_per_event'] or float('nan'):.1f} (ratio {cs['size_ratio_data'] or float('nan'):.2f})")
+    cz = res["compressed"]
+    print(f"size, compressed: bytes/event hgtrace -z {cz['hgtrace_z']:.1f}, trace-cmd --compression any "
+          f"{cz['ftrace_compressed']:.1f} (ratio {cz['ratio']:.2f}); hgtrace -z against plain trace.dat: "
+          f"{cz['hgtrace_z'] / cs['bytes_per_event']['ftrace']:.2f}")
+    print(f"events per run: {cs['events_per_run']}, lost per run: {cs['lost_per_run']}")
+    print(f"throughput: drain {tp['drain_events_per_s'] / 1e6:.2f} M events/s; live zero-loss up to "
+          f"{tp['live_max_zero_loss_per_cpu'] / 1e3:.0f} k events/s per CPU ({tp['live_runs_with_loss']} CPU-runs lost events)")
+
+
+if __name__ == "__main__":
+    main()
