@@ -60,10 +60,13 @@ def test_ftrace_agreement(ctx):
         os.path.exists(ctx.path("io")) and os.remove(ctx.path("io"))
     rec = read_hgt(hgt)
     fev, drops = ftrace_text.read_report(dat)
-    # Pair in order within 3 ms: under emulation the guest can stall between
-    # the two probes of one tracepoint (seen up to 65 us); the agreement of the
-    # stamps is asserted separately on the distribution.
-    tol = rec.tsc_khz * 3                    # 3 ms in cycles
+    # Pair in order within 50 ms. Under emulation a vCPU can stall between the
+    # two probes of one tracepoint (seen up to 3.1 ms with single-threaded TCG,
+    # which runs one vCPU at a time). The window only decides which events
+    # pair: a missing event still leaves one unmatched, because both streams
+    # must have the same count. Agreement of the stamps is asserted separately
+    # on the distribution.
+    tol = rec.tsc_khz * 50                   # 50 ms in cycles
     res = matching.match(rec.events, fev, drops, rec.window, tol)
     total = res["ftrace"] + res["hgtrace"]
     assert res["ftrace"] > 2000 and res["hgtrace"] > 2000, f"too few events to compare: {res['ftrace']}, {res['hgtrace']}"

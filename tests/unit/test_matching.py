@@ -50,3 +50,11 @@ def test_losses_exclude_only_their_window():
 def test_outside_window_ignored():
     r = matching.match([sw(0, 50, 1, 2)], [fsw(0, 20000, 3, 4)], [], (100, 10000), tol=20)
     assert r["ftrace"] == 0 and r["hgtrace"] == 0
+
+
+def test_wide_window_still_counts_a_missing_event():
+    """Pairing within a wide window can shift pairs, but never hides a loss."""
+    h = [sw(0, 0, 1, 2), sw(0, 8000, 1, 2)]
+    f = [fsw(0, 0, 1, 2), fsw(0, 4000, 1, 2), fsw(0, 8000, 1, 2)]
+    r = matching.match(h, f, [], (-100000, 100000), tol=50000)
+    assert r["matched"] == 2 and len(r["only_ftrace"]) == 1 and not r["only_hgtrace"]
