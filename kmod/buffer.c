@@ -88,23 +88,32 @@ void hgt_buffer_reset(void)
  * interrupts us here) cannot report the same losses twice; if the marker
  * itself does not fit, the count is put back for the next writer.
  */
+/* A LOST marker: aux 0 = refused at the producer, 1 = overwritten before read. */
+struct hgt_lost_rec {
+	struct hgt_rec h;
+	struct hgt_lost l;
+};
+
+static void hgt_lost_fill(struct hgt_lost_rec *m, u64 tsc, u64 count, u8 overwritten)
+{
+	memset(m, 0, sizeof(*m));
+	m->h.tsc = tsc;
+	m->h.type = HGT_REC_LOST;
+	m->h.len = sizeof(*m);
+	m->h.aux = overwritten;
+	m->l.count = count;
+}
+
 static void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc)
 {
-	struct {
-		struct hgt_rec h;
-		struct hgt_lost l;
-	} m;
+	struct hgt_lost_rec m;
 	s64 n = local64_read(&pc->pending_lost);
 
 	if (likely(!n))
 		return;
 	if (local64_cmpxchg(&pc->pending_lost, n, 0) != n)
 		return;
-	memset(&m, 0, sizeof(m));
-	m.h.tsc = tsc;
-	m.h.type = HGT_REC_LOST;
-	m.h.len = sizeof(m);
-	m.l.count = n;
+	hgt_lost_fill(&m, tsc, n, 0);
 	if (hgt_rb_write(hgt.rb, sizeof(m), &m))
 		local64_add(n, &pc->pending_lost);
 }
@@ -137,7 +146,7 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 	struct hgt_chunk *c = (struct hgt_chunk *)dst;
 	size_t used = sizeof(*c);
 	/* the largest record plus the LOST marker that may precede it */
-	const size_t worst = 64 + sizeof(struct hgt_rec) + sizeof(struct hgt_lost);
+	const size_t worst = 64 + sizeof(struct hgt_lost_rec);
 
 	c->magic = HGT_CHUNK_MAGIC;
 	c->cpu = cpu;
@@ -158,16 +167,9 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 		evlen = ring_buffer_event_length(ev);
 		if (lost) {
 			/* overwritten before we could read them (HGT_MODE_OVERWRITE) */
-			struct hgt_rec *m = (struct hgt_rec *)(dst + used);
-			struct hgt_lost *l = (struct hgt_lost *)(m + 1);
-
-			memset(m, 0, sizeof(*m) + sizeof(*l));
-			m->tsc = evlen >= sizeof(*r) ? r->tsc : 0;
-			m->type = HGT_REC_LOST;
-			m->len = sizeof(*m) + sizeof(*l);
-			m->aux = 1;	/* 1: lost by overwrite, 0: refused at the producer */
-			l->count = lost;
-			used += m->len;
+			hgt_lost_fill((struct hgt_lost_rec *)(dst + used),
+				      evlen >= sizeof(*r) ? r->tsc : 0, lost, 1);
+			used += sizeof(struct hgt_lost_rec);
 			c->nr_records++;
 			pc->overwritten += lost;
 		}
@@ -186,17 +188,11 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 	 * writes the final marker itself.
 	 */
 	if (!READ_ONCE(hgt.running) && local64_read(&pc->pending_lost) &&
-	    room - used >= sizeof(struct hgt_rec) + sizeof(struct hgt_lost)) {
-		struct hgt_rec *m = (struct hgt_rec *)(dst + used);
-		struct hgt_lost *l = (struct hgt_lost *)(m + 1);
-
-		memset(m, 0, sizeof(*m) + sizeof(*l));
-		m->tsc = hgt.stop_tsc;
-		m->type = HGT_REC_LOST;
-		m->len = sizeof(*m) + sizeof(*l);
-		l->count = local64_read(&pc->pending_lost);
+	    room - used >= sizeof(struct hgt_lost_rec)) {
+		hgt_lost_fill((struct hgt_lost_rec *)(dst + used), hgt.stop_tsc,
+			      local64_read(&pc->pending_lost), 0);
 		local64_set(&pc->pending_lost, 0);
-		used += m->len;
+		used += sizeof(struct hgt_lost_rec);
 		c->nr_records++;
 	}
 	c->nr_bytes = used - sizeof(*c);
