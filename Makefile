@@ -3,6 +3,7 @@
 #   make              build the recorder and the module for every installed kernel
 #   make check        set up, unit tests here, then the guest tests in each of $(KERNELS)
 #   make check KERNELS=6.1        the guest tests in one kernel only
+#   make demo         record hackbench in the 6.1 guest; files in out/demo/
 #   make bench        benchmarks in the 6.1 guest (figures in out/bench/)
 #   make setup        install what is missing (apt packages, virtual environment)
 #
@@ -28,6 +29,10 @@ check: setup userspace
 	$(PY) -m pytest -q tests/unit
 	@scripts/check-kernels $(KERNELS)
 
+demo: setup userspace
+	@scripts/vm -k 6.1 -o out/demo -- scripts/demo-guest
+	@echo "demo: recording, dump and microstates in $$(pwd)/out/demo/"
+
 bench: setup userspace
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
 
@@ -35,4 +40,4 @@ clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all userspace setup check bench clean
+.PHONY: all userspace setup check demo bench clean
