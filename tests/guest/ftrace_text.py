@@ -7,8 +7,10 @@ places where ftrace itself dropped events ("CPU:N [K EVENTS DROPPED]").
 import re
 import subprocess
 
-LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>\d+):\s+"
+# trace-cmd pads the timestamp to a width, so a wide one touches the CPU: "[000]101779995265:"
+LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s*(?P<ts>\d+):\s+"
                   r"(?P<event>\w+):\s*(?P<rest>.*)$")
+READ_EVENTS = re.compile(r"read events:\s*(\d+)")
 DROP = re.compile(r"CPU:\s*(\d+)\s+\[(\d+) EVENTS DROPPED\]")
 FIELD = re.compile(r"(\w+)=(\S*)")
 
@@ -35,4 +37,10 @@ def read_report(path):
         if cpu in pending:
             drops.append((cpu, pending.pop(cpu), len(events)))
         events.append(ev)
+    # The parse must account for every event trace-cmd handed out: a format
+    # detail the regular expression misses must fail loudly, not thin the data.
+    st = subprocess.run(["trace-cmd", "report", "--stat", path], capture_output=True, text=True)
+    read = [int(n) for n in READ_EVENTS.findall(st.stdout)]
+    if read and sum(read) != len(events):
+        raise AssertionError(f"parsed {len(events)} events of {path}, but trace-cmd read {sum(read)}")
     return events, drops
