@@ -7,7 +7,10 @@
  * blocked, the main thread reads for each worker, back to back: its
  * schedstat (on-CPU ns, up to date because the thread is off CPU), the
  * module's microstates, and CLOCK_MONOTONIC. It prints one line per worker:
- *   tid wall_ns msa_total_ns msa_oncpu_ns msa_interrupted_ns schedstat_ns runnable_ns sleep_ns switches
+ *   tid wall_max_ns wall_min_ns msa_total_ns msa_oncpu_ns msa_interrupted_ns schedstat_ns
+ *   runnable_ns sleep_ns switches
+ * The thread was created between the two stamps around pthread_create(), so
+ * its true age at the snapshot lies between wall_min and wall_max.
  * Run it under `hgtrace record -F` so that its threads are traced.
  */
 #include <errno.h>
@@ -28,7 +31,8 @@
 struct worker {
 	pthread_t th;
 	pid_t tid;
-	uint64_t start_ns;	/* just before pthread_create: the thread exists from here */
+	uint64_t before_ns;	/* just before pthread_create */
+	uint64_t after_ns;	/* just after it returned: the thread exists by then */
 	int done;
 };
 
@@ -98,8 +102,9 @@ int main(void)
 	if (pipe(block_pipe))
 		return 2;
 	for (i = 0; i < NWORKERS; i++) {
-		w[i].start_ns = now_ns();
+		w[i].before_ns = now_ns();
 		pthread_create(&w[i].th, NULL, work, &w[i]);
+		w[i].after_ns = now_ns();
 	}
 	pthread_mutex_lock(&mu);
 	do {
@@ -123,8 +128,9 @@ int main(void)
 		for (k = 0; k < HGT_MSA_NR; k++)
 			total += m.cycles[k];
 #define NS(c) ((unsigned long long)((c) * 1000000ull / h.tsc_khz))
-		printf("%d %llu %llu %llu %llu %llu %llu %llu %u\n", w[i].tid,
-		       (unsigned long long)(t - w[i].start_ns), NS(total),
+		printf("%d %llu %llu %llu %llu %llu %llu %llu %llu %u\n", w[i].tid,
+		       (unsigned long long)(t - w[i].before_ns), (unsigned long long)(t - w[i].after_ns),
+		       NS(total),
 		       NS(m.cycles[HGT_MSA_ONCPU_USER] + m.cycles[HGT_MSA_ONCPU_SYS]),
 		       NS(m.cycles[HGT_MSA_INTERRUPTED]), (unsigned long long)ss,
 		       NS(m.cycles[HGT_MSA_RUNNABLE]), NS(m.cycles[HGT_MSA_SLEEP]), m.nr_switches);
