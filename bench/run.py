@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/run.py - the recorder's cost, size and throughput, as ratios within one guest run.
 
-Run in a guest: `make bench` (= scripts/vm -k 6.1 -o out/bench -- bench/run.py).
+Run in a guest: `make bench` (= scripts/vm -k 6.1 -o out/bench -- bench/run.py),
+or one part: `scripts/vm -k 6.1 -o out/bench -- bench/run.py size`.
 Writes out/bench/results.json and prints a table. Variants are interleaved and
 repeated (default 11 times); medians and ratios are reported, never one
 absolute time, because timings in an emulated guest swing by 2x.
@@ -9,8 +10,9 @@ absolute time, because timings in an emulated guest swing by 2x.
   cost        hackbench's own time with nothing, with hgtrace.ko recording its
               default event set, and with trace-cmd recording the same
               tracepoints (x86-tsc clock); overhead = median / median(none) - 1
-  size        bytes per event of the .hgt file and of trace-cmd's trace.dat of
-              the same runs (whole files, and trace.dat without its headers)
+  size        bytes per event of the .hgt file and of trace-cmd's trace.dat for
+              the same workload (whole files, and trace.dat's event pages alone),
+              plain and compressed; event counts from trace-cmd's own --stat
   throughput  how fast the recorder drains a full buffer (events/s), and the
               highest per-CPU rate the live recorder kept with zero loss
 """
@@ -68,11 +70,15 @@ def run_module(i, extra=()):
     return hackbench_time(p.stdout), dict(events=n, lost=lost, bytes=size)
 
 
-def ftrace_data_bytes(path):
-    """Bytes of event pages in a trace.dat (without format texts, kallsyms, options)."""
-    p = subprocess.run(["trace-cmd", "dump", "--flyrecord", "-i", path], capture_output=True, text=True)
-    sizes = [int(m) for m in re.findall(r"size:\s*(\d+)", p.stdout + p.stderr)]
-    return sum(sizes) if sizes else None
+def ftrace_stat(path):
+    """(events, event-page bytes) of a trace.dat, from trace-cmd's own --stat:
+    'read events: N' per CPU, and 'N bytes in size' per CPU's data."""
+    p = sh(["trace-cmd", "report", "--stat", path])
+    events = sum(int(n) for n in re.findall(r"read events:\s*(\d+)", p.stdout))
+    data = sum(int(n) for n in re.findall(r"(\d+) bytes in size", p.stdout))
+    if not events:
+        raise SystemExit(f"bench: trace-cmd report --stat {path} shows no events:\n{p.stdout[-800:]}")
+    return events, data or None
 
 
 def run_ftrace(i, extra=()):
@@ -82,9 +88,9 @@ def run_ftrace(i, extra=()):
         args += ["-e", e]
     p = sh(args + HACKBENCH)
     rep = subprocess.run(["trace-cmd", "report", "-q", path], capture_output=True, text=True)
-    n = sum(1 for l in rep.stdout.splitlines() if re.match(r"^\s*\S.*\[\d+\]\s+\d+", l))
     lost = sum(int(x) for x in re.findall(r"\[(\d+) EVENTS DROPPED\]", rep.stdout))
-    size, data = os.path.getsize(path), ftrace_data_bytes(path)
+    n, data = ftrace_stat(path)
+    size = os.path.getsize(path)
     os.remove(path)
     return hackbench_time(p.stdout), dict(events=n, lost=lost, bytes=size, data_bytes=data)
 
@@ -104,33 +110,33 @@ def bench_cost_and_size():
               flush=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     over = {k: med[k] / med["none"] - 1 for k in ("hgtrace", "ftrace")}
-    bpe = {}
-    for k, runs in sizes.items():
-        bpe[k] = statistics.median(r["bytes"] / max(r["events"], 1) for r in runs)
-    ft_data = [r["data_bytes"] / max(r["events"], 1) for r in sizes["ftrace"] if r.get("data_bytes")]
     return dict(
         repeats=REPEATS, workload=" ".join(HACKBENCH), times=times, median_s=med,
         overhead=over,
         overhead_ratio=over["hgtrace"] / over["ftrace"] if over["ftrace"] > 0 else None,
-        bytes_per_event=bpe,
-        ftrace_data_bytes_per_event=statistics.median(ft_data) if ft_data else None,
-        size_ratio=bpe["hgtrace"] / bpe["ftrace"],
-        size_ratio_data=(bpe["hgtrace"] / statistics.median(ft_data)) if ft_data else None,
         events_per_run={k: statistics.median(r["events"] for r in v) for k, v in sizes.items()},
         lost_per_run={k: statistics.median(r["lost"] for r in v) for k, v in sizes.items()},
     )
 
 
 def bench_compressed_size(repeats=3):
-    """Compressed against compressed: hgtrace -z (zlib 1) and trace-cmd --compression any."""
-    h, f = [], []
+    """Bytes per event, plain against plain and compressed against compressed
+    (hgtrace -z is zlib level 1; trace-cmd --compression any picks its best)."""
+    per = {k: [] for k in ("hgtrace", "ftrace", "ftrace_data", "hgtrace_z", "ftrace_compressed")}
     for i in range(repeats):
-        _, a = run_module(100 + i, ("-z",))
-        _, b = run_ftrace(100 + i, ("--compression", "any"))
-        h.append(a["bytes"] / max(a["events"], 1))
-        f.append(b["bytes"] / max(b["events"], 1))
-    return dict(hgtrace_z=statistics.median(h), ftrace_compressed=statistics.median(f),
-                ratio=statistics.median(h) / statistics.median(f))
+        _, a = run_module(100 + i)
+        _, b = run_ftrace(100 + i)
+        _, c = run_module(200 + i, ("-z",))
+        _, d = run_ftrace(200 + i, ("--compression", "any"))
+        per["hgtrace"].append(a["bytes"] / a["events"])
+        per["ftrace"].append(b["bytes"] / b["events"])
+        per["ftrace_data"].append(b["data_bytes"] / b["events"])
+        per["hgtrace_z"].append(c["bytes"] / c["events"])
+        per["ftrace_compressed"].append(d["bytes"] / d["events"])
+    out = {k: statistics.median(v) for k, v in per.items()}
+    out["ratio"] = out["hgtrace_z"] / out["ftrace_compressed"]
+    out["repeats"] = repeats
+    return out
 
 
 def bench_throughput():
@@ -165,32 +171,53 @@ def bench_throughput():
 
 
 def main():
+    parts = sys.argv[1:] or ["cost", "size", "throughput"]
     os.makedirs(OUT, exist_ok=True)
     subprocess.run(["insmod", KO], check=True)
     try:
-        res = dict(kernel=os.uname().release, cost_size=bench_cost_and_size(),
-                   compressed=bench_compressed_size(), throughput=bench_throughput())
+        res = dict(kernel=os.uname().release)
+        if "cost" in parts:
+            res["cost_size"] = bench_cost_and_size()
+        if "size" in parts:
+            res["compressed"] = bench_compressed_size()
+        if "throughput" in parts:
+            res["throughput"] = bench_throughput()
     finally:
         subprocess.run(["rmmod", "hgtrace"])
-    with open(os.path.join(OUT, "results.json"), "w") as f:
+    with open(os.path.join(OUT, f"results-{'-'.join(parts)}.json"), "w") as f:
         json.dump(res, f, indent=1)
-    cs, tp = res["cost_size"], res["throughput"]
-    print(f"kernel {res['kernel']}, {cs['repeats']} interleaved repeats of '{cs['workload']}'")
+    print(f"kernel {res['kernel']}")
+    if "cost_size" in res:
+        print_cost(res["cost_size"])
+    if "compressed" in res:
+        print_compressed(res["compressed"])
+    if "throughput" in res:
+        print_throughput(res["throughput"])
+
+
+def print_cost(cs):
+    print(f"{cs['repeats']} interleaved repeats of '{cs['workload']}'")
     print(f"cost: median hackbench none {cs['median_s']['none']:.3f}s, hgtrace {cs['median_s']['hgtrace']:.3f}s, "
           f"ftrace {cs['median_s']['ftrace']:.3f}s")
     print(f"cost: overhead hgtrace {cs['overhead']['hgtrace'] * 100:.1f}%, ftrace {cs['overhead']['ftrace'] * 100:.1f}%, "
           f"ratio {cs['overhead_ratio']:.2f} (target <= 0.5)" if cs["overhead_ratio"] is not None else
           f"cost: ftrace showed no overhead; ratio undefined")
-    print(f"size: bytes/event hgtrace {cs['bytes_per_event']['hgtrace']:.1f}, trace.dat {cs['bytes_per_event']['ftrace']:.1f} "
-          f"(ratio {cs['size_ratio']:.2f}, target <= 0.25); trace.dat event pages only "
-          f"{cs['ftrace_data_bytes_per_event'] or float('nan'):.1f} (ratio {cs['size_ratio_data'] or float('nan'):.2f})")
-    cz = res["compressed"]
-    print(f"size, compressed: bytes/event hgtrace -z {cz['hgtrace_z']:.1f}, trace-cmd --compression any "
-          f"{cz['ftrace_compressed']:.1f} (ratio {cz['ratio']:.2f}); hgtrace -z against plain trace.dat: "
-          f"{cz['hgtrace_z'] / cs['bytes_per_event']['ftrace']:.2f}")
     print(f"events per run: {cs['events_per_run']}, lost per run: {cs['lost_per_run']}")
-    print(f"throughput: drain {tp['drain_events_per_s'] / 1e6:.2f} M events/s; live zero-loss up to "
-          f"{tp['live_max_zero_loss_per_cpu'] / 1e3:.0f} k events/s per CPU ({tp['live_runs_with_loss']} CPU-runs lost events)")
+
+
+def print_compressed(cz):
+    print(f"size: bytes/event hgtrace {cz['hgtrace']:.1f}, trace.dat {cz['ftrace']:.1f} (ratio "
+          f"{cz['hgtrace'] / cz['ftrace']:.2f}, target <= 0.25); trace.dat event pages only "
+          f"{cz['ftrace_data']:.1f} (ratio {cz['hgtrace'] / cz['ftrace_data']:.2f})")
+    print(f"size, compressed: hgtrace -z {cz['hgtrace_z']:.1f}, trace-cmd --compression any "
+          f"{cz['ftrace_compressed']:.1f} (ratio {cz['ratio']:.2f}); hgtrace -z against plain trace.dat "
+          f"{cz['hgtrace_z'] / cz['ftrace']:.2f}")
+
+
+def print_throughput(tp):
+    print(f"throughput: the final drain empties a full buffer at {tp['drain_events_per_s'] / 1e6:.2f} M events/s; "
+          f"no loss at up to {tp['live_max_zero_loss_per_cpu'] / 1e3:.0f} k events/s per CPU, the highest rate "
+          f"the workload produced ({tp['live_runs_with_loss']} CPU-runs lost events)")
 
 
 if __name__ == "__main__":
