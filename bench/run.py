@@ -13,6 +13,7 @@ absolute time, because timings in an emulated guest swing by 2x.
   size        bytes per event of the .hgt file and of trace-cmd's trace.dat for
               the same workload (whole files, and trace.dat's event pages alone),
               plain and compressed; event counts from trace-cmd's own --stat
+  split       (run on demand) the probes' cost alone against probes + reader
   throughput  how fast the recorder drains a full buffer (events/s), and the
               highest per-CPU rate the live recorder kept with zero loss
 """
@@ -119,6 +120,23 @@ def bench_cost_and_size():
     )
 
 
+def bench_split(repeats=7):
+    """Where the module's cost goes: its probes alone (a 64 MiB buffer that the
+    reader leaves alone until the run is over) against probes and live reader."""
+    variants = {"none": run_none, "probes+reader": run_module,
+                "probes": lambda i: run_module(300 + i, ("-b", "65536", "-i", "10s"))}
+    times = {k: [] for k in variants}
+    for i in range(repeats):
+        for name in (list(variants) if i % 2 == 0 else list(reversed(variants))):
+            t, info = variants[name](i)
+            times[name].append(t)
+            if info and info["lost"]:
+                raise SystemExit(f"bench: {name} lost {info['lost']} events; the split would be wrong")
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return dict(repeats=repeats, times=times, median_s=med,
+                overhead={k: med[k] / med["none"] - 1 for k in variants if k != "none"})
+
+
 def bench_compressed_size(repeats=3):
     """Bytes per event, plain against plain and compressed against compressed
     (hgtrace -z is zlib level 1; trace-cmd --compression any picks its best)."""
@@ -180,6 +198,8 @@ def main():
             res["cost_size"] = bench_cost_and_size()
         if "size" in parts:
             res["compressed"] = bench_compressed_size()
+        if "split" in parts:
+            res["split"] = bench_split()
         if "throughput" in parts:
             res["throughput"] = bench_throughput()
     finally:
@@ -191,6 +211,10 @@ def main():
         print_cost(res["cost_size"])
     if "compressed" in res:
         print_compressed(res["compressed"])
+    if "split" in res:
+        sp = res["split"]
+        print(f"split ({sp['repeats']} repeats): overhead of probes alone {sp['overhead']['probes'] * 100:.1f}%, "
+              f"probes and live reader {sp['overhead']['probes+reader'] * 100:.1f}%")
     if "throughput" in res:
         print_throughput(res["throughput"])
 
