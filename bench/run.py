@@ -72,13 +72,18 @@ def run_module(i, extra=()):
 
 
 def ftrace_stat(path):
-    """(events, event-page bytes) of a trace.dat, from trace-cmd's own --stat:
-    'read events: N' per CPU, and 'N bytes in size' per CPU's data."""
-    p = sh(["trace-cmd", "report", "--stat", path])
-    events = sum(int(n) for n in re.findall(r"read events:\s*(\d+)", p.stdout))
-    data = sum(int(n) for n in re.findall(r"(\d+) bytes in size", p.stdout))
-    if not events:
-        raise SystemExit(f"bench: trace-cmd report --stat {path} shows no events:\n{p.stdout[-800:]}")
+    """(events, event-page bytes) of a trace.dat. Events are the lines of
+    `trace-cmd report` (a wide timestamp may touch the CPU column), checked
+    against --stat's per-CPU 'entries' + 'read events' (trace-cmd record
+    leaves them as entries, extract as read events); bytes are --stat's
+    'N bytes in size' per CPU."""
+    rep = sh(["trace-cmd", "report", path])
+    events = sum(1 for l in rep.stdout.splitlines() if re.match(r"^\s*\S.*\[\d+\]\s*\d+:", l))
+    st = sh(["trace-cmd", "report", "--stat", path]).stdout
+    stat = sum(int(n) for n in re.findall(r"(?:^entries|read events):\s*(\d+)", st, re.M))
+    data = sum(int(n) for n in re.findall(r"(\d+) bytes in size", st))
+    if not events or (stat and stat != events):
+        raise SystemExit(f"bench: {path}: {events} events in the report, --stat says {stat}")
     return events, data or None
 
 
