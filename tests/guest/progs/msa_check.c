@@ -57,7 +57,13 @@ static void *work(void *arg)
 
 	me->tid = syscall(SYS_gettid);
 	for (i = 0; i < 8; i++) {
-		uint64_t until = now_ns() + 40000000;
+		/*
+		 * 100 ms spins: the module and the scheduler account a switch at
+		 * points a few instructions apart, and when the host deschedules
+		 * the emulator between them, a whole host time slice (~4 ms) lands
+		 * on one side. Against 800 ms on CPU that stays well under 1%.
+		 */
+		uint64_t until = now_ns() + 100000000;
 		struct timespec sl = { 0, 25000000 };
 
 		while (now_ns() < until)
