@@ -230,7 +230,8 @@ def test_microstates(ctx):
     for tid, wall_max, wall_min, total, oncpu, intr, sched, runnable, sleep, switches in lines:
         wall_max, wall_min, total, oncpu, intr, sched = map(int, (wall_max, wall_min, total, oncpu, intr, sched))
         ctx.note(f"tid {tid}: wall {wall_min / 1e6:.2f}..{wall_max / 1e6:.2f} ms, msa total {total / 1e6:.2f} ms, "
-                 f"on-CPU {oncpu / 1e6:.2f} + interrupted {intr / 1e6:.2f} ms, schedstat {sched / 1e6:.2f} ms, "
+                 f"on-CPU {oncpu / 1e6:.2f} + interrupted {intr / 1e6:.2f} ms, schedstat {sched / 1e6:.2f} ms "
+                 f"({(oncpu + intr - sched) / sched * 100:+.2f}%), "
                  f"runnable {int(runnable) / 1e6:.2f} ms, sleep {int(sleep) / 1e6:.2f} ms, {switches} switches")
         # the thread was born somewhere inside pthread_create(): its age is in [wall_min, wall_max]
         assert 0.99 * wall_min <= total <= 1.01 * wall_max, \
