@@ -92,12 +92,24 @@ u64 hgt_msa_overflow(void)
 	return atomic64_read(&overflow);
 }
 
+/*
+ * msa_active - are microstates kept in this recording?
+ *
+ * Only with a pid filter, which cannot change while recording; every hook
+ * below asks first, so that the default recording (no filter) pays nothing
+ * for microstates on its hottest paths (every switch, every irq edge).
+ */
+static inline bool msa_active(void)
+{
+	return tab && READ_ONCE(hgt.filter.nr);
+}
+
 /* msa_find - the entry of a pid, created on demand when create is set */
 static struct hgt_msa_ent *msa_find(pid_t pid, bool create)
 {
 	u32 i, slot;
 
-	if (!tab || pid <= 0 || !hgt.filter.nr)
+	if (!msa_active() || pid <= 0)
 		return NULL;
 	slot = hash_32(pid, ilog2(cap));
 	for (i = 0; i < min_t(u32, cap, HGT_MSA_PROBE_MAX); i++, slot = (slot + 1) & (cap - 1)) {
@@ -171,8 +183,11 @@ void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
 {
 	struct hgt_msa_ent *e;
 	unsigned long flags;
-	u8 off = msa_offcpu_state(prev_state, preempt);
+	u8 off;
 
+	if (!msa_active())
+		return;
+	off = msa_offcpu_state(prev_state, preempt);
 	/* PREEMPT_RT: waiting for a sleeping spinlock is a blocked, uninterruptible wait */
 	if (!preempt && (prev_state & TASK_RTLOCK_WAIT))
 		off = HGT_MSA_DISK;
@@ -194,7 +209,7 @@ void hgt_msa_wake(u64 tsc, struct task_struct *p, bool new_task)
 	struct hgt_msa_ent *e;
 	unsigned long flags;
 
-	if (!hgt_task_traced(p) || !(e = msa_find(p->pid, new_task)))
+	if (!msa_active() || !hgt_task_traced(p) || !(e = msa_find(p->pid, new_task)))
 		return;
 	raw_spin_lock_irqsave(&e->lock, flags);
 	if (new_task || !msa_is_oncpu(e->state))
@@ -210,10 +225,14 @@ void hgt_msa_wake(u64 tsc, struct task_struct *p, bool new_task)
  */
 void hgt_msa_irq(u64 tsc, bool hard, bool entry)
 {
-	struct hgt_pcpu *pc = this_cpu_ptr(&hgt_pcpu);
+	struct hgt_pcpu *pc;
 	struct hgt_msa_ent *e;
 	unsigned long flags;
 
+	/* the irq depth matters to microstates only; it is zeroed at start */
+	if (!msa_active())
+		return;
+	pc = this_cpu_ptr(&hgt_pcpu);
 	if (hard) {
 		if (entry) {
 			if (pc->hard_depth++ > 0)
@@ -225,7 +244,7 @@ void hgt_msa_irq(u64 tsc, bool hard, bool entry)
 				return;
 		}
 	}
-	if (!tab || !current->pid || !hgt_task_traced(current))
+	if (!current->pid || !hgt_task_traced(current))
 		return;
 	e = msa_find(current->pid, false);
 	if (!e)
@@ -244,10 +263,10 @@ void hgt_msa_irq(u64 tsc, bool hard, bool entry)
 
 void hgt_msa_syscall(u64 tsc, bool entry)
 {
-	struct hgt_msa_ent *e = msa_find(current->pid, false);
+	struct hgt_msa_ent *e;
 	unsigned long flags;
 
-	if (!e)
+	if (!msa_active() || !(e = msa_find(current->pid, false)))
 		return;
 	raw_spin_lock_irqsave(&e->lock, flags);
 	e->in_sys = entry;
