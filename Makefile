@@ -4,7 +4,8 @@
 #   make check        set up, unit tests here, then the guest tests in each of $(KERNELS)
 #   make check KERNELS=6.1        the guest tests in one kernel only
 #   make demo         record hackbench in the 6.1 guest; files in out/demo/
-#   make bench        benchmarks in the 6.1 guest (figures in out/bench/)
+#   make bench        benchmarks: hourglass's loop here, the recorder in the 6.1 guest
+#   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
 #   make setup        install what is missing (apt packages, virtual environment)
 #
 # Module tests need a kernel that loads modules: this machine's does not, so
@@ -20,24 +21,36 @@ all: userspace
 
 userspace:
 	$(MAKE) -s -C userspace/recorder
+	$(MAKE) -s -C userspace/hourglass
 	$(MAKE) -s -C tests/guest/progs
 
 setup:
 	@scripts/setup.sh
 
 check: setup userspace
-	$(PY) -m pytest -q tests/unit
+	$(PY) -m pytest -q tests/unit tests/native
 	@scripts/check-kernels $(KERNELS)
 
 demo: setup userspace
 	@scripts/vm -k 6.1 -o out/demo -- scripts/demo-guest
 	@echo "demo: recording, dump and microstates in $$(pwd)/out/demo/"
 
-bench: setup userspace
+bench: setup userspace bench-loop
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
+
+HG_SRC := userspace/hourglass
+build/bench/loopcost: bench/loopcost.c $(HG_SRC)/*.c $(HG_SRC)/*.h
+	@mkdir -p build/bench
+	$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -DHG_SPIN_COUNT -pthread -I $(HG_SRC) -o $@ \
+		bench/loopcost.c $(addprefix $(HG_SRC)/,workloads.c tsc.c calibrate.c timers.c policy.c \
+		options.c timeunits.c) -lm -lrt
+
+bench-loop: build/bench/loopcost
+	@mkdir -p out/bench
+	@build/bench/loopcost | tee out/bench/loopcost.txt
 
 clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all userspace setup check demo bench clean
+.PHONY: all userspace setup check demo bench bench-loop clean

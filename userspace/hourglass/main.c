@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - hourglass's front end: parse, calibrate, start all threads
+ * together, wait, then write every output.
+ *
+ * A command line that starts with an option is the paper's plain run; a
+ * first word that is not an option names a subcommand (the merger's record,
+ * report and export will live here).
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "stats.h"
+#include "timers.h"
+
+#define HG_START_DELAY_NS 50000000ULL	/* threads start together, 50 ms after go */
+#define HG_STACK (256 * 1024)
+
+void hg_warn(struct hg_run *run, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (run->nwarn >= (int)(sizeof(run->warn) / sizeof(run->warn[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(run->warn[run->nwarn++], sizeof(run->warn[0]), fmt, ap);
+	va_end(ap);
+}
+
+static void probe_system(struct hg_run *run)
+{
+	struct utsname u;
+	char buf[8] = "";
+	FILE *f;
+
+	uname(&u);
+	snprintf(run->kernel, sizeof(run->kernel), "%s %s", u.release, u.version);
+	run->preempt_rt = strstr(u.version, "PREEMPT_RT") != NULL;
+	f = fopen("/sys/kernel/realtime", "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f) && buf[0] == '1')
+			run->preempt_rt = true;
+		fclose(f);
+	}
+	run->cpus_online = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	hg_tsc_probe(&run->tsc);
+	if (!run->tsc.invariant && !(run->tsc.constant && run->tsc.nonstop))
+		hg_warn(run, "the TSC is not invariant (no constant_tsc/nonstop_tsc, CPUID 80000007 bit 8 clear): its rate may change with frequency scaling or stop in deep idle, so times may be wrong");
+	if (strcmp(run->tsc.clocksource, "tsc"))
+		hg_warn(run, "the kernel's clocksource is '%s', not tsc: the kernel does not trust the TSC here (virtual machine, or unsynchronised across CPUs)",
+			run->tsc.clocksource);
+}
+
+/* lock_memory - mlockall, or prefault only when --fallback allows it. */
+static int lock_memory(struct hg_run *run)
+{
+	if (!mlockall(MCL_CURRENT | MCL_FUTURE)) {
+		run->mlocked = true;
+		return 0;
+	}
+	if (!run->cfg->fallback) {
+		fprintf(stderr, "hourglass: mlockall: %s (needs root, CAP_IPC_LOCK or a 'ulimit -l' of %llu KB or more; --fallback runs with prefaulted memory only)\n",
+			strerror(errno),
+			(unsigned long long)(run->pool_cap * sizeof(struct hgl_rec) / 1024 +
+					     (uint64_t)run->cfg->nthreads * HG_STACK / 1024 + 16384));
+		return -1;
+	}
+	/* the paper's hack: touch every page so it is mapped before timing */
+	memset(run->pool, 0, run->pool_cap * sizeof(struct hgl_rec));
+	hg_warn(run, "mlockall refused (%s): ran with prefaulted memory, page faults possible under memory pressure",
+		strerror(errno));
+	return 0;
+}
+
+/* check_outputs - fail before the run, not after it, on an unwritable path. */
+static int check_outputs(struct hg_config *cfg, FILE **text, FILE **json)
+{
+	*text = stdout;
+	*json = NULL;
+	if (cfg->text_path && !(*text = fopen(cfg->text_path, "w"))) {
+		fprintf(stderr, "hourglass: -o %s: %s\n", cfg->text_path, strerror(errno));
+		return -1;
+	}
+	if (cfg->json_path && !(*json = fopen(cfg->json_path, "w"))) {
+		fprintf(stderr, "hourglass: --json %s: %s\n", cfg->json_path, strerror(errno));
+		return -1;
+	}
+	if (cfg->trace_path) {
+		char *d = strdup(cfg->trace_path);
+
+		if (!d || access(dirname(d), W_OK)) {
+			fprintf(stderr, "hourglass: --trace %s: directory not writable: %s\n",
+				cfg->trace_path, strerror(errno));
+			free(d);
+			return -1;
+		}
+		free(d);
+	}
+	return 0;
+}
+
+static void calibrate(struct hg_run *run)
+{
+	uint64_t over;
+
+	run->hz_pre = hg_tsc_calibrate(100, &run->cal0, &run->cal1);
+	run->loop_cycles = hg_measure_loop(&over);
+	if (run->cfg->gap_override_ns >= 0)
+		run->gap_cycles = hg_ns_to_cycles(run, (uint64_t)run->cfg->gap_override_ns);
+	else
+		run->gap_cycles = (uint64_t)(2 * run->loop_cycles);
+	if (run->gap_cycles <= (uint64_t)run->loop_cycles)
+		hg_warn(run, "GAP (%llu cycles) is not above the loop time (%.0f cycles): every iteration may count as a gap",
+			(unsigned long long)run->gap_cycles, run->loop_cycles);
+}
+
+/* start_threads - create every thread; they set themselves up and wait. */
+static int start_threads(struct hg_run *run)
+{
+	struct hg_config *cfg = run->cfg;
+	pthread_attr_t attr;
+	int k, e;
+
+	pthread_barrier_init(&run->ready, NULL, (unsigned int)cfg->nthreads + 1);
+	pthread_barrier_init(&run->go, NULL, (unsigned int)cfg->nthreads + 1);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, HG_STACK);
+	for (k = 0; k < cfg->nthreads; k++) {
+		run->th[k].idx = k;
+		run->th[k].cfg = &cfg->thread[k];
+		run->th[k].run = run;
+		e = pthread_create(&run->th[k].pt, &attr, hg_thread_main, &run->th[k]);
+		if (e) {
+			fprintf(stderr, "hourglass: cannot create thread %d: %s\n", k, strerror(e));
+			exit(HG_EXIT_ENV);	/* the barrier would wait forever */
+		}
+	}
+	pthread_attr_destroy(&attr);
+	return 0;
+}
+
+/*
+ * run_workload - start the threads, start them together, wait for them.
+ * @bad: an exit code already due (mlockall refused): the threads still set
+ * themselves up so that every missing privilege is named at once.
+ */
+static int run_workload(struct hg_run *run, int bad)
+{
+	struct hg_config *cfg = run->cfg;
+	struct hg_tsc_pair now;
+	int k;
+
+	start_threads(run);
+	pthread_barrier_wait(&run->ready);
+	for (k = 0; k < cfg->nthreads; k++) {
+		if (run->th[k].err_exit) {
+			fprintf(stderr, "hourglass: %s\n", run->th[k].err);
+			bad = bad > run->th[k].err_exit ? bad : run->th[k].err_exit;
+		}
+		if (run->th[k].fallback[0])
+			hg_warn(run, "thread %d: %s", k, run->th[k].fallback);
+	}
+	if (bad)
+		atomic_store(&run->abort_run, 1);
+	/* the run's zero: a moment shortly ahead, on both clocks */
+	hg_tsc_pair(CLOCK_MONOTONIC, &now);
+	run->t0_mono = now.ns + HG_START_DELAY_NS;
+	run->t0_tsc = now.tsc + hg_ns_to_cycles(run, HG_START_DELAY_NS);
+	run->end_tsc = run->t0_tsc + hg_ns_to_cycles(run, cfg->duration_ns);
+	run->start_wall_ns = hg_clock_ns(CLOCK_REALTIME) + HG_START_DELAY_NS;
+	pthread_barrier_wait(&run->go);
+	for (k = 0; k < cfg->nthreads; k++)
+		pthread_join(run->th[k].pt, NULL);
+	if (bad)
+		return bad;
+	for (k = 0; k < cfg->nthreads; k++) {
+		if (run->th[k].err_exit) {
+			fprintf(stderr, "hourglass: %s\n", run->th[k].err);
+			bad = run->th[k].err_exit;
+		}
+	}
+	return bad;
+}
+
+static int finish(struct hg_run *run, FILE *text, FILE *json)
+{
+	struct hg_config *cfg = run->cfg;
+	struct hg_stats st;
+	uint64_t dropped = 0;
+	int k, rc = HG_EXIT_OK;
+
+	/* the frequency over the whole run: a long baseline, a precise rate */
+	hg_tsc_pair(CLOCK_MONOTONIC_RAW, &run->cal_end);
+	run->hz = hg_tsc_fit_hz(&run->cal0, &run->cal_end);
+	if (run->hz <= 0)
+		run->hz = run->hz_pre;
+	if (run->hz_pre > 0 && (run->hz / run->hz_pre > 1.001 || run->hz / run->hz_pre < 0.999))
+		hg_warn(run, "the TSC ran at %.3f MHz over the run but %.3f MHz before it: not a constant-rate TSC",
+			run->hz / 1e6, run->hz_pre / 1e6);
+	if (hg_stats_compute(run, &st)) {
+		fprintf(stderr, "hourglass: out of memory while summarising the run\n");
+		return HG_EXIT_ENV;
+	}
+	for (k = 0; k < cfg->nthreads; k++)
+		dropped += run->th[k].dropped;
+	hg_write_text(run, &st, text);
+	if (fflush(text) || ferror(text)) {
+		fprintf(stderr, "hourglass: writing the text output: %s\n", strerror(errno));
+		rc = HG_EXIT_IO;
+	}
+	if (json) {
+		hg_write_json(run, &st, json);
+		if (fclose(json)) {
+			fprintf(stderr, "hourglass: --json %s: %s\n", cfg->json_path, strerror(errno));
+			rc = HG_EXIT_IO;
+		}
+	}
+	if (cfg->trace_path && hg_write_trace(run, &st, cfg->trace_path)) {
+		fprintf(stderr, "hourglass: --trace %s: %s\n", cfg->trace_path, strerror(errno));
+		rc = HG_EXIT_IO;
+	}
+	if (dropped) {
+		fprintf(stderr, "hourglass: the trace buffer filled: %llu records not kept; output is incomplete (raise -e, now %llu)\n",
+			(unsigned long long)dropped, (unsigned long long)cfg->max_records);
+		if (rc == HG_EXIT_OK)
+			rc = HG_EXIT_INCOMPLETE;
+	}
+	hg_stats_free(run, &st);
+	return rc;
+}
+
+static int plain_run(int argc, char **argv)
+{
+	static struct hg_config cfg;
+	struct hg_run run = { 0 };
+	FILE *text, *json;
+	sigset_t sigs;
+	int rc;
+
+	if (hg_parse_options(&cfg, argc, argv))
+		return HG_EXIT_USAGE;
+	if (cfg.dry_run) {
+		hg_dry_run(&cfg, stdout);
+		return HG_EXIT_OK;
+	}
+	run.cfg = &cfg;
+	if (check_outputs(&cfg, &text, &json))
+		return HG_EXIT_IO;
+	probe_system(&run);
+	/* POSIX timers signal one thread; nobody else may take the signal */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, HG_TIMER_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	run.pool_cap = cfg.max_records;
+	run.pool = calloc(run.pool_cap, sizeof(struct hgl_rec));
+	run.th = calloc((size_t)cfg.nthreads, sizeof(*run.th));
+	if (!run.pool || !run.th) {
+		fprintf(stderr, "hourglass: no memory for %llu records (-e)\n",
+			(unsigned long long)run.pool_cap);
+		return HG_EXIT_ENV;
+	}
+	rc = lock_memory(&run) ? HG_EXIT_ENV : HG_EXIT_OK;
+	calibrate(&run);
+	rc = run_workload(&run, rc);
+	if (rc)
+		return rc;
+	return finish(&run, text, json);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		hg_usage(stderr);
+		return HG_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		hg_usage(stdout);
+		return HG_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("hourglass %s (trace format %d.%d)\n", HG_VERSION, HGL_FORMAT_MAJOR,
+		       HGL_FORMAT_MINOR);
+		return HG_EXIT_OK;
+	}
+	if (argv[1][0] != '-') {
+		fprintf(stderr, "hourglass: unknown command '%s': a plain run starts with an option, e.g. 'hourglass -n 1 -d 1s' (see --help)\n",
+			argv[1]);
+		return HG_EXIT_USAGE;
+	}
+	return plain_run(argc, argv);
+}

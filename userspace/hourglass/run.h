@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * run.h - one hourglass run: calibration, the shared record pool and the
+ * per-thread state that the workloads fill and the writers read.
+ */
+#ifndef HG_RUN_H
+#define HG_RUN_H
+
+#include <stdatomic.h>
+#include <sys/types.h>
+#include "hourglass.h"
+#include "hgl_trace.h"
+#include "tsc.h"
+
+#define HG_CHUNK 256	/* records a thread takes from the pool at a time */
+
+struct hg_run;
+
+struct hg_thread {
+	int idx;
+	pid_t tid;
+	struct hg_thread_cfg *cfg;
+	struct hg_run *run;
+	pthread_t pt;
+
+	/* its slice of the record pool */
+	struct hgl_rec *rec, *rec_end;
+	uint64_t dropped;
+
+	/* live counters, read after the run */
+	uint64_t jobs_hit, jobs_missed, work_units, wakes, yields;
+	uint64_t first_tsc, last_tsc;	/* when it actually ran */
+
+	/* what went wrong while it set itself up, and what it fell back to */
+	int err_exit;
+	char err[320];
+	char fallback[320];
+};
+
+struct hg_run {
+	struct hg_config *cfg;
+	struct hg_tsc_info tsc;
+	double hz_pre;		/* calibrated before the run, used during it */
+	double hz;		/* over the whole run: used for all output */
+	struct hg_tsc_pair cal0, cal1, cal_end;
+	double loop_cycles;	/* median polling-loop iteration */
+	uint64_t gap_cycles;
+	uint64_t t0_tsc, t0_mono;	/* the run's zero (CLOCK_MONOTONIC) */
+	uint64_t end_tsc;
+
+	struct hgl_rec *pool;
+	uint64_t pool_cap;
+	atomic_uint_least64_t pool_used;
+
+	struct hg_thread *th;
+	pthread_barrier_t ready, go;
+	atomic_int abort_run;
+	bool mlocked;
+	char mlock_note[160];
+	char kernel[256];
+	bool preempt_rt;
+	uint64_t start_wall_ns;
+	int cpus_online;
+	char warn[8][240];
+	int nwarn;
+};
+
+void hg_warn(struct hg_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* workloads.c */
+void *hg_thread_main(void *arg);
+uint64_t hg_ns_to_cycles(const struct hg_run *run, uint64_t ns);
+
+/* policy.c */
+int hg_apply_sched(struct hg_thread *t);
+int hg_apply_affinity(struct hg_thread *t);
+
+/* calibrate.c */
+double hg_measure_loop(uint64_t *hist_over);
+
+/* output: after the run, from the records and their statistics */
+struct hg_stats;
+void hg_write_text(struct hg_run *run, struct hg_stats *st, FILE *f);
+void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f);
+int hg_write_trace(struct hg_run *run, struct hg_stats *st, const char *path);
+void hg_dry_run(struct hg_config *cfg, FILE *f);
+
+#endif

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * workloads.c - the thread execution models of the paper's section 3.2.
+ *
+ * Every thread sets itself up (CPUs, policy, timer, working set), waits for
+ * all others, sleeps until its start time and runs its model until its end
+ * time. Nothing here prints or writes a file: output comes after the run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "spin.h"
+#include "timers.h"
+
+uint64_t hg_ns_to_cycles(const struct hg_run *run, uint64_t ns)
+{
+	return (uint64_t)((double)ns * run->hz_pre / 1e9);
+}
+
+/* hg_rec_refill - take the next chunk of the shared pool; count a drop if none. */
+struct hgl_rec *hg_rec_refill(struct hg_thread *t)
+{
+	struct hg_run *run = t->run;
+	uint64_t first = atomic_fetch_add(&run->pool_used, HG_CHUNK), n;
+
+	if (first >= run->pool_cap) {
+		t->dropped++;
+		return NULL;
+	}
+	n = run->pool_cap - first < HG_CHUNK ? run->pool_cap - first : HG_CHUNK;
+	t->rec = run->pool + first;
+	t->rec_end = t->rec + n;
+	return t->rec++;
+}
+
+/* wake_record - note when a timer wake-up was due and when it happened. */
+static void wake_record(struct hg_thread *t, uint64_t intended_mono, uint8_t flags,
+			uint64_t *tsc_out, uint64_t *rel_tsc)
+{
+	uint64_t tsc, mono;
+	uint32_t cpu = (uint32_t)hg_tsc_cpu(&t->run->tsc, &tsc);
+	int64_t late;
+
+	mono = hg_clock_ns(CLOCK_MONOTONIC);
+	late = (int64_t)(mono - intended_mono);
+	/* convert the lateness, not the absolute time: no drift between clocks */
+	*rel_tsc = late >= 0 ? tsc - hg_ns_to_cycles(t->run, (uint64_t)late)
+			     : tsc + hg_ns_to_cycles(t->run, (uint64_t)-late);
+	hg_rec_put(t, HGL_REC_WAKE, flags | (uint8_t)(t->cfg->timer + 1), *rel_tsc, tsc,
+		   (uint64_t)late, cpu);
+	t->wakes++;
+	*tsc_out = tsc;
+}
+
+static void run_cpu(struct hg_thread *t, struct hg_spin *s, uint64_t end, bool scan,
+		    uint64_t yield_cycles)
+{
+	uint64_t need;
+
+	for (;;) {
+		need = yield_cycles ? yield_cycles : UINT64_MAX;
+		if (scan)
+			hg_spin(t, s, &need, end, true, &t->work_units);
+		else
+			hg_spin(t, s, &need, end, false, NULL);
+		if (s->last >= end)
+			break;
+		/* received its amount: yield the rest of the slice */
+		hg_spin_close(t, s, HGL_IV_YIELD);
+		t->yields++;
+		sched_yield();
+		hg_spin_open(t, s);
+	}
+}
+
+/* run_cpu_periodic - never blocks: a job starts as soon as the last one ends. */
+static void run_cpu_periodic(struct hg_thread *t, struct hg_spin *s, uint64_t end)
+{
+	uint64_t amount = hg_ns_to_cycles(t->run, t->cfg->amount_ns);
+	uint64_t period = hg_ns_to_cycles(t->run, t->cfg->period_ns);
+	uint64_t rel = s->start, deadline, need;
+
+	for (;;) {
+		deadline = rel + period;
+		need = amount;
+		hg_spin(t, s, &need, deadline < end ? deadline : end, false, NULL);
+		if (!need) {
+			t->jobs_hit++;
+			hg_rec_put(t, HGL_REC_JOB, 0, rel, s->last, deadline, s->cpu);
+			rel = s->last;
+		} else if (s->last >= end) {
+			hg_rec_put(t, HGL_REC_JOB, HGL_JOB_CUT, rel, 0, deadline, s->cpu);
+			break;
+		} else {
+			t->jobs_missed++;
+			hg_rec_put(t, HGL_REC_JOB, HGL_JOB_MISSED, rel, 0, deadline, s->cpu);
+			rel = deadline;
+		}
+	}
+}
+
+/*
+ * run_periodic - a job of @amount CPU every @period, sleeping on the timer
+ * between jobs. A job not done by its deadline is a miss and is dropped:
+ * the next one starts at once, so every period is counted exactly once.
+ */
+static int run_periodic(struct hg_thread *t, struct hg_spin *s, struct hg_timer *tm,
+			uint64_t end)
+{
+	struct hg_run *run = t->run;
+	uint64_t amount = hg_ns_to_cycles(run, t->cfg->amount_ns);
+	uint64_t period = hg_ns_to_cycles(run, t->cfg->period_ns);
+	uint64_t rel_mono = run->t0_mono + t->cfg->start_ns, intended, rel, deadline, need, tsc;
+	bool first = true;
+
+	for (;;) {
+		if (hg_timer_sleep_until(tm, rel_mono, &intended))
+			return -1;
+		wake_record(t, intended, 0, &tsc, &rel);
+		if (first)
+			t->first_tsc = tsc;
+		first = false;
+		hg_spin_open(t, s);
+		deadline = rel + period;
+		for (;;) {
+			need = amount;
+			hg_spin(t, s, &need, deadline < end ? deadline : end, false, NULL);
+			if (!need) {
+				t->jobs_hit++;
+				hg_rec_put(t, HGL_REC_JOB, 0, rel, s->last, deadline, s->cpu);
+				break;
+			}
+			if (s->last >= end) {
+				hg_rec_put(t, HGL_REC_JOB, HGL_JOB_CUT, rel, 0, deadline, s->cpu);
+				hg_spin_close(t, s, HGL_IV_LAST);
+				return 0;
+			}
+			t->jobs_missed++;
+			hg_rec_put(t, HGL_REC_JOB, HGL_JOB_MISSED, rel, 0, deadline, s->cpu);
+			rel = deadline;
+			deadline += period;
+			rel_mono += t->cfg->period_ns;
+		}
+		rel_mono += t->cfg->period_ns;
+		if (deadline >= end) {
+			hg_spin_close(t, s, HGL_IV_LAST);
+			return 0;
+		}
+		hg_spin_close(t, s, HGL_IV_SLEEP);
+	}
+}
+
+/*
+ * run_lat - the latency test: sleep one period from now, note how late the
+ * wake-up was, repeat. The next wake-up is computed from the current time,
+ * as in the paper, so lateness does not accumulate.
+ */
+static int run_lat(struct hg_thread *t, struct hg_timer *tm, uint64_t end_mono)
+{
+	uint64_t target, intended, tsc, rel;
+
+	for (;;) {
+		target = hg_clock_ns(CLOCK_MONOTONIC) + t->cfg->period_ns;
+		if (target >= end_mono)
+			return 0;
+		if (hg_timer_sleep_until(tm, target, &intended))
+			return -1;
+		wake_record(t, intended, HGL_WAKE_LAT, &tsc, &rel);
+		if (!t->first_tsc)
+			t->first_tsc = tsc;
+		t->last_tsc = tsc;
+	}
+}
+
+/* setup - everything that may fail or fault, done before the run starts. */
+static int setup(struct hg_thread *t, struct hg_timer *tm, uint8_t **scan, size_t *scan_len)
+{
+	struct hg_thread_cfg *c = t->cfg;
+
+	t->tid = (pid_t)syscall(SYS_gettid);
+	if (hg_apply_affinity(t) || hg_apply_sched(t))
+		return -1;
+	if (c->workload == HG_W_PERIODIC || c->workload == HG_W_LAT) {
+		int pre = snprintf(t->err, sizeof(t->err), "thread %d: ", t->idx);
+
+		if (hg_timer_open(tm, c->timer, t->run->cfg->rtc_hz, t->err + pre,
+				  sizeof(t->err) - (size_t)pre)) {
+			t->err_exit = HG_EXIT_ENV;
+			return -1;
+		}
+		t->err[0] = 0;
+	}
+	if (c->workload == HG_W_CPU_SCAN || c->workload == HG_W_CPU_SCAN_YIELD) {
+		*scan_len = (size_t)c->scan_kb * 1024;
+		*scan = malloc(*scan_len);
+		if (!*scan) {
+			snprintf(t->err, sizeof(t->err), "thread %d: no memory for a %llu KB working set",
+				 t->idx, (unsigned long long)c->scan_kb);
+			t->err_exit = HG_EXIT_ENV;
+			return -1;
+		}
+		/* touch it here, pinned, so its pages are local and present */
+		memset(*scan, 1, *scan_len);
+	}
+	/* and the first chunk of records, so the first gap does not fault */
+	if (!hg_rec_refill(t))
+		t->dropped = 0;
+	else
+		t->rec--;
+	return 0;
+}
+
+void *hg_thread_main(void *arg)
+{
+	struct hg_thread *t = arg;
+	struct hg_run *run = t->run;
+	struct hg_thread_cfg *c = t->cfg;
+	struct hg_timer tm = { .fd = -1 };
+	struct hg_spin s = { 0 };
+	uint8_t *scan = NULL;
+	size_t scan_len = 0;
+	uint64_t end_ns, end, start_mono;
+	struct timespec ts;
+	int r = 0;
+
+	setup(t, &tm, &scan, &scan_len);
+	pthread_barrier_wait(&run->ready);
+	pthread_barrier_wait(&run->go);
+	if (atomic_load(&run->abort_run) || t->err_exit)
+		goto out;
+
+	end_ns = c->finish_ns && c->finish_ns < run->cfg->duration_ns ? c->finish_ns
+								      : run->cfg->duration_ns;
+	end = run->t0_tsc + hg_ns_to_cycles(run, end_ns);
+	s.scan = scan;
+	s.scan_len = scan_len;
+
+	if (c->workload == HG_W_PERIODIC) {
+		r = run_periodic(t, &s, &tm, end);
+	} else if (c->workload == HG_W_LAT) {
+		ts = hg_ns_ts(run->t0_mono + c->start_ns);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		r = run_lat(t, &tm, run->t0_mono + end_ns);
+	} else {
+		start_mono = run->t0_mono + c->start_ns;
+		ts = hg_ns_ts(start_mono);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		hg_spin_open(t, &s);
+		t->first_tsc = s.start;
+		switch (c->workload) {
+		case HG_W_CPU:
+			run_cpu(t, &s, end, false, 0);
+			break;
+		case HG_W_CPU_SCAN:
+			run_cpu(t, &s, end, true, 0);
+			break;
+		case HG_W_CPU_YIELD:
+			run_cpu(t, &s, end, false, hg_ns_to_cycles(run, c->amount_ns));
+			break;
+		case HG_W_CPU_SCAN_YIELD:
+			run_cpu(t, &s, end, true, hg_ns_to_cycles(run, c->amount_ns));
+			break;
+		case HG_W_CPU_PERIODIC:
+			run_cpu_periodic(t, &s, end);
+			break;
+		default:
+			break;
+		}
+		hg_spin_close(t, &s, HGL_IV_LAST);
+	}
+	if (c->workload != HG_W_LAT)
+		t->last_tsc = s.last;
+	if (r) {
+		snprintf(t->err, sizeof(t->err), "thread %d: -i %s: waiting on the timer failed: %s",
+			 t->idx, hg_timer_name(c->timer), strerror(errno));
+		t->err_exit = HG_EXIT_ENV;
+	}
+out:
+	hg_timer_close(&tm);
+	free(scan);
+	return NULL;
+}
