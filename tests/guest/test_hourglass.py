@@ -1,0 +1,51 @@
+"""test_hourglass - the workload inside each guest kernel: what this machine
+cannot do natively (/dev/rtc), and what differs between kernels (PREEMPT_RT).
+
+No module is involved; the harness still checks dmesg after each test.
+"""
+import json
+import os
+
+from harness import OUT, TOP, run
+
+HOURGLASS = os.path.join(TOP, "build", "hourglass")
+
+
+def hourglass(ctx, args):
+    js = ctx.path("hourglass.json")
+    p = run([HOURGLASS, *args.split(), "--json", js], timeout=120)
+    with open(js) as f:
+        return p.stdout, json.load(f)
+
+
+def test_hourglass_rtc_and_kernel(ctx):
+    """Section 5.3's RTC latency test and 5.4's RTC periodic task, shortened."""
+    out, js = hourglass(ctx, "-d 2s -n 1 -t 0 -p RTHIGH -w LAT 5.3ms -i RTC")
+    lat = [float(l.split()[1]) for l in out.splitlines() if l.startswith("latlate:")]
+    # wake-ups fall on 1024 Hz RTC ticks: one per 5.3 ms give or take a tick
+    assert 300 <= len(lat) <= 420, f"{len(lat)} RTC wake-ups in 2 s"
+    assert js["threads"][0]["lateness_ns"]["count"] == len(lat)
+    rt = "PREEMPT_RT" in os.uname().version or os.uname().release.endswith("-rt-amd64")
+    assert js["kernel"]["preempt_rt"] == rt, (js["kernel"], os.uname())
+    ctx.note(f"RTC LAT: {len(lat)} samples, median lateness {sorted(lat)[len(lat) // 2]:.1f} us "
+             f"(relative to the fastest wake-up), PREEMPT_RT {rt}")
+    out, js = hourglass(ctx, "-d 2s -n 1 -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i RTC")
+    d = js["threads"][0]["deadlines"]
+    assert 380 <= d["hit"] + d["missed"] <= 402, d
+    assert f"thread 0: missed {d['missed']} deadlines, hit {d['hit']}" in out
+    ctx.note(f"RTC PERIODIC 4ms 5ms: hit {d['hit']}, missed {d['missed']}")
+
+
+def test_hourglass_three_threads(ctx):
+    """Section 3.1's three-thread run on one CPU of the guest."""
+    out, js = hourglass(ctx, "-n 3 -d 2s -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1")
+    cpu = [t["cpu_time_ns"] for t in js["threads"]]
+    assert cpu[2] > cpu[1] > cpu[0] > 0, cpu
+    assert js["complete"] and js["tsc"]["hz"] > 1e8
+    ctx.note(f"loop {js['loop_ns']:.1f} ns, GAP {js['gap_ns']:.1f} ns, clocksource {js['tsc']['clocksource']}, "
+             f"CPU ms LOW/NORMAL/HIGH {cpu[0] / 1e6:.0f}/{cpu[1] / 1e6:.0f}/{cpu[2] / 1e6:.0f}, "
+             f"gaps {sum(t['gaps'] for t in js['threads'])}")
+    assert OUT
+
+
+TESTS = [test_hourglass_rtc_and_kernel, test_hourglass_three_threads]

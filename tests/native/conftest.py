@@ -1,0 +1,71 @@
+"""Tests of the real binaries on this machine (no guest needed): build them,
+run hourglass with short durations, hand back text, JSON and trace."""
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+HOURGLASS = os.path.join(TOP, "build", "hourglass")
+
+import hourglass_trace  # noqa: E402
+
+
+@dataclass
+class Run:
+    rc: int
+    stdout: str
+    stderr: str
+    json: dict
+    trace: object
+    intervals: list        # (thread, start_ms, end_ms, dur_ms, gap_ms, cpu)
+
+    def lines(self, tag):
+        return [l for l in self.stdout.splitlines() if l.startswith(tag)]
+
+
+@pytest.fixture(scope="session")
+def hourglass_bin():
+    subprocess.run(["make", "-s", "-C", os.path.join(TOP, "userspace", "hourglass")], check=True)
+    return HOURGLASS
+
+
+@pytest.fixture
+def hg(hourglass_bin, tmp_path):
+    """hg("-n 1 -d 1s ...") runs hourglass with --json, --trace and --cpu-column."""
+    def run(args, expect=0, trace=True, env=None, prefix=()):
+        d = tmp_path
+        if prefix:      # a dropped user cannot reach pytest's 0700 directories
+            d = Path(tempfile.mkdtemp(prefix="hg-"))
+            os.chmod(d, 0o777)
+        js, tr = d / "run.json", d / "run.hgl"
+        for f in (js, tr):
+            if f.exists():
+                f.unlink()
+        cmd = [*prefix, hourglass_bin, *args.split(), "--cpu-column", "--json", str(js)]
+        if trace:
+            cmd += ["--trace", str(tr)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        assert p.returncode == expect, f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr}"
+        ivs = []
+        for l in p.stdout.splitlines():
+            if l[:1].isdigit():
+                f = l.split()
+                ivs.append((int(f[0]), *map(float, f[1:5]), int(f[5])))
+        data = json.loads(js.read_text()) if js.exists() and js.stat().st_size else None
+        t = hourglass_trace.read_trace(str(tr)) if trace and tr.exists() else None
+        if prefix:
+            shutil.rmtree(d)
+        return Run(p.returncode, p.stdout, p.stderr, data, t, ivs)
+    return run
+
+
+def is_root():
+    return os.geteuid() == 0

@@ -1,0 +1,186 @@
+"""hourglass on this machine, short runs, asserting on what it measured.
+
+The figures asserted are the workload's own contract (a thread asked to
+yield after 0.9 ms of CPU yields after 0.9 ms of CPU), so they hold on a
+noisy machine; nothing here is a timing threshold on the machine's speed.
+"""
+import os
+import shutil
+import statistics
+
+import pytest
+
+import hourglass_trace as H
+from conftest import is_root
+
+pytestmark = pytest.mark.skipif(not is_root(), reason="real-time policies and mlockall need root")
+
+
+def test_three_priorities_share_one_cpu(hg):
+    """Section 3.1's command, pinned to one CPU: CPU time follows the nice level."""
+    r = hg("-n 3 -d 1500ms -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 0")
+    cpu = [t["cpu_time_ns"] for t in r.json["threads"]]
+    assert cpu[2] > cpu[1] > cpu[0] > 0, cpu
+    assert sum(cpu) > 0.8 * 1.5e9, "the three threads together had most of the CPU"
+    # one CPU: intervals never overlap, and the gap column is start - previous end
+    ivs = sorted(r.intervals, key=lambda x: x[1])
+    for a, b in zip(ivs, ivs[1:]):
+        assert b[1] >= a[2] - 1e-6, (a, b)
+        assert abs(b[4] - (b[1] - a[2])) < 2e-6, (a, b)
+    assert {iv[5] for iv in ivs} == {0}
+    # text, JSON and binary trace tell the same run
+    trace_ivs = [x for x in r.trace.records if x.type == H.INTERVAL]
+    assert len(trace_ivs) == len(r.intervals) == sum(t["intervals"] for t in r.json["threads"])
+    assert r.trace.info["t0_tsc"] == r.json["t0_tsc"] and r.trace.complete
+    tids = {t["tid"] for t in r.json["threads"]}
+    assert len(tids) == 3 and os.getpid() not in tids
+
+
+def test_cpu_yield_slices_of_0_9ms(hg):
+    """Section 5.1's CPU_YIELD 0.9ms: the CPU a thread gets between yields is 0.9 ms."""
+    r = hg("-n 2 -d 1s -a -w CPU_YIELD 0.9ms --affinity 0")
+    hz = r.json["tsc"]["hz"]
+    for k in (0, 1):
+        ivs = [x for x in r.trace.records if x.thread == k and x.type == H.INTERVAL]
+        slices, cpu, start = [], 0, None
+        for iv in ivs:
+            start = iv.t0 if start is None else start
+            cpu += iv.t1 - iv.t0
+            if iv.flags & H.IV_YIELD:
+                slices.append((cpu * 1e3 / hz, (iv.t1 - start) * 1e3 / hz))
+                cpu, start = 0, None
+        assert len(slices) > 200, len(slices)
+        assert r.json["threads"][k]["yields"] == len(slices)
+        cpu_ms = [s[0] for s in slices]
+        near = sum(1 for c in cpu_ms if 0.9 <= c <= 0.905) / len(cpu_ms)
+        assert near > 0.95, f"thread {k}: {near:.1%} of slices got 0.9 ms of CPU"
+        wall = statistics.median(s[1] for s in slices)
+        assert 0.9 <= wall < 1.2, f"thread {k}: median wall time of a slice {wall} ms"
+
+
+def test_periodic_alone_misses_nothing(hg):
+    """PERIODIC 3ms 8ms alone at RTHIGH with HR timers: every deadline met."""
+    r = hg("-n 1 -d 2s -t 0 -p RTHIGH -w PERIODIC 3ms 8ms -i HR --affinity 1")
+    t = r.json["threads"][0]
+    assert t["deadlines"]["missed"] == 0, t
+    assert 249 <= t["deadlines"]["hit"] <= 250, t
+    assert "thread 0: missed 0 deadlines, hit %d" % t["deadlines"]["hit"] in r.stdout
+    hz = r.json["tsc"]["hz"]
+    jobs = [x for x in r.trace.records if x.type == H.JOB and not x.flags & H.JOB_CUT]
+    assert len(jobs) == t["deadlines"]["hit"]
+    assert t["deadlines"]["cut_by_end"] <= 1
+    for j in jobs:
+        assert j.t1 - j.t0 >= 3e-3 * hz * 0.999, "a job took at least its 3 ms"
+        assert j.t1 <= j.t2 and abs((j.t2 - j.t0) - 8e-3 * hz) < 1e-6 * hz
+    wakes = [x for x in r.trace.records if x.type == H.WAKE]
+    assert len(wakes) == len(jobs) + 1 or len(wakes) == len(jobs)
+    assert all(w.lateness_ns >= 0 for w in wakes)
+
+
+def test_lat_one_sample_per_period(hg):
+    """LAT 5ms: one sample per wake-up, each a period after the previous one."""
+    r = hg("-n 1 -d 1s -t 0 -p RTHIGH -w LAT 5ms -i HR")
+    lat = r.lines("latlate:")
+    wakes = [x for x in r.trace.records if x.type == H.WAKE]
+    assert len(lat) == len(wakes) == r.json["threads"][0]["lateness_ns"]["count"]
+    assert 150 <= len(wakes) <= 200, len(wakes)
+    hz = r.json["tsc"]["hz"]
+    for a, b in zip(wakes, wakes[1:]):
+        # the next wake-up is due a period after this one happened
+        spacing_ms = (b.t0 - a.t1) * 1e3 / hz
+        assert 4.95 < spacing_ms < 5.1, spacing_ms
+    assert [float(l.split()[1]) for l in lat] == pytest.approx([w.lateness_ns / 1e3 for w in wakes], abs=1e-5)
+
+
+@pytest.mark.parametrize("timer", ["NATIVE", "TIMERFD", "POSIX"])
+def test_other_timers(hg, timer):
+    r = hg(f"-n 1 -d 500ms -t 0 -p RTHIGH -w LAT 2ms -i {timer}")
+    n = r.json["threads"][0]["lateness_ns"]["count"]
+    assert 150 <= n <= 250, n
+    assert r.json["threads"][0]["timer"] == timer
+
+
+def test_two_cpu_threads_on_one_cpu_alternate(hg):
+    r = hg("-n 2 -d 2s -a -w CPU --affinity 1")
+    cpu = [t["cpu_time_ns"] for t in r.json["threads"]]
+    share = cpu[0] / sum(cpu)
+    assert 0.4 < share < 0.6, cpu
+    seq = [iv[0] for iv in sorted(r.intervals, key=lambda x: x[1])]
+    switches = sum(1 for a, b in zip(seq, seq[1:]) if a != b)
+    assert switches >= 50, switches
+    assert {iv[5] for iv in r.intervals} == {1}
+
+
+def test_paper_5_5_two_tasks_hr(hg):
+    r = hg("-n 2 -d 2s -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR "
+           "-t 1 -p RTLOW -w PERIODIC 17ms 33ms -i HR")
+    t0, t1 = r.json["threads"]
+    assert t0["deadlines"]["hit"] + t0["deadlines"]["missed"] in (249, 250)
+    assert t1["deadlines"]["hit"] + t1["deadlines"]["missed"] in (60, 61)
+    assert len(r.lines("thread ")) == 2
+
+
+def test_reservations_run(hg):
+    r = hg("-n 2 -d 1s -t 0 -w PERIODIC 3ms 8ms -rh 3.1ms 8ms "
+           "-t 1 -w PERIODIC 17ms 33ms -rs 17.1ms 33ms")
+    t0, t1 = r.json["threads"]
+    assert t0["policy"] == t1["policy"] == "deadline"
+    assert t0["deadlines"]["hit"] + t0["deadlines"]["missed"] in (124, 125)
+    assert t1["reservation"]["kind"] == "soft"
+
+
+def test_cpu_scan_counts_work_and_cpu_periodic_counts_periods(hg):
+    r = hg("-n 2 -d 1s -t 0 -w CPU_SCAN 32 --affinity 0 -t 1 -w CPU_PERIODIC 1ms 4ms --affinity 1")
+    t0, t1 = r.json["threads"]
+    assert t0["work_units"] > 1000
+    assert t1["deadlines"]["hit"] >= 700, t1   # ~1 ms jobs back to back, 1 s
+
+
+def test_raw_cycles(hg):
+    r = hg("-n 1 -d 300ms -c")
+    cyc = r.lines("cycles:")
+    assert len(cyc) == len(r.intervals) > 0
+    hz, t0 = r.json["tsc"]["hz"], r.json["t0_tsc"]
+    f = cyc[0].split()
+    assert abs((int(f[2]) - t0) * 1e3 / hz - r.intervals[0][1]) < 1e-5
+
+
+def test_paper_lines_run(hg):
+    """Every paper command line runs (shortened with a trailing -d); RTC needs /dev/rtc."""
+    from test_paper_lines import PAPER
+    for name, args in PAPER.items():
+        rtc = "-i RTC" in args
+        have_rtc = os.path.exists("/dev/rtc0") or os.path.exists("/dev/rtc")
+        r = hg(args + " -d 400ms", expect=2 if rtc and not have_rtc else 0, trace=False)
+        if rtc and not have_rtc:
+            assert "/dev/rtc" in r.stderr and "use -i HR" in r.stderr, r.stderr
+        else:
+            assert r.json["complete"], name
+
+
+def test_full_buffer_is_reported(hg):
+    r = hg("-n 2 -d 500ms -e 300 -a -w CPU_YIELD 0.1ms", expect=3)
+    assert "trace buffer filled" in r.stderr
+    assert r.lines("error: the trace buffer filled")
+    assert r.json["complete"] is False and r.json["records"]["dropped"] > 0
+    assert r.trace.dropped == r.json["records"]["dropped"] and not r.trace.complete
+    assert len(r.trace.records) <= 300
+
+
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="needs setpriv")
+def test_privileges_named(hg):
+    drop = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+    r = hg("-n 2 -d 200ms -t 0 -p RTHIGH -t 1 -rh 1ms 10ms", expect=2, trace=False, prefix=drop)
+    assert "mlockall" in r.stderr and "CAP_IPC_LOCK" in r.stderr
+    assert "-p RTHIGH (SCHED_FIFO priority 80): Operation not permitted" in r.stderr
+    assert "-rh (SCHED_DEADLINE" in r.stderr and "--fallback" in r.stderr
+    assert r.stdout == ""
+    r = hg("-n 1 -d 200ms -t 0 -p RTHIGH --fallback", trace=False, prefix=drop)
+    assert r.lines("warning: mlockall refused")
+    assert r.lines("warning: thread 0: -p RTHIGH")
+    assert "refused" in r.json["threads"][0]["fallback"]
+
+
+def test_unwritable_output_fails_before_the_run(hg):
+    r = hg("-n 1 -d 10s -o /nonexistent/dir/out.txt", expect=4, trace=False)
+    assert "/nonexistent/dir/out.txt" in r.stderr

@@ -1,0 +1,157 @@
+"""hourglass's command line: every command line of the paper parses to what it
+means (--dry-run prints the parsed configuration), and malformed ones are
+refused with a message naming the problem."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import TOP
+
+HOURGLASS = os.path.join(TOP, "build", "hourglass")
+MS = 1_000_000
+
+# The command lines printed in the paper's sections 3 and 5, as written.
+PAPER = {
+    "3.1 three priorities": "-n 3 -d 5s -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH",
+    "5.1 cpu": "-d 60s -n 10 -a -p NORMAL -w CPU",
+    "5.1 cpu_yield": "-d 60s -n 10 -a -p NORMAL -w CPU_YIELD 0.9ms",
+    "5.3 lat rtc": "-d 6m -n 1 -t 0 -p RTHIGH -w LAT 5.3ms -i RTC",
+    "5.4 periodic rtc": "-d 20s -n 1 -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i RTC",
+    "5.5 hr native": "-n 2 -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR -t 1 -p RTLOW -w PERIODIC 17ms 33ms -i NATIVE",
+    "5.5 hr hr": "-n 2 -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR -t 1 -p RTLOW -w PERIODIC 17ms 33ms -i HR",
+    "5.5 12ms": "-n 2 -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR -t 1 -p RTLOW -w PERIODIC 12ms 33ms -i NATIVE",
+    "5.6 exact": "-n 2 -t 0 -w PERIODIC 3ms 8ms -rh 3ms 8ms -t 1 -w PERIODIC 17ms 33ms -rh 17ms 33ms",
+    "5.6 over": "-n 2 -t 0 -w PERIODIC 3ms 8ms -rh 3.1ms 8ms -t 1 -w PERIODIC 17ms 33ms -rh 17.1ms 33ms",
+}
+
+
+@pytest.fixture(scope="session")
+def hourglass_bin():
+    subprocess.run(["make", "-s", "-C", os.path.join(TOP, "userspace", "hourglass")], check=True)
+    return HOURGLASS
+
+
+def dry(hg, args):
+    p = subprocess.run([hg, *args.split(), "--dry-run"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.mark.parametrize("name", PAPER)
+def test_paper_command_lines_parse(hourglass_bin, name):
+    c = dry(hourglass_bin, PAPER[name])
+    assert c["threads_n"] == len(c["threads"]) >= 1
+
+
+def test_paper_meanings(hourglass_bin):
+    c = dry(hourglass_bin, PAPER["3.1 three priorities"])
+    assert c["duration_ns"] == 5000 * MS
+    assert [t["level"] for t in c["threads"]] == ["LOW", "NORMAL", "HIGH"]
+    assert [t["priority"] for t in c["threads"]] == [10, 0, -10]
+    assert all(t["workload"] == "CPU" and t["timer"] == "NATIVE" for t in c["threads"])
+
+    c = dry(hourglass_bin, PAPER["5.1 cpu_yield"])
+    assert c["threads_n"] == 10 and c["duration_ns"] == 60000 * MS
+    assert all(t["workload"] == "CPU_YIELD" and t["amount_ns"] == 900_000 for t in c["threads"])
+
+    c = dry(hourglass_bin, PAPER["5.3 lat rtc"])
+    t = c["threads"][0]
+    assert c["duration_ns"] == 360_000 * MS
+    assert (t["workload"], t["period_ns"], t["timer"], t["policy"], t["priority"]) == \
+        ("LAT", 5_300_000, "RTC", "fifo", 80)
+
+    c = dry(hourglass_bin, PAPER["5.5 hr native"])
+    t0, t1 = c["threads"]
+    assert (t0["policy"], t0["priority"], t0["amount_ns"], t0["period_ns"], t0["timer"]) == \
+        ("fifo", 40, 3 * MS, 8 * MS, "HR")
+    assert (t1["policy"], t1["priority"], t1["amount_ns"], t1["period_ns"], t1["timer"]) == \
+        ("fifo", 20, 17 * MS, 33 * MS, "NATIVE")
+    assert c["duration_ns"] == 10_000 * MS, "the default duration is 10 s"
+
+    c = dry(hourglass_bin, PAPER["5.6 over"])
+    r0, r1 = (t["reservation"] for t in c["threads"])
+    assert r0 == {"kind": "hard", "runtime_ns": 3_100_000, "period_ns": 8 * MS}
+    assert r1 == {"kind": "hard", "runtime_ns": 17_100_000, "period_ns": 33 * MS}
+    assert all(t["policy"] == "deadline" for t in c["threads"])
+
+
+def test_options_and_extensions(hourglass_bin):
+    c = dry(hourglass_bin, "-n 4 -d 1020ms -e 1000 -c -a -w CPU_SCAN_YIELD 64 87.0us -t 2 "
+                           "-rs 1ms 10ms -t 3 --policy rr --prio 7 --affinity 0,2-3 -s 0.5s -f 3m "
+                           "-t 1 -w CPU_PERIODIC 1ms 4ms -i POSIX --gap 250ns")
+    assert c["duration_ns"] == 1020 * MS and c["max_records"] == 1000 and c["raw_cycles"]
+    assert c["gap_ns"] == 250
+    t0, t1, t2, t3 = c["threads"]
+    assert (t0["workload"], t0["scan_kb"], t0["amount_ns"]) == ("CPU_SCAN_YIELD", 64, 87_000)
+    assert (t1["workload"], t1["amount_ns"], t1["period_ns"], t1["timer"]) == \
+        ("CPU_PERIODIC", MS, 4 * MS, "POSIX")
+    assert t2["reservation"] == {"kind": "soft", "runtime_ns": MS, "period_ns": 10 * MS}
+    assert (t3["policy"], t3["priority"], t3["affinity"]) == ("rr", 7, "0,2-3")
+    assert (t3["start_ns"], t3["finish_ns"]) == (500 * MS, 180_000 * MS)
+    assert t0["affinity"] is None
+
+
+BAD = [
+    ("", "usage: hourglass"),
+    ("-d 1s", "-n <number of threads> is required"),
+    ("-n 0", "-n: 0 is out of range"),
+    ("-n 2 -n 3", "-n given twice"),
+    ("-n abc", "not a whole number"),
+    ("-p LOW -n 2", "-p is a per-thread option: give -n"),
+    ("-n 2 -p LOW", "select threads with -t <n> or -a first"),
+    ("-t 0 -n 2", "-t: give -n"),
+    ("-n 2 -t 2 -p LOW", "-t 2: thread numbers are 0..1"),
+    ("-n 2 -t -1 -p LOW", "-t -1: thread numbers are 0..1"),
+    ("-n 1 -a -p SUPER", "unknown priority 'SUPER'"),
+    ("-n 1 -a -w FOO", "unknown workload 'FOO'"),
+    ("-n 1 -a -w PERIODIC 3ms", "-w PERIODIC needs <amount> <period>"),
+    ("-n 1 -a -w PERIODIC 3ms -i HR", "-w PERIODIC needs <amount> <period>"),
+    ("-n 1 -a -w PERIODIC -3ms 8ms", "negative time"),
+    ("-n 1 -a -w PERIODIC 9ms 8ms", "amount is longer than the period"),
+    ("-n 1 -a -w LAT 0ms", "longer than zero"),
+    ("-n 1 -a -w CPU_SCAN 0", "out of range"),
+    ("-n 1 -a -w CPU_YIELD", "-w CPU_YIELD needs <amount>"),
+    ("-n 1 -d 5", "no unit"),
+    ("-n 1 -d -5s", "negative time"),
+    ("-n 1 -d 5 parsecs", "no unit"),
+    ("-n 1 -d 5parsecs", "unknown unit"),
+    ("-n 1 -d 0s", "longer than zero"),
+    ("-n 1 -d", "-d needs a duration"),
+    ("-n 1 -a -s 20s", "-s is at or after the end of the run"),
+    ("-n 1 -a -s 2s -f 1s", "-f must come after -s"),
+    ("-n 1 -a -i MM", "Windows only"),
+    ("-n 1 -a -i FAST", "unknown timer 'FAST'"),
+    ("-n 1 -a -rh 9ms 8ms", "longer than the period"),
+    ("-n 1 -a -rh 100ns 8ms", "at least 1.024us"),
+    ("-n 1 -a -rh 3ms 8ms --affinity 0", "cannot be pinned"),
+    ("-n 2 -a -w LAT 5ms -i RTC", "only one thread can use the RTC"),
+    ("-n 1 -a --affinity 3-1", "bad CPU list '3-1'"),
+    ("-n 1 -a --policy fifo --prio 0", "priorities are 1..99"),
+    ("-n 1 -a --prio 30", "nice values are -20..19"),
+    ("-n 1 -a --policy deadline", "give the reservation with -rh"),
+    ("-n 1 -a --policy idle --prio 3", "SCHED_IDLE has no priority"),
+    ("-n 1 -e 0", "out of range"),
+    ("-n 1 --gap 0ns", "longer than zero"),
+    ("-n 1 --rtc-hz 1000", "powers of two"),
+    ("-n 1 -z", "unknown option '-z'"),
+    ("report x", "unknown command 'report'"),
+]
+
+
+@pytest.mark.parametrize("args,msg", BAD)
+def test_malformed(hourglass_bin, args, msg):
+    p = subprocess.run([hourglass_bin, *args.split()], capture_output=True, text=True)
+    assert p.returncode == 1, (args, p.returncode, p.stderr)
+    assert msg in p.stderr, p.stderr
+    assert p.stdout == "", "nothing on stdout when the command line is refused"
+
+
+def test_help_and_version(hourglass_bin):
+    p = subprocess.run([hourglass_bin, "--help"], capture_output=True, text=True)
+    assert p.returncode == 0
+    for word in ("-n <threads>", "-rh", "CPU_SCAN_YIELD", "RTHIGH", "TIMERFD", "--trace", "exit status"):
+        assert word in p.stdout
+    p = subprocess.run([hourglass_bin, "--version"], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.startswith("hourglass ")
