@@ -28,7 +28,8 @@ setup:
 	@scripts/setup.sh
 
 check: setup userspace
-	$(PY) -m pytest -q tests/unit tests/native
+	$(PY) -m pytest -q tests/unit
+	$(PY) -m pytest -q tests/native
 	@scripts/check-kernels $(KERNELS)
 
 demo: setup userspace
