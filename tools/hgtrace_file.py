@@ -7,6 +7,7 @@
 Raises HgtFormatError, naming the file and the offset, on anything malformed.
 The layouts below mirror kmod/uapi/hgtrace.h; tests/unit checks them against it.
 """
+import os
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -110,72 +111,108 @@ def _payload(kind, rec, flags, aux, arg):
     return {}
 
 
+class HgtStream:
+    """Stream a recording chunk by chunk: memory stays with one chunk.
+
+        st = HgtStream(path)            # reads and checks the prelude and metadata
+        for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in st:
+            ...                         # the payload is buf[pos + 16:pos + ln]
+        st.stats, st.window, st.complete   # known once the iteration ended
+
+    Records of one CPU come in time order; CPUs are interleaved by chunk.
+    Raises HgtFormatError on anything malformed, and at the end on a missing
+    END marker unless allow_incomplete.
+    """
+
+    def __init__(self, path, allow_incomplete=False):
+        self.path, self.allow_incomplete = path, allow_incomplete
+        self.stats, self.window, self.complete = {}, None, False
+        self.bytes = os.path.getsize(path)
+        self.f = open(path, "rb")
+        head = self.f.read(_PRELUDE.size)
+        if len(head) < _PRELUDE.size:
+            raise HgtFormatError(f"{path}: too short to be an hgtrace recording")
+        magic, version, meta_bytes = _PRELUDE.unpack(head)
+        if magic != FILE_MAGIC:
+            raise HgtFormatError(f"{path}: not an hgtrace recording (bad magic)")
+        if version != FILE_VERSION:
+            raise HgtFormatError(f"{path}: format version {version}, this reader knows {FILE_VERSION}")
+        raw = self.f.read(meta_bytes)
+        if meta_bytes % 8 or len(raw) != meta_bytes:
+            raise HgtFormatError(f"{path}: truncated or corrupt metadata")
+        self.meta = {}
+        for line in raw.split(b"\0")[0].decode().splitlines():
+            k, _, v = line.partition(": ")
+            self.meta[k] = v
+        self.offset = _PRELUDE.size + meta_bytes
+
+    def _records(self, off, cpu, buf, pos, end):
+        path = self.path
+        unpack = _HDR.unpack_from
+        while pos < end:
+            if end - pos < _HDR.size:
+                raise HgtFormatError(f"{path}: corrupt record at offset {off + pos}")
+            tsc, typ, ln, flags, aux, arg = unpack(buf, pos)
+            if ln < _HDR.size or ln % 8 or pos + ln > end:
+                raise HgtFormatError(f"{path}: corrupt record length {ln} in the chunk at offset {off}")
+            yield cpu, tsc, typ, flags, aux, arg, buf, pos, ln
+            pos += ln
+
+    def __iter__(self):
+        path, f = self.path, self.f
+        try:
+            while True:
+                off = self.offset
+                head = f.read(_CHUNK.size)
+                if not head:
+                    break
+                if len(head) < _CHUNK.size:
+                    raise HgtFormatError(f"{path}: truncated chunk header at offset {off}")
+                magic, cpu, nbytes, _nrec = _CHUNK.unpack(head)
+                if magic == END_MAGIC:
+                    self.complete = True
+                    self.offset += _CHUNK.size
+                    if f.read(1):
+                        raise HgtFormatError(f"{path}: {self.bytes - self.offset} bytes of garbage after the END marker")
+                    break
+                if magic not in (CHUNK_MAGIC, STATS_MAGIC, TIME_MAGIC, ZCHUNK_MAGIC) or nbytes % 8:
+                    raise HgtFormatError(f"{path}: corrupt chunk at offset {off} (magic {magic:#x})")
+                body = f.read(nbytes)
+                if len(body) != nbytes:
+                    raise HgtFormatError(f"{path}: truncated chunk at offset {off}")
+                self.offset += _CHUNK.size + nbytes
+                if magic == STATS_MAGIC:
+                    self.stats[cpu] = dict(zip(STATS_FIELDS, struct.unpack_from("<6Q", body)))
+                elif magic == TIME_MAGIC:
+                    self.window = struct.unpack_from("<QQ", body)
+                elif magic == ZCHUNK_MAGIC:
+                    try:
+                        raw_bytes, z_bytes = struct.unpack_from("<II", body)
+                        if z_bytes > nbytes - 8:
+                            raise ValueError("stream longer than its chunk")
+                        buf = zlib.decompress(body[8:8 + z_bytes])
+                        if len(buf) != raw_bytes:
+                            raise ValueError(f"inflated to {len(buf)} bytes, not {raw_bytes}")
+                    except (struct.error, zlib.error, ValueError) as e:
+                        raise HgtFormatError(f"{path}: corrupt compressed chunk at offset {off}: {e}")
+                    yield from self._records(off, cpu, buf, 0, len(buf))
+                else:
+                    yield from self._records(off, cpu, body, 0, nbytes)
+        finally:
+            f.close()
+        if not self.complete and not self.allow_incomplete:
+            raise HgtFormatError(f"{path}: the recording did not finish (no END marker)")
+
+
 def read_hgt(path, allow_incomplete=False):
     """Read a whole recording. An unfinished one (no END) raises unless allowed."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < _PRELUDE.size:
-        raise HgtFormatError(f"{path}: too short to be an hgtrace recording")
-    magic, version, meta_bytes = _PRELUDE.unpack_from(data)
-    if magic != FILE_MAGIC:
-        raise HgtFormatError(f"{path}: not an hgtrace recording (bad magic)")
-    if version != FILE_VERSION:
-        raise HgtFormatError(f"{path}: format version {version}, this reader knows {FILE_VERSION}")
-    off = _PRELUDE.size
-    if meta_bytes % 8 or off + meta_bytes > len(data):
-        raise HgtFormatError(f"{path}: truncated or corrupt metadata")
-    meta = {}
-    for line in data[off:off + meta_bytes].split(b"\0")[0].decode().splitlines():
-        k, _, v = line.partition(": ")
-        meta[k] = v
-    off += meta_bytes
-    events, stats, window, complete = [], {}, None, False
-    while off < len(data):
-        if off + _CHUNK.size > len(data):
-            raise HgtFormatError(f"{path}: truncated chunk header at offset {off}")
-        magic, cpu, nbytes, _nrec = _CHUNK.unpack_from(data, off)
-        if magic == END_MAGIC:
-            complete = True
-            off += _CHUNK.size
-            break
-        if magic not in (CHUNK_MAGIC, STATS_MAGIC, TIME_MAGIC, ZCHUNK_MAGIC) or nbytes % 8:
-            raise HgtFormatError(f"{path}: corrupt chunk at offset {off} (magic {magic:#x})")
-        body = off + _CHUNK.size
-        if body + nbytes > len(data):
-            raise HgtFormatError(f"{path}: truncated chunk at offset {off}")
-        if magic == STATS_MAGIC:
-            stats[cpu] = dict(zip(STATS_FIELDS, struct.unpack_from("<6Q", data, body)))
-        elif magic == TIME_MAGIC:
-            window = struct.unpack_from("<QQ", data, body)
-        else:
-            buf, pos, end = data, body, body + nbytes
-            if magic == ZCHUNK_MAGIC:
-                try:
-                    raw_bytes, z_bytes = struct.unpack_from("<II", data, body)
-                    if z_bytes > nbytes - 8:
-                        raise ValueError("stream longer than its chunk")
-                    buf = zlib.decompress(data[body + 8:body + 8 + z_bytes])
-                    if len(buf) != raw_bytes:
-                        raise ValueError(f"inflated to {len(buf)} bytes, not {raw_bytes}")
-                except (struct.error, zlib.error, ValueError) as e:
-                    raise HgtFormatError(f"{path}: corrupt compressed chunk at offset {off}: {e}")
-                pos, end = 0, len(buf)
-            while pos < end:
-                if end - pos < _HDR.size:
-                    raise HgtFormatError(f"{path}: corrupt record at offset {pos}")
-                tsc, typ, ln, flags, aux, arg = _HDR.unpack_from(buf, pos)
-                if ln < _HDR.size or ln % 8 or pos + ln > end:
-                    raise HgtFormatError(f"{path}: corrupt record length {ln} at offset {pos}")
-                kind = TYPES.get(typ, f"type{typ}")
-                try:
-                    fields = _payload(kind, buf[pos + _HDR.size:pos + ln], flags, aux, arg)
-                except struct.error:
-                    raise HgtFormatError(f"{path}: record too short for {kind} at offset {pos}")
-                events.append(Event(cpu, tsc, kind, arg, flags, aux, fields))
-                pos += ln
-        off = body + nbytes
-    if not complete and not allow_incomplete:
-        raise HgtFormatError(f"{path}: the recording did not finish (no END marker)")
-    if complete and off != len(data):
-        raise HgtFormatError(f"{path}: {len(data) - off} bytes of garbage after the END marker")
-    return Recording(path, meta, events, stats, window, complete)
+    st = HgtStream(path, allow_incomplete)
+    events = []
+    for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in st:
+        kind = TYPES.get(typ, f"type{typ}")
+        try:
+            fields = _payload(kind, buf[pos + _HDR.size:pos + ln], flags, aux, arg)
+        except struct.error:
+            raise HgtFormatError(f"{path}: record too short for {kind} at offset {pos}")
+        events.append(Event(cpu, tsc, kind, arg, flags, aux, fields))
+    return Recording(path, st.meta, events, st.stats, st.window, st.complete)
