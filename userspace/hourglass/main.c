@@ -274,6 +274,41 @@ static int plain_run(int argc, char **argv)
 	return finish(&run, text, json);
 }
 
+/*
+ * run_tool - record and report are Python (tools/hgmerge): run it with this
+ * binary's path, so that record starts this same hourglass.
+ */
+static int run_tool(const char *cmd, int argc, char **argv)
+{
+	char exe[4096], tools[4096 + 16], **args;
+	const char *env = getenv("HG_TOOLS");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int i;
+
+	if (n <= 0) {
+		perror("hourglass: /proc/self/exe");
+		return HG_EXIT_ENV;
+	}
+	exe[n] = 0;
+	if (env)
+		snprintf(tools, sizeof(tools), "%s", env);
+	else
+		snprintf(tools, sizeof(tools), "%s/../tools", dirname(strdup(exe)));
+	setenv("HG_BIN", exe, 1);
+	setenv("PYTHONPATH", tools, 1);
+	args = calloc((size_t)argc + 4, sizeof(*args));
+	if (!args)
+		return HG_EXIT_ENV;
+	args[0] = "python3";
+	args[1] = "-m";
+	args[2] = !strcmp(cmd, "record") ? "hgmerge.record" : "hgmerge";
+	for (i = 0; i < argc; i++)
+		args[3 + i] = argv[i];
+	execvp("python3", args);
+	fprintf(stderr, "hourglass %s: cannot run python3 (%s): install python3\n", cmd, strerror(errno));
+	return HG_EXIT_ENV;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -289,6 +324,8 @@ int main(int argc, char **argv)
 		       HGL_FORMAT_MINOR);
 		return HG_EXIT_OK;
 	}
+	if (!strcmp(argv[1], "record") || !strcmp(argv[1], "report"))
+		return run_tool(argv[1], argc - 2, argv + 2);
 	if (argv[1][0] != '-') {
 		fprintf(stderr, "hourglass: unknown command '%s': a plain run starts with an option, e.g. 'hourglass -n 1 -d 1s' (see --help)\n",
 			argv[1]);

@@ -568,6 +568,8 @@ void hg_usage(FILE *f)
 {
 	fprintf(f,
 "usage: hourglass <options>               run the synthetic real-time workload\n"
+"       hourglass record -o DIR <options>  the same, with the kernel's ground truth (hgtrace.ko)\n"
+"       hourglass report DIR [--json FILE] explain every gap, score the inferences\n"
 "\n"
 "Threads spin on the TSC and record every gap in their own execution; all\n"
 "output comes after the run. Compatible with Hourglass 0.5 (Regehr, 2002).\n"

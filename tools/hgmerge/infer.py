@@ -1,0 +1,121 @@
+"""infer - the paper's gray-box inferences (sections 4 and 7), from
+hourglass's own data only: its intervals, their CPUs, and what each thread
+was configured to do. Nothing here looks at the kernel's events.
+
+A gap is a stretch of a CPU between two hourglass intervals: thread A stops,
+the gap, thread B starts. Rules, in order, for each gap A did not ask for:
+ 1. B is not A: a context switch between hourglass threads (switch_hg).
+    Non-statistical.
+ 2. its start recurs with the period of the clock tick, found from the run's
+    own gaps: the tick (timer). Statistical.
+ 3. the thread is the highest-priority real-time thread on its CPU and never
+    blocks: nothing but interrupts and bottom halves can stop it (interrupt).
+ 4. by length, calibrated on the run: another task ran (switch_other) when
+    the gap is longer than two switches at the fastest seen in rule 1 (the
+    way out and back); otherwise an interrupt. Without switches, 3x the
+    median tick gap, or 50 us.
+Also: a thread whose next interval is on another CPU migrated.
+"""
+import bisect
+import statistics
+
+import hourglass_trace as H
+
+TICK_CANDIDATES_MS = (1.0, 2.0, 1000 / 300, 4.0, 10.0)     # HZ 1000, 500, 300, 250, 100
+
+
+def _near(sorted_starts, t, tol):
+    i = bisect.bisect_left(sorted_starts, t - tol)
+    return i < len(sorted_starts) and sorted_starts[i] <= t + tol
+
+
+def find_tick(starts, hz):
+    """The clock tick's period from gap starts that recur: (period cycles, tolerance, score)."""
+    best = (None, 0, 0.0)
+    if len(starts) < 20:
+        return best
+    for ms in TICK_CANDIDATES_MS:
+        p = ms * 1e-3 * hz
+        tol = max(10e-6 * hz, 0.005 * p)
+        hit = sum(1 for s in starts if _near(starts, s + p, tol))
+        ctrl = sum(1 for s in starts if _near(starts, s + 1.37 * p, tol))
+        score = (hit - ctrl) / len(starts)
+        # a real tick recurs far above chance; the longest such period wins
+        # ties (a 1 ms grid also matches at 2 and 4 ms)
+        if score > 0.1 and hit > 2 * max(ctrl, 1) and score > best[2] * 1.2:
+            best = (p, tol, score)
+    return best
+
+
+def _is_top_rt_never_blocking(run, k, cpu_of_thread):
+    t = run.threads[k]
+    if t.get("policy") not in ("fifo", "rr") or t.get("workload") not in ("CPU", "CPU_SCAN", "CPU_PERIODIC"):
+        return False
+    for j, o in enumerate(run.threads):
+        if j != k and o.get("policy") in ("fifo", "rr") and o.get("priority", 0) >= t.get("priority", 0) \
+                and cpu_of_thread.get(j, set()) & cpu_of_thread.get(k, set()):
+            return False
+    return True
+
+
+def infer(run):
+    """Set g.inferred and g.why on every gap; return what was calibrated on the run."""
+    hz = run.hz
+    cpu_of_thread = {k: {r.cpu for r in ivs} for k, ivs in enumerate(run.intervals)}
+    invol = [g for g in run.gaps if not g.voluntary]
+    for g in run.gaps:
+        if g.voluntary:
+            g.inferred, g.why = "voluntary", f"the thread called {'sched_yield' if g.voluntary == 'yield' else 'its timer'}"
+    switch_len = []
+    rest = []
+    for g in invol:
+        if g.next_thread != g.thread:
+            g.inferred = "switch_hg"
+            g.why = f"thread {g.thread} stopped and thread {g.next_thread} started"
+            switch_len.append(g.length)
+        else:
+            rest.append(g)
+    # the tick, per CPU, from the starts of every involuntary gap there
+    tick = {}
+    by_cpu = {}
+    for g in invol:
+        by_cpu.setdefault(g.cpu0, []).append(g.g0)
+    for cpu, starts in by_cpu.items():
+        starts.sort()
+        tick[cpu] = find_tick(starts, hz) + (starts,)
+    tick_len = []
+    rest2 = []
+    for g in rest:
+        p, tol, _score, starts = tick.get(g.cpu0, (None, 0, 0, []))
+        if p and (_near(starts, g.g0 + p, tol) or _near(starts, g.g0 - p, tol)):
+            g.inferred = "timer"
+            g.why = f"it recurs every {p / hz * 1e3:.3f} ms, the tick found on CPU {g.cpu0}"
+            tick_len.append(g.length)
+        else:
+            rest2.append(g)
+    if switch_len:
+        limit, basis = 2 * min(switch_len), "two switches at the fastest seen"
+    elif tick_len:
+        limit, basis = 3 * statistics.median(tick_len), "3x the median tick gap"
+    else:
+        limit, basis = 50e-6 * hz, "50 us (no switch or tick to calibrate on)"
+    for g in rest2:
+        if _is_top_rt_never_blocking(run, g.thread, cpu_of_thread):
+            g.inferred = "interrupt"
+            g.why = "the highest-priority real-time thread here never blocks: only interrupts stop it"
+        elif g.length < limit:
+            g.inferred = "interrupt"
+            g.why = f"shorter than {limit / hz * 1e6:.1f} us ({basis}): cannot be a switch"
+        else:
+            g.inferred = "switch_other"
+            g.why = f"no hourglass thread ran, and longer than {limit / hz * 1e6:.1f} us ({basis})"
+    return {
+        "switch_limit_us": limit / hz * 1e6, "switch_limit_basis": basis,
+        "tick": {cpu: {"period_ms": (v[0] / hz * 1e3) if v[0] else None, "score": v[2]}
+                 for cpu, v in tick.items()},
+        "switch_gaps": len(switch_len),
+    }
+
+
+def voluntary_kinds():
+    return {H.IV_YIELD: "yield", H.IV_SLEEP: "sleep"}

@@ -1,0 +1,156 @@
+"""report - merge a run directory and print what the kernel says about every
+gap and how the user-space inferences fared. Text for people, JSON for tools.
+
+    python3 -m hgmerge DIR [--json FILE] [--kernel FILE] [--disagreements N]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+from hgtrace_file import HgtFormatError
+
+from . import infer, judge, load, truth
+
+REPORT_VERSION = 1
+
+
+def merge(dir_, kernel=None):
+    """Everything the report needs, as one dictionary."""
+    t = time.monotonic()
+    run = load.load_run(dir_, kernel)
+    stream = load.kernel_stream(run)
+    try:
+        kinfo = truth.sweep(run, stream)
+    except HgtFormatError as e:
+        raise load.RunError(str(e))
+    t_sweep = time.monotonic() - t
+    calib = infer.infer(run)
+    res = judge.judge(run, kinfo, calib)
+    info = run.hg.info
+    res["report_version"] = REPORT_VERSION
+    res["run"] = {"dir": os.path.abspath(dir_), "command": info.get("command"),
+                  "kernel": info.get("kernel"), "tsc_hz": run.hz, "duration_ns": info.get("duration_ns"),
+                  "threads": [{k: t.get(k) for k in ("thread", "tid", "workload", "policy", "priority",
+                                                     "timer", "affinity")} for t in run.threads],
+                  "hourglass_complete": run.hg.complete}
+    res["kernel_recording"] = {"path": run.kernel_path, "events": kinfo["events"],
+                               "window": kinfo["window"], "lost": {
+                                   str(c): st.get("refused", 0) + st.get("overwritten", 0)
+                                   for c, st in kinfo["stats"].items()},
+                               "meta": {k: kinfo["meta"].get(k) for k in ("kernel", "tsc_khz", "mode")}}
+    res["gaps_total"] = len(run.gaps)
+    res["warnings"] = run.warnings
+    res["merge_seconds"] = t_sweep
+    return res
+
+
+def _pct(x):
+    return "-" if x is None else f"{x * 100:.1f}%"
+
+
+def text(res, out, max_dis=20):
+    w = out.write
+    r = res["run"]
+    k = r["kernel"] or {}
+    w(f"hourglass report: {r['dir']}\n")
+    w(f"run: {' '.join(r['command'] or [])}\n")
+    w(f"     Linux {k.get('release', '?')} (PREEMPT_RT {'yes' if k.get('preempt_rt') else 'no'}), "
+      f"TSC {r['tsc_hz'] / 1e6:.3f} MHz, {len(r['threads'])} threads, {r['duration_ns'] / 1e9:.3f} s\n")
+    kr = res["kernel_recording"]
+    lost = sum(kr["lost"].values())
+    w(f"kernel: {kr['events']} events from {kr['path']}, {lost} lost"
+      f"{' (gaps that overlap a loss are unexplainable, not guessed)' if lost else ''}\n")
+    for msg in res["warnings"]:
+        w(f"warning: {msg}\n")
+    cl = res["classes"]
+    n = res["gaps_total"]
+    w(f"\ngaps: {n} ({res['voluntary']} voluntary, {res['scored']} scored, "
+      f"{res['unexplainable']['gaps']} unexplainable)\n")
+    for c in ("switch_hg", "switch_other", "timer", "interrupt", "hidden", "other", "unexplainable"):
+        if cl.get(c):
+            w(f"  {c:14s} {cl[c]:8d}  {cl[c] / n * 100:5.1f}%\n")
+    w("\nactual causes, by time lost:\n")
+    w(f"  {'cause':40s} {'gaps':>7s} {'total ms':>10s} {'median us':>10s}\n")
+    for c in res["causes"][:15]:
+        w(f"  {c['cause'][:40]:40s} {c['gaps']:7d} {c['total_ms']:10.3f} {c['median_us']:10.3f}\n")
+
+    conf = res["confusion"]
+    cols = judge.INFERRED
+    w("\ninferred (columns, from hourglass alone) against actual (rows, from the kernel):\n")
+    w(f"  {'':14s}" + "".join(f"{c:>14s}" for c in cols) + f"{'recall':>10s}\n")
+    for a in judge.ACTUAL:
+        row = conf["matrix"][a]
+        if not conf["rows"][a]["n"]:
+            continue
+        w(f"  {a:14s}" + "".join(f"{row[c]:14d}" for c in cols) + f"{_pct(conf['rows'][a]['recall']):>10s}\n")
+    w(f"  {'precision':14s}" + "".join(f"{_pct(conf['cols'][c]['precision']):>14s}" for c in cols) + "\n")
+    w(f"accuracy: {conf['correct']} of {conf['total']} gaps ({_pct(conf['accuracy'])}); "
+      "hidden and other gaps cannot be inferred from user space and count as wrong\n")
+    cal = res["calibration"]
+    ticks = ", ".join(f"CPU {c}: {v['period_ms']:.3f} ms" for c, v in cal["tick"].items() if v["period_ms"])
+    w(f"calibrated on this run: switch/interrupt limit {cal['switch_limit_us']:.1f} us "
+      f"({cal['switch_limit_basis']}); tick {ticks or 'not found'}\n")
+
+    cs = res["context_switch"]
+    if cs:
+        w(f"\ncontext switch between hourglass threads (paper 5.1): {cs['switches']} switches, "
+          f"inferred shortest {cs['inferred_shortest_us']:.2f} us, median {cs['inferred_median_us']:.2f} us;\n"
+          f"  kernel: {cs['kernel_confirmed']} confirmed, handlers inside them median "
+          f"{cs['kernel_handler_median_us']:.2f} us, the switch alone median "
+          f"{cs['kernel_switch_only_median_us']:.2f} us (shortest {cs['kernel_switch_only_shortest_us']:.2f} us)\n")
+        if cs.get("preemptions_between_cpu_bound"):
+            p = cs["preemptions_between_cpu_bound"]
+            w(f"  'a preemption between threads that never yield implies a clock interrupt' (paper 4): "
+              f"{cs['with_tick_in_gap']} of {p} had the tick in the gap, {cs['with_resched_ipi']} a "
+              f"reschedule IPI\n")
+    if res["interrupt_durations"]:
+        w("\ninterrupt durations, inferred (the gap) against the handlers' own time:\n")
+        w(f"  {'source':32s} {'gaps':>7s} {'gap median us':>14s} {'handler median us':>18s}\n")
+        for d in res["interrupt_durations"][:10]:
+            w(f"  {d['source'][:32]:32s} {d['gaps']:7d} {d['inferred_median_us']:14.2f} "
+              f"{d['handler_median_us']:18.2f}\n")
+    m = res["migrations"]
+    w(f"\nmigrations: {m['inferred']} inferred from interval CPUs, {m['confirmed']} confirmed by the "
+      f"kernel ({m['kernel_migrations_of_hourglass_threads']} kernel migrations of hourglass threads)\n")
+    if res["unexplainable"]["gaps"]:
+        w("unexplainable gaps: " + "; ".join(f"{v} {k}" for k, v in res["unexplainable"]["why"].items()) + "\n")
+    dis = res["disagreements"]
+    w(f"\ndisagreements: {len(dis)}" + (f" (first {max_dis})" if len(dis) > max_dis else "") + "\n")
+    for d in dis[:max_dis]:
+        w(f"  {d['t_ms']:.6f} ms CPU {d['cpu']} thread {d['thread']}->{d['next_thread']} "
+          f"{d['length_us']:.2f} us: inferred {d['inferred']} ({d['inferred_why']}); actual {d['actual']}"
+          f"{' (' + d['primary'] + ')' if d['primary'] else ''}{': ' + d['actual_why'] if d['actual_why'] else ''}\n")
+        if d["events"]:
+            w("      " + "; ".join(d["events"]) + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="hourglass report",
+                                 description="Merge an hourglass run with the kernel's recording: explain "
+                                             "every gap and score the user-space inferences.")
+    ap.add_argument("dir", help="run directory: hourglass.hgl and kernel.hgt")
+    ap.add_argument("--kernel", help="the kernel's recording, if not DIR/kernel.hgt")
+    ap.add_argument("--json", metavar="FILE", help="also write the report as JSON ('-' for stdout only)")
+    ap.add_argument("--disagreements", type=int, default=20, metavar="N",
+                    help="disagreements listed in the text (default 20; all are in the JSON)")
+    a = ap.parse_args(argv)
+    try:
+        res = merge(a.dir, a.kernel)
+    except load.RunError as e:
+        print(f"hourglass report: {e}", file=sys.stderr)
+        return 3
+    if a.json == "-":
+        json.dump(res, sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    try:
+        text(res, sys.stdout, a.disagreements)
+        sys.stdout.flush()
+    except BrokenPipeError:         # `hourglass report DIR | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1, default=str)
+    return 0
