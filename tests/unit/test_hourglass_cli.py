@@ -136,7 +136,7 @@ BAD = [
     ("-n 1 --gap 0ns", "longer than zero"),
     ("-n 1 --rtc-hz 1000", "powers of two"),
     ("-n 1 -z", "unknown option '-z'"),
-    ("report x", "unknown command 'report'"),
+    ("frobnicate x", "unknown command 'frobnicate'"),
 ]
 
 

@@ -1,0 +1,118 @@
+"""test_merge - record in one step, merge, and judge, inside each kernel.
+
+`hourglass record` drives hgtrace.ko and hourglass together; `hourglass
+report` must explain the gaps from the kernel's events and print its
+confusion matrix. A known interrupt source (cyclictest pinned to the same
+CPU) must be found as the cause of the gaps it makes.
+"""
+import json
+import os
+import shutil
+
+from harness import KO, TOP, load, run, unload
+
+HOURGLASS = os.path.join(TOP, "build", "hourglass")
+KO_ABI99 = os.environ.get("HGT_KO_ABI99", "")
+
+
+def record(ctx, name, args, expect=0, extra=()):
+    d = ctx.path(name)
+    shutil.rmtree(d, ignore_errors=True)
+    p = run([HOURGLASS, "record", "-o", d, *extra, "--", *args.split()], check=False, timeout=300)
+    assert p.returncode == expect, f"record exited {p.returncode}:\n{p.stderr[-2000:]}"
+    return d, p
+
+
+def report(ctx, d):
+    js = os.path.join(d, "report.json")
+    p = run([HOURGLASS, "report", d, "--json", js], timeout=300)
+    with open(js) as f:
+        return p.stdout, json.load(f)
+
+
+def test_record_report_three_threads(ctx):
+    """The paper's section 3.1 command, on one CPU, recorded and judged."""
+    load()
+    d, _ = record(ctx, "three", "-n 3 -d 2s -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1",
+                  extra=("--ftrace",))
+    for f in ("hourglass.hgl", "hourglass.json", "kernel.hgt", "record.json", "trace.dat"):
+        assert os.path.exists(os.path.join(d, f)), f"{f} missing"
+    assert not os.path.exists(os.path.join(d, "INCOMPLETE"))
+    unload()
+    p = run(["trace-cmd", "report", "--stat", os.path.join(d, "trace.dat")], check=False)
+    assert p.returncode == 0, p.stderr[-500:]
+    text, js = report(ctx, d)
+    for line in ("inferred (columns", "recall", "precision", "accuracy:", "actual causes"):
+        assert line in text, f"'{line}' not in the report:\n{text[:3000]}"
+    cl, conf = js["classes"], js["confusion"]
+    assert js["gaps_total"] == sum(cl.values()) > 100
+    assert cl.get("switch_hg", 0) >= 20 and cl.get("timer", 0) >= 100, cl
+    # every switch inferred between hourglass threads is one the kernel saw
+    assert conf["cols"]["switch_hg"]["precision"] >= 0.95, conf["cols"]
+    assert conf["rows"]["switch_hg"]["recall"] >= 0.95, conf["rows"]
+    assert conf["total"] == js["scored"] and conf["correct"] <= conf["total"]
+    cs = js["context_switch"]
+    assert cs and cs["kernel_confirmed"] >= 20
+    ctx.note(f"{js['gaps_total']} gaps: " + ", ".join(f"{k} {v}" for k, v in sorted(cl.items())))
+    ctx.note(f"accuracy {conf['correct']}/{conf['total']}; switch_hg precision "
+             f"{conf['cols']['switch_hg']['precision']:.1%} recall {conf['rows']['switch_hg']['recall']:.1%}; "
+             f"timer recall {conf['rows']['timer']['recall'] or 0:.1%}")
+    ctx.note(f"preemptions with a tick in the gap: {cs.get('with_tick_in_gap')} of "
+             f"{cs.get('preemptions_between_cpu_bound')}; switch median {cs['inferred_median_us']:.1f} us "
+             f"inferred, {cs['kernel_switch_only_median_us']:.1f} us without handlers")
+    ctx.note(f"merge: {js['kernel_recording']['events']} events in {js['merge_seconds']:.2f} s")
+
+
+def test_known_interrupt_source(ctx):
+    """cyclictest on the same CPU, 1 kHz at FIFO 90: its wake-ups cause the gaps."""
+    load()
+    cyc = run("exec cyclictest -q -t1 -a1 -p90 -i1000 -D 6 > /dev/null 2>&1 & echo $!",
+              check=True).stdout.strip()
+    try:
+        d, _ = record(ctx, "cyclic", "-n 1 -d 2s -t 0 --affinity 1")
+    finally:
+        run(["kill", cyc], check=False)
+    unload()
+    text, js = report(ctx, d)
+    causes = {c["cause"]: c for c in js["causes"]}
+    cyc_causes = [c for k, c in causes.items() if k.startswith("switched to cyclictest")]
+    assert cyc_causes, f"no gap attributed to cyclictest; causes: {list(causes)[:12]}"
+    n = sum(c["gaps"] for c in cyc_causes)
+    # 1 kHz for 2 s; emulation slows cyclictest's loop, so at least half of them
+    assert n >= 1000, f"only {n} gaps attributed to cyclictest"
+    conf = js["confusion"]
+    ctx.note(f"{n} gaps attributed to cyclictest (median {cyc_causes[0]['median_us']:.1f} us); "
+             f"inferred as switch_other: {conf['matrix']['switch_other']['switch_other']} of "
+             f"{conf['rows']['switch_other']['n']} switch_other gaps")
+
+
+def test_report_refuses_bad_input(ctx):
+    """An aborted run, a truncated recording, a module of another ABI."""
+    d = ctx.path("bad")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    p = run([HOURGLASS, "report", d], check=False)
+    assert p.returncode == 3 and "no hourglass.hgl" in p.stderr, p.stderr
+    src = ctx.path("three")
+    if os.path.exists(os.path.join(src, "kernel.hgt")):
+        for f in ("hourglass.hgl", "kernel.hgt"):
+            shutil.copy(os.path.join(src, f), d)
+        with open(os.path.join(d, "kernel.hgt"), "r+b") as f:
+            f.truncate(os.path.getsize(os.path.join(d, "kernel.hgt")) // 2)
+        p = run([HOURGLASS, "report", d], check=False)
+        assert p.returncode == 3 and "kernel.hgt" in p.stderr, p.stderr
+        with open(os.path.join(d, "INCOMPLETE"), "w") as f:
+            f.write("interrupted by Ctrl-C\n")
+        p = run([HOURGLASS, "report", d], check=False)
+        assert p.returncode == 3 and "interrupted" in p.stderr, p.stderr
+    if KO_ABI99:
+        run(["insmod", KO_ABI99])
+        try:
+            d2, p = record(ctx, "abi", "-n 1 -d 200ms", expect=2)
+            assert "ABI" in p.stderr or "abi" in p.stderr, p.stderr
+        finally:
+            run(["rmmod", "hgtrace"], check=False)
+    assert KO
+
+
+TESTS = [test_record_report_three_threads, test_known_interrupt_source, test_report_refuses_bad_input]

@@ -1,0 +1,181 @@
+"""The merger on constructed timelines whose answer is known: one TSC cycle
+is one nanosecond (1 GHz), thread 0 is tid 100, thread 1 tid 101."""
+import json
+import struct
+
+import pytest
+
+from conftest import chunk, hgt_file, rec
+from hgmerge import infer, judge, load, report, truth
+
+SWITCH, MIGRATE, IRQ_E, IRQ_X, SIRQ_E, SIRQ_X, VEC_E, VEC_X, COMM, LOST = 1, 5, 7, 8, 9, 10, 11, 12, 18, 20
+META = "format: hgtrace 1\ntsc_khz: 1000000\n"
+
+
+def iv(t0, t1, thread, cpu, flags=0):
+    return (t0, t1, 0, thread, 1, flags, cpu)
+
+
+def hgl(records, threads=2, t0=0):
+    info = {"tsc": {"hz": 1e9}, "t0_tsc": t0, "duration_ns": 10**9, "command": ["hourglass", "test"],
+            "kernel": {"release": "test", "preempt_rt": False},
+            "threads": [{"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "other", "priority": 0}
+                        for k in range(threads)]}
+    body = b"".join(struct.pack("<QQQHBBI", *r) for r in records)
+    sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
+    return (struct.pack("<8sHHI", b"HGLASS\n\0", 1, 0, 0) + sec(b"info", json.dumps(info).encode())
+            + sec(b"recs", body) + sec(b"end!", struct.pack("<QQ", len(records), 0)))
+
+
+def switch(t, prev, nxt, state=0):
+    return rec(t, SWITCH, nxt, payload=struct.pack("<IIhhI", prev, state, 120, 120, 0))
+
+
+def comm(t, pid, name):
+    return rec(t, COMM, pid, payload=struct.pack("<II16s", pid, 0, name.encode()))
+
+
+def merged(tmp_path, records, kernel_chunks, window=(0, 10**12), threads=2):
+    (tmp_path / "hourglass.hgl").write_bytes(hgl(records, threads))
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file(kernel_chunks, meta=META, window=window))
+    run = load.load_run(str(tmp_path))
+    kinfo = truth.sweep(run, load.kernel_stream(run))
+    cal = infer.infer(run)
+    return run, kinfo, cal
+
+
+def gap_at(run, g0):
+    [g] = [g for g in run.gaps if g.g0 == g0]
+    return g
+
+
+def comps(g, kinfo):
+    return {truth.component_name(k, kinfo["names"]) if k[0] != "self" else "self": v
+            for k, v in g.truth["comp"].items() if v}
+
+
+def test_hard_irq_nested_in_softirq(tmp_path):
+    run, k, _ = merged(tmp_path, [iv(1000, 2000, 0, 0), iv(5000, 6000, 0, 0)],
+                       [chunk(0, [rec(2100, SIRQ_E, 3), rec(2500, IRQ_E, 30), rec(2900, IRQ_X, 30),
+                                  rec(4800, SIRQ_X, 3)])])
+    g = gap_at(run, 2000)
+    assert comps(g, k) == {"softirq NET_RX": 2300, "irq 30": 400, "self": 300}
+    assert g.truth["class"] == "interrupt" and g.truth["kind"] == "softirq"
+    assert g.inferred == "interrupt"
+
+
+def test_switch_to_another_task(tmp_path):
+    run, k, _ = merged(tmp_path, [iv(10000, 11000, 0, 0), iv(20000, 21000, 0, 0)],
+                       [chunk(0, [comm(11000, 555, "stress"), rec(11100, VEC_E, 236, flags=0),
+                                  rec(11500, VEC_X, 236, flags=0), switch(11600, 100, 555),
+                                  switch(19800, 555, 100)])])
+    g = gap_at(run, 11000)
+    assert comps(g, k) == {"task stress:555": 8200, "local_timer": 400, "self": 400}
+    assert g.truth["class"] == "switch_other" and g.truth["out"][1] == "preempted"
+    res = judge.judge(run, k, {"tick": {}, "switch_limit_us": 0, "switch_limit_basis": ""})
+    assert any(c["cause"] == "switched to stress:555" for c in res["causes"])
+
+
+def test_switch_between_hourglass_threads(tmp_path):
+    run, k, _ = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(71000, 80000, 1, 0)],
+                       [chunk(0, [rec(70100, VEC_E, 236), rec(70300, VEC_X, 236), switch(70500, 100, 101)])])
+    g = gap_at(run, 70000)
+    assert (g.thread, g.next_thread) == (0, 1)
+    assert g.inferred == "switch_hg" and g.truth["class"] == "switch_hg"
+    assert comps(g, k) == {"local_timer": 200, "self": 300, "task ?:101": 500}
+
+
+def test_migration_mid_gap(tmp_path):
+    run, k, _ = merged(tmp_path, [iv(30000, 31000, 1, 1), iv(32000, 33000, 0, 1), iv(40000, 41000, 1, 0)],
+                       [chunk(1, [switch(31100, 101, 100), rec(31200, MIGRATE, 101, payload=struct.pack("<HHI", 1, 0, 0))]),
+                        chunk(0, [switch(39900, 0, 101)])])
+    res = judge.judge(run, k, {"tick": {}, "switch_limit_us": 0, "switch_limit_basis": ""})
+    assert res["migrations"] == {"inferred": 1, "confirmed": 1, "kernel_migrations_of_hourglass_threads": 1}
+    g = gap_at(run, 31000)           # on CPU 1, thread 1 out, thread 0 in
+    assert g.truth["migrated"] == (1, 0) and g.truth["class"] == "switch_hg"
+
+
+def test_loss_inside_a_gap_is_unexplainable(tmp_path):
+    run, k, _ = merged(tmp_path, [iv(40000, 50000, 0, 0), iv(60000, 61000, 0, 0), iv(70000, 71000, 0, 0)],
+                       [chunk(0, [rec(45000, VEC_E, 236), rec(45100, VEC_X, 236),
+                                  rec(55000, LOST, 0, payload=struct.pack("<Q", 7)),
+                                  rec(61500, VEC_E, 236), rec(61600, VEC_X, 236)])])
+    lost, after = gap_at(run, 50000), gap_at(run, 61000)
+    assert lost.truth["class"] == "unexplainable" and "lost" in lost.truth["why"]
+    assert after.truth["class"] == "timer"
+    res = judge.judge(run, k, {"tick": {}, "switch_limit_us": 0, "switch_limit_basis": ""})
+    assert res["unexplainable"]["gaps"] == 1 and res["scored"] == 1
+
+
+def test_gaps_at_start_and_end_outside_the_window(tmp_path):
+    run, k, _ = merged(tmp_path, [iv(100, 200, 0, 0), iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0),
+                                  iv(9000, 9500, 0, 0)],
+                       [chunk(0, [rec(2100, VEC_E, 236), rec(2200, VEC_X, 236)])], window=(500, 8000))
+    assert gap_at(run, 200).truth["why"] == "outside the recording window"
+    assert gap_at(run, 4000).truth["class"] == "unexplainable"
+    assert gap_at(run, 2000).truth["class"] == "timer"
+
+
+def test_two_cpus_and_hidden(tmp_path):
+    run, k, _ = merged(tmp_path, [iv(0, 1000, 0, 0), iv(1500, 3000, 0, 0), iv(5000, 6000, 0, 0),
+                                  iv(0, 1200, 1, 1), iv(2000, 3000, 1, 1)],
+                       [chunk(1, [rec(1300, IRQ_E, 11), rec(1900, IRQ_X, 11)]),
+                        chunk(0, [rec(3100, VEC_E, 236), rec(4900, VEC_X, 236)])])
+    assert gap_at(run, 1000).truth["class"] == "hidden"       # CPU 1's irq is not CPU 0's
+    assert comps(gap_at(run, 1200), k) == {"irq 11": 600, "self": 200}
+    assert comps(gap_at(run, 3000), k) == {"local_timer": 1800, "self": 200}
+
+
+def test_tick_inferred_from_recurrence(tmp_path):
+    """Gaps every 4 ms are the tick; others between them are not."""
+    ivs, t = [], 0
+    for i in range(60):
+        ivs.append(iv(t, t + 4_000_000 - 2000, 0, 0))       # tick gap of 2 us every 4 ms
+        t += 4_000_000
+    split = []
+    for r in ivs[::3]:                                      # an odd 700 ns gap in some intervals
+        mid = r[0] + 1_300_000 + (r[0] // 4_000_000) * 7919
+        split.append(iv(r[0], mid, 0, 0))
+        split.append(iv(mid + 700, r[1], 0, 0))
+    ivs = [r for r in ivs if r not in ivs[::3]] + split
+    (tmp_path / "hourglass.hgl").write_bytes(hgl(ivs, threads=1))
+    run = load.load_run(str(tmp_path))
+    cal = infer.infer(run)
+    assert cal["tick"][0]["period_ms"] == pytest.approx(4.0)
+    ticks = [g for g in run.gaps if g.length == 2000]
+    odd = [g for g in run.gaps if g.length == 700]
+    assert ticks and all(g.inferred == "timer" for g in ticks)
+    assert odd and all(g.inferred == "interrupt" for g in odd)
+
+
+def test_report_text_and_json(tmp_path, capsys):
+    merged(tmp_path, [iv(60000, 70000, 0, 0), iv(71000, 80000, 1, 0), iv(90000, 95000, 0, 0)],
+           [chunk(0, [switch(70500, 100, 101), switch(80500, 101, 100)])])
+    assert report.main([str(tmp_path), "--json", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "inferred (columns" in out and "accuracy: 2 of 2" in out
+    js = json.loads((tmp_path / "r.json").read_text())
+    assert js["report_version"] == 1 and js["confusion"]["correct"] == 2
+
+
+@pytest.mark.parametrize("damage,msg", [
+    ("no_hgl", "no hourglass.hgl"),
+    ("incomplete", "interrupted"),
+    ("truncated_kernel", "kernel.hgt"),
+    ("no_kernel", "no kernel.hgt"),
+    ("other_clock", "not the same counter"),
+])
+def test_bad_inputs(tmp_path, capsys, damage, msg):
+    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(0, 10, 0, 0), iv(20, 30, 0, 0)]))
+    kern = hgt_file([chunk(0, [rec(15, VEC_E, 236)])], meta=META)
+    if damage == "other_clock":
+        kern = hgt_file([chunk(0, [rec(15, VEC_E, 236)])], meta="format: hgtrace 1\ntsc_khz: 2000000\n")
+    (tmp_path / "kernel.hgt").write_bytes(kern[:len(kern) // 2] if damage == "truncated_kernel" else kern)
+    if damage == "no_hgl":
+        (tmp_path / "hourglass.hgl").unlink()
+    if damage == "no_kernel":
+        (tmp_path / "kernel.hgt").unlink()
+    if damage == "incomplete":
+        (tmp_path / "INCOMPLETE").write_text("interrupted by Ctrl-C\n")
+    assert report.main([str(tmp_path)]) == 3
+    assert msg in capsys.readouterr().err
