@@ -179,3 +179,31 @@ def test_bad_inputs(tmp_path, capsys, damage, msg):
         (tmp_path / "INCOMPLETE").write_text("interrupted by Ctrl-C\n")
     assert report.main([str(tmp_path)]) == 3
     assert msg in capsys.readouterr().err
+
+
+def test_wakeup_decomposed_and_miss_explained(tmp_path):
+    """A LAT wake-up due at 100000: tick at 100500, waking at 100800, a task
+    runs until the switch at 103000, user space at 103400. And a missed
+    period 200000..300000 during which irq 40 ran 30000 cycles."""
+    HRT_E, WAKING = 14, 2
+    wake = (100000, 103400, 3400, 0, 3, 0x10 | 2, 0)          # WAKE, LAT, HR; lateness 3.4 us
+    miss = (200000, 0, 300000, 0, 2, 1, 0)                    # JOB missed
+    recs = [wake, iv(103400, 150000, 0, 0), iv(150500, 199000, 0, 0), miss]
+    from hgmerge import latency
+    (tmp_path / "hourglass.hgl").write_bytes(hgl(recs, threads=1))
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file(
+        [chunk(0, [comm(99000, 777, "hog"), switch(99500, 0, 777), rec(100500, VEC_E, 236),
+                   rec(100600, HRT_E, 1, payload=b"\0" * 8), rec(100800, WAKING, 100, payload=b"\0" * 8),
+                   rec(100900, VEC_X, 236), switch(103000, 777, 100),
+                   rec(210000, IRQ_E, 40), rec(240000, IRQ_X, 40)])], meta=META))
+    run = load.load_run(str(tmp_path))
+    wins = latency.windows(run)
+    kinfo = truth.sweep(run, load.kernel_stream(run), wins)
+    lat = latency.decompose(run, wins, kinfo["names"])
+    d = lat["worst"]
+    assert d["stages_us"] == pytest.approx({"timer": 0.5, "irq": 0.3, "sched": 2.2, "return": 0.4})
+    assert d["largest_stage"] == "sched" and d["blame"] == "task hog:777"
+    assert d["latency_us"] == pytest.approx(3.4) and d["complete"]
+    [m] = latency.misses(run, wins, kinfo["names"])
+    assert m["instead"][0] == {"what": "irq 40", "ms": pytest.approx(0.03)}
+    assert m["period_ms"] == pytest.approx(0.1)

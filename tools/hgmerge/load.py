@@ -29,6 +29,7 @@ class Gap:
     voluntary: str = ""     # "yield" or "sleep" when A asked for it
     next_thread: int = -1   # B
     next_tid: int = 0
+    reset = True            # the sweep knows the CPU's state at g0
     truth: dict = field(default=None, repr=False)      # filled by truth.py
     inferred: str = ""      # filled by infer.py
     why: str = ""           # the rule that inferred it
@@ -36,6 +37,22 @@ class Gap:
     @property
     def length(self):
         return self.g1 - self.g0
+
+
+@dataclass
+class Window:
+    """A stretch of one CPU to account without knowing its state at the start:
+    a timer wake-up (intended expiry to first user-space read) or a job's
+    period that ended in a missed deadline."""
+    kind: str               # "wake" or "miss"
+    thread: int
+    tid: int
+    g0: int
+    g1: int
+    cpu0: int
+    rec: object             # the hourglass record
+    truth: dict = field(default=None, repr=False)
+    reset = False
 
 
 @dataclass

@@ -11,7 +11,7 @@ import time
 
 from hgtrace_file import HgtFormatError
 
-from . import infer, judge, load, truth
+from . import infer, judge, latency, load, truth
 
 REPORT_VERSION = 1
 
@@ -21,13 +21,16 @@ def merge(dir_, kernel=None):
     t = time.monotonic()
     run = load.load_run(dir_, kernel)
     stream = load.kernel_stream(run)
+    wins = latency.windows(run)
     try:
-        kinfo = truth.sweep(run, stream)
+        kinfo = truth.sweep(run, stream, wins)
     except HgtFormatError as e:
         raise load.RunError(str(e))
     t_sweep = time.monotonic() - t
     calib = infer.infer(run)
     res = judge.judge(run, kinfo, calib)
+    res["latency"] = latency.decompose(run, wins, kinfo["names"])
+    res["missed_deadlines"] = latency.misses(run, wins, kinfo["names"])
     info = run.hg.info
     res["report_version"] = REPORT_VERSION
     res["run"] = {"dir": os.path.abspath(dir_), "command": info.get("command"),
@@ -116,6 +119,27 @@ def text(res, out, max_dis=20):
       f"kernel ({m['kernel_migrations_of_hourglass_threads']} kernel migrations of hourglass threads)\n")
     if res["unexplainable"]["gaps"]:
         w("unexplainable gaps: " + "; ".join(f"{v} {k}" for k, v in res["unexplainable"]["why"].items()) + "\n")
+    lat = res["latency"]
+    if lat["threads"]:
+        w("\nwake-up latency, decomposed (intended expiry -> timer irq -> waking -> switch -> user):\n")
+        w(f"  {'thread':>6s} {'wakeups':>8s} {'timer':>14s} {'irq':>14s} {'sched':>14s} {'return':>14s} "
+          f"{'total':>14s}   (median/max us)\n")
+        for k, s in sorted(lat["threads"].items()):
+            cell = lambda st: (f"{s[st]['median_us']:.1f}/{s[st]['max_us']:.1f}" if st in s else "-")
+            w(f"  {k:6d} {s['wakeups']:8d} {cell('timer'):>14s} {cell('irq'):>14s} {cell('sched'):>14s} "
+              f"{cell('return'):>14s} {s['latency']['median_us']:.1f}/{s['latency']['max_us']:.1f}\n")
+        wst = lat["worst"]
+        st = ", ".join(f"{k} {v:.1f}" for k, v in wst["stages_us"].items() if v is not None)
+        w(f"  worst: {wst['latency_us']:.1f} us at {wst['t_ms']:.3f} ms on CPU {wst['cpu']} (thread "
+          f"{wst['thread']}): {st} us; largest stage {wst['largest_stage']}"
+          f"{', during it ' + wst['blame'] if wst['blame'] else ''}\n")
+    md = res["missed_deadlines"]
+    if md:
+        w(f"\nmissed deadlines: {len(md)}\n")
+        for m in md[:max_dis]:
+            inst = ", ".join(f"{i['what']} {i['ms']:.2f} ms" for i in m["instead"]) or "nothing the kernel recorded"
+            w(f"  {m['t_ms']:.3f} ms thread {m['thread']} CPU {m['cpu']}: ran {m['thread_ran_ms']:.2f} of "
+              f"{m['period_ms']:.2f} ms; instead: {inst}\n")
     dis = res["disagreements"]
     w(f"\ndisagreements: {len(dis)}" + (f" (first {max_dis})" if len(dis) > max_dis else "") + "\n")
     for d in dis[:max_dis]:

@@ -62,6 +62,8 @@ def component_name(key, names):
     if k == "softirq":
         return f"softirq {SOFTIRQS[key[1]] if key[1] < len(SOFTIRQS) else key[1]}"
     if k == "task":
+        if key[1] is None:
+            return "unknown task"
         return "idle" if key[1] == 0 else f"task {names.task(key[1])}"
     return k
 
@@ -117,10 +119,11 @@ class CpuSweep:
                 self.i += 1
                 self._charge(g.g0)
                 g.truth = {"comp": {}, "events": [], "n_events": 0, "out": None, "in": None,
-                           "migrated": None, "woken": None, "lost": False}
-                # known for sure: this thread ran in user space here at g0
-                self.cur = g.tid
-                self.stack = []
+                           "migrated": None, "woken": None, "lost": False, "ticks": [], "hrtimers": []}
+                if g.reset:
+                    # known for sure: this thread ran in user space here at g0
+                    self.cur = g.tid
+                    self.stack = []
                 self.t = g.g0
                 self.openg.append(g)
             else:
@@ -163,7 +166,7 @@ class CpuSweep:
                 prev, state, _pp, _np = _SWITCH.unpack_from(buf, pos + 16)
                 if prev == g.tid:
                     tr["out"] = (tsc, "preempted" if state == 0 or flags & 1 else "blocked", arg, state)
-                if arg == g.tid:
+                if arg == g.tid and tr["in"] is None:
                     tr["in"] = tsc
             elif typ == NMI:
                 delta, _h = _NMI.unpack_from(buf, pos + 16)
@@ -181,6 +184,10 @@ class CpuSweep:
                 tr["migrated"] = _MIGRATE.unpack_from(buf, pos + 16)
             elif typ in (WAKING, WAKEUP) and arg == g.tid and tr["woken"] is None:
                 tr["woken"] = tsc
+            elif typ == VEC_ENTRY and flags == 0 and not g.reset:
+                tr["ticks"].append(tsc)
+            elif typ == HRTIMER_ENTRY and not g.reset:
+                tr["hrtimers"].append(tsc)
 
     def finish_all(self):
         self.advance(1 << 64)
@@ -210,12 +217,15 @@ def _feed(run, stream, sweeps, names, migrations):
     return n
 
 
-def sweep(run, stream):
-    """Attribute every gap of @run from the kernel's @stream; return the sweep's figures."""
+def sweep(run, stream, windows=()):
+    """Attribute every gap of @run, and every window (load.Window: a wake-up,
+    a missed deadline), from the kernel's @stream; return the sweep's figures."""
     names = Names()
     by_cpu = {}
-    for g in run.gaps:
+    for g in list(run.gaps) + list(windows):
         by_cpu.setdefault(g.cpu0, []).append(g)
+    for lst in by_cpu.values():
+        lst.sort(key=lambda g: g.g0)
     sweeps = {c: CpuSweep(c, gs, run.hz) for c, gs in by_cpu.items()}
     migrations = []
     try:
@@ -230,7 +240,8 @@ def sweep(run, stream):
         if not s.losses:
             continue
         for g in s.gaps:
-            g.truth["lost"] = any(p < g.g1 and t > g.g0 for p, t in s.losses)
+            if g.truth is not None:
+                g.truth["lost"] = any(p < g.g1 and t > g.g0 for p, t in s.losses)
     for g in run.gaps:
         classify(g, hg_tids, window)
     backwards = sum(s.backwards for s in sweeps.values())
