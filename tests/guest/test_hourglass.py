@@ -19,7 +19,10 @@ def hourglass(ctx, args):
 
 
 def test_hourglass_rtc_and_kernel(ctx):
-    """Section 5.3's RTC latency test and 5.4's RTC periodic task, shortened."""
+    """Section 5.3's RTC latency test and 5.4's RTC periodic task, shortened.
+    The emulated RT kernels show up to 150 000 sub-microsecond gaps a second
+    (the emulator's), which would fill the default buffer: this test is about
+    the RTC, so the periodic run ignores gaps under 1 us."""
     out, js = hourglass(ctx, "-d 2s -n 1 -t 0 -p RTHIGH -w LAT 5.3ms -i RTC")
     lat = [float(l.split()[1]) for l in out.splitlines() if l.startswith("latlate:")]
     # wake-ups fall on 1024 Hz RTC ticks: one per 5.3 ms give or take a tick
@@ -29,7 +32,7 @@ def test_hourglass_rtc_and_kernel(ctx):
     assert js["kernel"]["preempt_rt"] == rt, (js["kernel"], os.uname())
     ctx.note(f"RTC LAT: {len(lat)} samples, median lateness {sorted(lat)[len(lat) // 2]:.1f} us "
              f"(relative to the fastest wake-up), PREEMPT_RT {rt}")
-    out, js = hourglass(ctx, "-d 2s -n 1 -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i RTC")
+    out, js = hourglass(ctx, "-d 2s -n 1 -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i RTC --gap 1us")
     d = js["threads"][0]["deadlines"]
     assert 380 <= d["hit"] + d["missed"] <= 402, d
     assert f"thread 0: missed {d['missed']} deadlines, hit {d['hit']}" in out
