@@ -39,7 +39,7 @@ def confusion(gaps):
 def describe_events(run, g, names, limit=12):
     """The kernel events inside a gap, as short text, times in us from g0."""
     out = []
-    for tsc, typ, arg, flags in g.truth["events"][:limit]:
+    for tsc, typ, arg, flags in (g.truth["events"] or [])[:limit]:
         kind = {T.SWITCH: "switch to", T.IRQ_ENTRY: "irq", T.IRQ_EXIT: "irq end",
                 T.SOFTIRQ_ENTRY: "softirq", T.SOFTIRQ_EXIT: "softirq end",
                 T.VEC_ENTRY: "vector", T.VEC_EXIT: "vector end", T.WAKING: "waking",

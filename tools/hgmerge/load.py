@@ -52,6 +52,7 @@ class Window:
     cpu0: int
     rec: object             # the hourglass record
     truth: dict = field(default=None, repr=False)
+    inferred = ""
     reset = False
 
 

@@ -21,13 +21,13 @@ def merge(dir_, kernel=None):
     t = time.monotonic()
     run = load.load_run(dir_, kernel)
     stream = load.kernel_stream(run)
+    calib = infer.infer(run)        # hourglass's data only: before the kernel's is read
     wins = latency.windows(run)
     try:
         kinfo = truth.sweep(run, stream, wins)
     except HgtFormatError as e:
         raise load.RunError(str(e))
     t_sweep = time.monotonic() - t
-    calib = infer.infer(run)
     res = judge.judge(run, kinfo, calib)
     res["latency"] = latency.decompose(run, wins, kinfo["names"])
     res["missed_deadlines"] = latency.misses(run, wins, kinfo["names"])

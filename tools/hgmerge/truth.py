@@ -77,8 +77,9 @@ class CpuSweep:
     thread's point of view.
     """
 
-    def __init__(self, cpu, gaps, hz):
+    def __init__(self, cpu, gaps, hz, hg_tids=frozenset()):
         self.cpu, self.gaps, self.i = cpu, gaps, 0
+        self.hg_tids = hg_tids
         self.openg = []           # gaps being accounted
         self.cur = None           # task on the CPU
         self.stack = []           # handlers running, innermost last
@@ -114,12 +115,19 @@ class CpuSweep:
             if end_g is not None and end_g.g1 < tsc and (nxt_start is None or end_g.g1 <= nxt_start):
                 self._charge(end_g.g1)
                 self.openg.remove(end_g)
+                if end_g.reset and end_g.inferred:
+                    # the events are kept for the report's disagreements only
+                    classify(end_g, self.hg_tids, None)
+                    if end_g.truth["class"] == end_g.inferred:
+                        end_g.truth["events"] = None
             elif nxt_start is not None and nxt_start < tsc:
                 g = gaps[self.i]
                 self.i += 1
                 self._charge(g.g0)
                 g.truth = {"comp": {}, "events": [], "n_events": 0, "out": None, "in": None,
-                           "migrated": None, "woken": None, "lost": False, "ticks": [], "hrtimers": []}
+                           "migrated": None, "woken": None, "lost": False}
+                if not g.reset:
+                    g.truth["ticks"], g.truth["hrtimers"] = [], []
                 if g.reset:
                     # known for sure: this thread ran in user space here at g0
                     self.cur = g.tid
@@ -160,7 +168,7 @@ class CpuSweep:
         for g in self.openg:
             tr = g.truth
             tr["n_events"] += 1
-            if len(tr["events"]) < KEEP_EVENTS:
+            if tr["events"] is not None and len(tr["events"]) < KEEP_EVENTS:
                 tr["events"].append((tsc, typ, arg, flags))
             if typ == SWITCH:
                 prev, state, _pp, _np = _SWITCH.unpack_from(buf, pos + 16)
@@ -226,7 +234,7 @@ def sweep(run, stream, windows=()):
         by_cpu.setdefault(g.cpu0, []).append(g)
     for lst in by_cpu.values():
         lst.sort(key=lambda g: g.g0)
-    sweeps = {c: CpuSweep(c, gs, run.hz) for c, gs in by_cpu.items()}
+    sweeps = {c: CpuSweep(c, gs, run.hz, frozenset(run.tids)) for c, gs in by_cpu.items()}
     migrations = []
     try:
         n = _feed(run, stream, sweeps, names, migrations)
