@@ -23,9 +23,9 @@ def record(ctx, name, args, expect=0, extra=()):
     return d, p
 
 
-def report(ctx, d):
-    js = os.path.join(d, "report.json")
-    p = run([HOURGLASS, "report", d, "--json", js], timeout=300)
+def report(ctx, d, *extra, name="report.json"):
+    js = os.path.join(d, name)
+    p = run([HOURGLASS, "report", d, "--json", js, *extra], timeout=300)
     with open(js) as f:
         return p.stdout, json.load(f)
 
@@ -63,6 +63,13 @@ def test_record_report_three_threads(ctx):
              f"{cs.get('preemptions_between_cpu_bound')}; switch median {cs['inferred_median_us']:.1f} us "
              f"inferred, {cs['kernel_switch_only_median_us']:.1f} us without handlers")
     ctx.note(f"merge: {js['kernel_recording']['events']} events in {js['merge_seconds']:.2f} s")
+    # trace-cmd's trace.dat, the independent ground truth, tells the same story
+    _, ft = report(ctx, d, "--kernel", os.path.join(d, "trace.dat"), name="report-ftrace.json")
+    fcl = ft["classes"]
+    assert ft["gaps_total"] == js["gaps_total"]
+    for c in ("switch_hg", "timer"):
+        assert abs(fcl.get(c, 0) - cl.get(c, 0)) <= max(3, 0.05 * cl.get(c, 0)), (c, fcl, cl)
+    ctx.note("with trace.dat as the ground truth: " + ", ".join(f"{k} {v}" for k, v in sorted(fcl.items())))
 
 
 def test_known_interrupt_source(ctx):

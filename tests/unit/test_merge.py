@@ -207,3 +207,27 @@ def test_wakeup_decomposed_and_miss_explained(tmp_path):
     [m] = latency.misses(run, wins, kinfo["names"])
     assert m["instead"][0] == {"what": "irq 40", "ms": pytest.approx(0.03)}
     assert m["period_ms"] == pytest.approx(0.1)
+
+
+def test_trace_dat_events_become_records(tmp_path):
+    """trace-cmd's events (as its report prints them) drive the same sweep."""
+    from hgmerge.ftrace_source import FtraceStream
+    st = FtraceStream.__new__(FtraceStream)
+    st.path, st.meta, st.stats, st.complete = "x.dat", {"clock": "tsc"}, {}, True
+    ev = lambda ts, event, **f: {"cpu": 0, "ts": ts, "event": event, "fields": {k: str(v) for k, v in f.items()}}
+    st.events = [ev(2100, "softirq_entry", vec=3), ev(2500, "irq_handler_entry", irq=30, name="eth0"),
+                 ev(2900, "irq_handler_exit", irq=30, ret=1), ev(4800, "softirq_exit", vec=3),
+                 ev(11100, "local_timer_entry", vector=236), ev(11500, "local_timer_exit", vector=236),
+                 ev(11600, "sched_switch", prev_comm="hourglass", prev_pid=100, prev_prio=120, prev_state=0,
+                    next_comm="stress", next_pid=555, next_prio=120),
+                 ev(19800, "sched_switch", prev_comm="stress", prev_pid=555, prev_prio=120, prev_state=0,
+                    next_comm="hourglass", next_pid=100, next_prio=120)]
+    st.drops = []
+    st.window = (0, 10**9)
+    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(1000, 2000, 0, 0), iv(5000, 11000, 0, 0),
+                                                  iv(20000, 21000, 0, 0)]))
+    run = load.load_run(str(tmp_path))
+    k = truth.sweep(run, st)
+    assert comps(gap_at(run, 2000), k) == {"softirq NET_RX": 2300, "irq 30 eth0": 400, "self": 300}
+    assert comps(gap_at(run, 11000), k) == {"task stress:555": 8200, "local_timer": 400, "self": 400}
+    assert gap_at(run, 11000).truth["class"] == "switch_other"

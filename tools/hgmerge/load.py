@@ -127,14 +127,30 @@ def load_run(dir_, kernel=None):
     # per thread, a change of CPU between two intervals: the migrations
     run.migrations = [(k, a, b) for k, ivs in enumerate(run.intervals)
                       for a, b in zip(ivs, ivs[1:]) if a.cpu != b.cpu]
-    run.kernel_path = kernel or find(dir_, ["kernel.hgt"])
+    run.kernel_path = kernel or find(dir_, ["kernel.hgt", "trace.dat"])
     return run
 
 
 def kernel_stream(run):
-    """The kernel's recording as a stream, after checking that its clock is hourglass's."""
+    """The kernel's recording as a stream, after checking that its clock is hourglass's:
+    hgtrace.ko's kernel.hgt, or else trace-cmd's trace.dat (x86-tsc clock)."""
     if not run.kernel_path:
-        raise RunError(f"{run.dir}: no kernel.hgt (hgtrace record) in this directory")
+        raise RunError(f"{run.dir}: no kernel.hgt (hgtrace record) or trace.dat (trace-cmd record "
+                       "-C x86-tsc) in this directory")
+    if run.kernel_path.endswith(".dat"):
+        from .ftrace_source import FtraceError, FtraceStream
+        try:
+            st = FtraceStream(run.kernel_path)
+        except FtraceError as e:
+            raise RunError(str(e))
+        if st.window is None:
+            raise RunError(f"{run.kernel_path}: no events")
+        # with the x86-tsc clock the stamps are TSC cycles: they must fall in hourglass's run
+        t0 = run.hg.info.get("t0_tsc", 0)
+        if not (st.window[0] - 10 * run.hz < t0 < st.window[1]):
+            raise RunError(f"{run.kernel_path}: its timestamps ({st.window[0]}..{st.window[1]}) do not "
+                           f"cover hourglass's run (TSC {t0}): recorded with -C x86-tsc?")
+        return st
     try:
         st = HgtStream(run.kernel_path)
     except (HgtFormatError, OSError) as e:

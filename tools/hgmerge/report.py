@@ -155,7 +155,9 @@ def main(argv=None):
                                  description="Merge an hourglass run with the kernel's recording: explain "
                                              "every gap and score the user-space inferences.")
     ap.add_argument("dir", help="run directory: hourglass.hgl and kernel.hgt")
-    ap.add_argument("--kernel", help="the kernel's recording, if not DIR/kernel.hgt")
+    ap.add_argument("--kernel", metavar="FILE",
+                    help="the ground truth: an hgtrace recording (.hgt) or a trace-cmd trace.dat "
+                         "recorded with -C x86-tsc (default DIR/kernel.hgt, else DIR/trace.dat)")
     ap.add_argument("--json", metavar="FILE", help="also write the report as JSON ('-' for stdout only)")
     ap.add_argument("--disagreements", type=int, default=20, metavar="N",
                     help="disagreements listed in the text (default 20; all are in the JSON)")

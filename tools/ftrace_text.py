@@ -17,12 +17,16 @@ DROP = re.compile(r"CPU:\s*(\d+)\s+\[(\d+) EVENTS DROPPED\]")
 FIELD = re.compile(r"(\w+)=(\S*)")
 
 
+class FtraceError(Exception):
+    """trace-cmd could not read the file, or its output did not parse completely."""
+
+
 def read_report(path):
     """Return (events, drops): events as dicts with cpu, ts, event and fields;
     drops as (cpu, count, index of the next event on that CPU in events)."""
     p = subprocess.run(["trace-cmd", "report", "-R", path], capture_output=True, text=True)
     if p.returncode != 0:
-        raise AssertionError(f"trace-cmd report {path} failed: {p.stderr[-1000:]}")
+        raise FtraceError(f"trace-cmd report {path} failed: {p.stderr.strip()[-1000:]}")
     events, drops, pending = [], [], {}
     for line in p.stdout.splitlines():
         m = DROP.search(line)
@@ -44,5 +48,5 @@ def read_report(path):
     st = subprocess.run(["trace-cmd", "report", "--stat", path], capture_output=True, text=True)
     stat = sum(int(n) for n in STAT_EVENTS.findall(st.stdout))
     if stat != len(events):
-        raise AssertionError(f"parsed {len(events)} events of {path}, but trace-cmd --stat counts {stat}")
+        raise FtraceError(f"parsed {len(events)} events of {path}, but trace-cmd --stat counts {stat}")
     return events, drops
