@@ -4,6 +4,7 @@ gap and how the user-space inferences fared. Text for people, JSON for tools.
     python3 -m hgmerge DIR [--json FILE] [--kernel FILE] [--disagreements N]
 """
 import argparse
+import gc
 import json
 import os
 import sys
@@ -19,6 +20,16 @@ REPORT_VERSION = 1
 def merge(dir_, kernel=None):
     """Everything the report needs, as one dictionary."""
     t = time.monotonic()
+    # millions of small objects that live until the end: the cyclic
+    # collector would walk them again and again for nothing
+    gc.disable()
+    try:
+        return _merge(dir_, kernel, t)
+    finally:
+        gc.enable()
+
+
+def _merge(dir_, kernel, t):
     run = load.load_run(dir_, kernel)
     stream = load.kernel_stream(run)
     calib = infer.infer(run)        # hourglass's data only: before the kernel's is read
