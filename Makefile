@@ -43,7 +43,7 @@ HG_SRC := userspace/hourglass
 build/bench/loopcost: bench/loopcost.c $(HG_SRC)/*.c $(HG_SRC)/*.h
 	@mkdir -p build/bench
 	$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -DHG_SPIN_COUNT -pthread -I $(HG_SRC) -o $@ \
-		bench/loopcost.c $(addprefix $(HG_SRC)/,workloads.c tsc.c calibrate.c timers.c policy.c \
+		bench/loopcost.c $(addprefix $(HG_SRC)/,workloads.c acct.c tsc.c calibrate.c timers.c policy.c \
 		options.c timeunits.c) -lm -lrt
 
 bench-loop: build/bench/loopcost

@@ -63,6 +63,15 @@ def test_record_report_three_threads(ctx):
              f"{cs.get('preemptions_between_cpu_bound')}; switch median {cs['inferred_median_us']:.1f} us "
              f"inferred, {cs['kernel_switch_only_median_us']:.1f} us without handlers")
     ctx.note(f"merge: {js['kernel_recording']['events']} events in {js['merge_seconds']:.2f} s")
+    # CPU time four ways: hourglass cannot see more than the kernel gave it
+    ms = js["microstates"]
+    assert len(ms) == 3
+    for m in ms:
+        assert m["kernel_switches_in"] >= 1 and m["kernel_ns"] > 0
+        assert m["intervals_ns"] <= m["kernel_ns"] * 1.01, m
+    ctx.note("CPU ms kernel/intervals/schedstat/rusage: " + "; ".join(
+        f"{m['kernel_ns'] / 1e6:.1f}/{m['intervals_ns'] / 1e6:.1f}/{m['schedstat_ns'] / 1e6:.1f}/"
+        f"{m['rusage_ns'] / 1e6:.1f}" for m in ms))
     # trace-cmd's trace.dat, the independent ground truth, tells the same story
     _, ft = report(ctx, d, "--kernel", os.path.join(d, "trace.dat"), name="report-ftrace.json")
     fcl = ft["classes"]

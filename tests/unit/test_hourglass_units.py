@@ -11,7 +11,7 @@ SRC = os.path.join(TOP, "userspace", "hourglass")
 def test_hourglass_units(tmp_path):
     exe = tmp_path / "hourglass_units"
     srcs = [os.path.join(SRC, f) for f in
-            ("timeunits.c", "tsc.c", "workloads.c", "policy.c", "timers.c", "options.c")]
+            ("timeunits.c", "tsc.c", "workloads.c", "acct.c", "policy.c", "timers.c", "options.c")]
     subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-DHG_FAKE_TSC", "-pthread",
                     "-I", SRC, "-o", str(exe), os.path.join(os.path.dirname(__file__), "hourglass_units.c"),
                     *srcs, "-lm", "-lrt"], check=True)

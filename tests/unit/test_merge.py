@@ -231,3 +231,11 @@ def test_trace_dat_events_become_records(tmp_path):
     assert comps(gap_at(run, 2000), k) == {"softirq NET_RX": 2300, "irq 30 eth0": 400, "self": 300}
     assert comps(gap_at(run, 11000), k) == {"task stress:555": 8200, "local_timer": 400, "self": 400}
     assert gap_at(run, 11000).truth["class"] == "switch_other"
+
+
+def test_on_cpu_from_switches():
+    from hgmerge.microstates import on_cpu
+    # running at 100; out at 300, in at 500, out at 900; window 100..1000
+    assert on_cpu([(300, 0), (500, 1), (900, 0)], 100, 1000) == 200 + 400
+    # in again at 950 and still running at the end; events outside ignored
+    assert on_cpu([(50, 0), (300, 0), (950, 1), (2000, 0)], 100, 1000) == 200 + 50

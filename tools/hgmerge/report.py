@@ -12,7 +12,7 @@ import time
 
 from hgtrace_file import HgtFormatError
 
-from . import infer, judge, latency, load, truth
+from . import infer, judge, latency, load, microstates, truth
 
 REPORT_VERSION = 1
 
@@ -42,6 +42,7 @@ def _merge(dir_, kernel, t):
     res = judge.judge(run, kinfo, calib)
     res["latency"] = latency.decompose(run, wins, kinfo["names"])
     res["missed_deadlines"] = latency.misses(run, wins, kinfo["names"])
+    res["microstates"] = microstates.compare(run, kinfo)
     info = run.hg.info
     res["report_version"] = REPORT_VERSION
     res["run"] = {"dir": os.path.abspath(dir_), "command": info.get("command"),
@@ -130,6 +131,17 @@ def text(res, out, max_dis=20):
       f"kernel ({m['kernel_migrations_of_hourglass_threads']} kernel migrations of hourglass threads)\n")
     if res["unexplainable"]["gaps"]:
         w("unexplainable gaps: " + "; ".join(f"{v} {k}" for k, v in res["unexplainable"]["why"].items()) + "\n")
+    ms = res["microstates"]
+    if ms:
+        w("\nCPU time per thread, four ways over the same window (ms; % against the kernel's switches):\n")
+        w(f"  {'thread':>6s} {'kernel':>10s} {'handlers':>9s} {'intervals':>17s} {'schedstat':>17s} "
+          f"{'rusage':>17s}\n")
+        pct = lambda v: "" if v is None else f" ({v * 100:+.1f}%)"
+        for m in ms:
+            w(f"  {m['thread']:6d} {m['kernel_ns'] / 1e6:10.3f} {m['handlers_ns'] / 1e6:9.3f} "
+              f"{m['intervals_ns'] / 1e6:9.3f}{pct(m['intervals_vs_kernel']):>8s} "
+              f"{m['schedstat_ns'] / 1e6:9.3f}{pct(m['schedstat_vs_kernel']):>8s} "
+              f"{m['rusage_ns'] / 1e6:9.3f}{pct(m['rusage_vs_kernel']):>8s}\n")
     lat = res["latency"]
     if lat["threads"]:
         w("\nwake-up latency, decomposed (intended expiry -> timer irq -> waking -> switch -> user):\n")

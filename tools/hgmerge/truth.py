@@ -201,7 +201,7 @@ class CpuSweep:
         self.advance(1 << 64)
 
 
-def _feed(run, stream, sweeps, names, migrations):
+def _feed(run, stream, sweeps, names, migrations, switches):
     """Hand every kernel event to its CPU's sweep; return how many there were."""
     n = 0
     for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in stream:
@@ -219,6 +219,12 @@ def _feed(run, stream, sweeps, names, migrations):
                 s = sweeps[cpu] = CpuSweep(cpu, [], run.hz)
             if typ == MIGRATE and arg in run.tids:
                 migrations.append((tsc, arg) + _MIGRATE.unpack_from(buf, pos + 16))
+            elif typ == SWITCH:
+                prev = _SWITCH.unpack_from(buf, pos + 16)[0]
+                if prev in run.tids:
+                    switches.setdefault(prev, []).append((tsc, 0))
+                if arg in run.tids:
+                    switches.setdefault(arg, []).append((tsc, 1))
             s.event(tsc, typ, flags, aux, arg, buf, pos)
         except struct.error:
             raise struct.error(f"a record of type {typ} on CPU {cpu} at TSC {tsc} is too short for its type")
@@ -236,8 +242,9 @@ def sweep(run, stream, windows=()):
         lst.sort(key=lambda g: g.g0)
     sweeps = {c: CpuSweep(c, gs, run.hz, frozenset(run.tids)) for c, gs in by_cpu.items()}
     migrations = []
+    switches = {}           # hourglass tid -> [(tsc, 1 in / 0 out)]
     try:
-        n = _feed(run, stream, sweeps, names, migrations)
+        n = _feed(run, stream, sweeps, names, migrations, switches)
     except struct.error as e:
         raise HgtFormatError(f"{run.kernel_path}: {e.args[0]}")
     for s in sweeps.values():
@@ -256,7 +263,7 @@ def sweep(run, stream, windows=()):
     if backwards:
         run.warnings.append(f"{run.kernel_path}: {backwards} kernel events went back in time on their CPU")
     return {"events": n, "names": names, "stats": stream.stats, "window": window,
-            "meta": stream.meta, "migrations": migrations,
+            "meta": stream.meta, "migrations": migrations, "switches": switches,
             "losses": {c: len(s.losses) for c, s in sweeps.items() if s.losses}}
 
 

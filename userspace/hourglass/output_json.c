@@ -164,6 +164,20 @@ static void thread_result(struct jsonw *w, struct hg_run *run, struct hg_stats *
 	if (ts->nlat)
 		latency(w, ts);
 	jw_uint(w, "dropped_records", t->dropped);
+	if ((t->acct0.ok & t->acct1.ok) == 3) {
+		/* the kernel's own accounting over [tsc0, tsc1] */
+		jw_obj(w, "accounting");
+		jw_uint(w, "tsc0", t->acct0.tsc);
+		jw_uint(w, "tsc1", t->acct1.tsc);
+		jw_uint(w, "schedstat_on_cpu_ns", t->acct1.sched_ns - t->acct0.sched_ns);
+		jw_uint(w, "schedstat_wait_ns", t->acct1.wait_ns - t->acct0.wait_ns);
+		jw_uint(w, "schedstat_slices", t->acct1.slices - t->acct0.slices);
+		jw_uint(w, "rusage_user_ns", t->acct1.utime_ns - t->acct0.utime_ns);
+		jw_uint(w, "rusage_system_ns", t->acct1.stime_ns - t->acct0.stime_ns);
+		jw_uint(w, "rusage_voluntary_switches", t->acct1.nvcsw - t->acct0.nvcsw);
+		jw_uint(w, "rusage_involuntary_switches", t->acct1.nivcsw - t->acct0.nivcsw);
+		jw_end_obj(w);
+	}
 }
 
 void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)

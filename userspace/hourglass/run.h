@@ -16,6 +16,16 @@
 
 struct hg_run;
 
+/* The kernel's accounting of one thread at one moment (acct.c). */
+struct hg_acct {
+	uint64_t tsc;
+	uint64_t sched_ns, wait_ns, slices;	/* /proc/thread-self/schedstat */
+	uint64_t utime_ns, stime_ns, nvcsw, nivcsw;	/* getrusage(RUSAGE_THREAD) */
+	int ok;					/* 1: schedstat read, 2: rusage read */
+};
+
+void hg_acct_read(struct hg_acct *a);
+
 struct hg_thread {
 	int idx;
 	pid_t tid;
@@ -30,6 +40,7 @@ struct hg_thread {
 	/* live counters, read after the run */
 	uint64_t jobs_hit, jobs_missed, work_units, wakes, yields;
 	uint64_t first_tsc, last_tsc;	/* when it actually ran */
+	struct hg_acct acct0, acct1;	/* before the start, after the end */
 
 	/* what went wrong while it set itself up, and what it fell back to */
 	int err_exit;

@@ -232,6 +232,7 @@ void *hg_thread_main(void *arg)
 	if (atomic_load(&run->abort_run) || t->err_exit)
 		goto out;
 
+	hg_acct_read(&t->acct0);		/* it sleeps from here until its start */
 	end_ns = c->finish_ns && c->finish_ns < run->cfg->duration_ns ? c->finish_ns
 								      : run->cfg->duration_ns;
 	end = run->t0_tsc + hg_ns_to_cycles(run, end_ns);
@@ -275,6 +276,7 @@ void *hg_thread_main(void *arg)
 	}
 	if (c->workload != HG_W_LAT)
 		t->last_tsc = s.last;
+	hg_acct_read(&t->acct1);
 	if (r) {
 		snprintf(t->err, sizeof(t->err), "thread %d: -i %s: waiting on the timer failed: %s",
 			 t->idx, hg_timer_name(c->timer), strerror(errno));
