@@ -3,7 +3,7 @@
 #   make              build the recorder and the module for every installed kernel
 #   make check        set up, unit tests here, then the guest tests in each of $(KERNELS)
 #   make check KERNELS=6.1        the guest tests in one kernel only
-#   make demo         record hackbench in the 6.1 guest; files in out/demo/
+#   make demo         in the 6.1 guest: record and report the paper's run and a latency test
 #   make bench        benchmarks: hourglass's loop here, the recorder in the 6.1 guest
 #   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
 #   make setup        install what is missing (apt packages, virtual environment)
@@ -34,7 +34,7 @@ check: setup userspace
 
 demo: setup userspace
 	@scripts/vm -k 6.1 -o out/demo -- scripts/demo-guest
-	@echo "demo: recording, dump and microstates in $$(pwd)/out/demo/"
+	@echo "demo: run directories, reports (report.txt, report.json) in $$(pwd)/out/demo/"
 
 bench: setup userspace bench-loop
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
