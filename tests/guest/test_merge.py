@@ -8,6 +8,9 @@ CPU) must be found as the cause of the gaps it makes.
 import json
 import os
 import shutil
+import signal
+import subprocess
+import time
 
 from harness import KO, TOP, load, run, unload
 
@@ -104,6 +107,28 @@ def test_known_interrupt_source(ctx):
              f"{conf['rows']['switch_other']['n']} switch_other gaps")
 
 
+def test_record_interrupted(ctx):
+    """Ctrl-C in the middle: the recorders stop, the module is left stopped,
+    the directory stays, marked INCOMPLETE, and report refuses it."""
+    load()
+    d = ctx.path("interrupted")
+    shutil.rmtree(d, ignore_errors=True)
+    p = subprocess.Popen([HOURGLASS, "record", "-o", d, "--", "-n", "1", "-d", "30s"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(8)
+    os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (p.returncode, err[-1500:])
+    assert open(os.path.join(d, "INCOMPLETE")).read().startswith("interrupted"), os.listdir(d)
+    with open(os.path.join(d, "record.json")) as f:
+        assert json.load(f)["status"].startswith("interrupted")
+    st = run([os.path.join(TOP, "build", "hgtrace"), "stat"]).stdout
+    assert "stopped" in st, st
+    r = run([HOURGLASS, "report", d], check=False)
+    assert r.returncode == 3 and "interrupted" in r.stderr, r.stderr
+    unload()
+
+
 def test_report_refuses_bad_input(ctx):
     """An aborted run, a truncated recording, a module of another ABI."""
     d = ctx.path("bad")
@@ -133,4 +158,5 @@ def test_report_refuses_bad_input(ctx):
     assert KO
 
 
-TESTS = [test_record_report_three_threads, test_known_interrupt_source, test_report_refuses_bad_input]
+TESTS = [test_record_report_three_threads, test_known_interrupt_source, test_record_interrupted,
+         test_report_refuses_bad_input]
