@@ -11,6 +11,8 @@
 #   - qemu-system-x86: virtme-ng boots those kernels under TCG emulation;
 #   - trace-cmd, rt-tests (hackbench, cyclictest), stress-ng: loads and the
 #     independent ftrace ground truth the module is checked against;
+#   - kernelshark: the viewer of exported traces; its library (libkshark)
+#     lets the tests check that exported files load as the GUI loads them;
 #   - virtme-ng in a virtual environment at $HG_VENV (default .venv).
 set -euo pipefail
 
@@ -22,7 +24,7 @@ pkgs=(
 	linux-image-rt-amd64 linux-headers-rt-amd64
 	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64
-	qemu-system-x86 trace-cmd rt-tests stress-ng kmod
+	qemu-system-x86 trace-cmd rt-tests stress-ng kmod kernelshark
 	gcc make python3-venv
 )
 

@@ -4,7 +4,9 @@
   intervals   what hourglass itself saw: the sum of its intervals
   kernel      on CPU according to the kernel's sched_switch events
   handlers    the part of that spent in interrupt handlers while it was current
-  schedstat   /proc/<tid>/schedstat, the scheduler's own nanosecond account
+  cputime     CLOCK_THREAD_CPUTIME_ID, the scheduler's nanosecond account
+  schedstat   /proc/<tid>/schedstat, the same account without the slice still
+              running (up to a tick stale when read by the running thread)
   rusage      getrusage(RUSAGE_THREAD) user + system time
 
 all over the same window: hourglass reads schedstat and getrusage just
@@ -48,12 +50,13 @@ def compare(run, kinfo):
         row = {"thread": k, "tid": t["tid"], "window_ms": ns(acc["tsc1"] - acc["tsc0"]) / 1e6,
                "intervals_ns": t.get("cpu_time_ns", 0), "kernel_ns": kern,
                "handlers_ns": ns(handler.get(k, 0)),
+               "cputime_ns": acc.get("thread_cputime_ns", 0),
                "schedstat_ns": acc["schedstat_on_cpu_ns"],
                "rusage_ns": acc["rusage_user_ns"] + acc["rusage_system_ns"],
                "kernel_switches_in": sum(1 for tsc, i in kinfo["switches"].get(t["tid"], [])
                                          if i and acc["tsc0"] <= tsc <= acc["tsc1"]),
                "schedstat_slices": acc["schedstat_slices"]}
-        for key in ("intervals_ns", "schedstat_ns", "rusage_ns"):
+        for key in ("intervals_ns", "cputime_ns", "schedstat_ns", "rusage_ns"):
             row[key.replace("_ns", "_vs_kernel")] = (row[key] / kern - 1) if kern else None
         out.append(row)
     return out

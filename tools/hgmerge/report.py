@@ -19,6 +19,12 @@ REPORT_VERSION = 1
 
 def merge(dir_, kernel=None):
     """Everything the report needs, as one dictionary."""
+    return merge_run(dir_, kernel)[1]
+
+
+def merge_run(dir_, kernel=None):
+    """The merged run (load.Run, its gaps judged), the report's dictionary, and
+    what the sweep learnt (names, switches...)."""
     t = time.monotonic()
     # millions of small objects that live until the end: the cyclic
     # collector would walk them again and again for nothing
@@ -58,7 +64,7 @@ def _merge(dir_, kernel, t):
     res["gaps_total"] = len(run.gaps)
     res["warnings"] = run.warnings
     res["merge_seconds"] = t_sweep
-    return res
+    return run, res, kinfo
 
 
 def _pct(x):
@@ -133,13 +139,14 @@ def text(res, out, max_dis=20):
         w("unexplainable gaps: " + "; ".join(f"{v} {k}" for k, v in res["unexplainable"]["why"].items()) + "\n")
     ms = res["microstates"]
     if ms:
-        w("\nCPU time per thread, four ways over the same window (ms; % against the kernel's switches):\n")
-        w(f"  {'thread':>6s} {'kernel':>10s} {'handlers':>9s} {'intervals':>17s} {'schedstat':>17s} "
-          f"{'rusage':>17s}\n")
+        w("\nCPU time per thread, five ways over the same window (ms; % against the kernel's switches):\n")
+        w(f"  {'thread':>6s} {'kernel':>10s} {'handlers':>9s} {'intervals':>17s} {'cputime':>17s} "
+          f"{'schedstat':>17s} {'rusage':>17s}\n")
         pct = lambda v: "" if v is None else f" ({v * 100:+.1f}%)"
         for m in ms:
             w(f"  {m['thread']:6d} {m['kernel_ns'] / 1e6:10.3f} {m['handlers_ns'] / 1e6:9.3f} "
               f"{m['intervals_ns'] / 1e6:9.3f}{pct(m['intervals_vs_kernel']):>8s} "
+              f"{m['cputime_ns'] / 1e6:9.3f}{pct(m['cputime_vs_kernel']):>8s} "
               f"{m['schedstat_ns'] / 1e6:9.3f}{pct(m['schedstat_vs_kernel']):>8s} "
               f"{m['rusage_ns'] / 1e6:9.3f}{pct(m['rusage_vs_kernel']):>8s}\n")
     lat = res["latency"]

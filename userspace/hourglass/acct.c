@@ -7,6 +7,7 @@
  * intervals and the kernel's events (seed 002: the accounting under-reports).
  */
 #include <stdio.h>
+#include <time.h>
 #include <sys/resource.h>
 #include "run.h"
 
@@ -15,8 +16,13 @@ void hg_acct_read(struct hg_acct *a)
 	struct rusage ru;
 	FILE *f;
 
+	struct timespec ts;
+
 	a->tsc = hg_rdtsc();
 	a->ok = 0;
+	/* the scheduler's account including the running slice (schedstat lags it) */
+	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		a->cputime_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	f = fopen("/proc/thread-self/schedstat", "r");
 	if (f) {
 		unsigned long long on, wait, slices;

@@ -275,7 +275,7 @@ static int plain_run(int argc, char **argv)
 }
 
 /*
- * run_tool - record and report are Python (tools/hgmerge): run it with this
+ * run_tool - record, report and export are Python (tools/): run them with this
  * binary's path, so that record starts this same hourglass.
  */
 static int run_tool(const char *cmd, int argc, char **argv)
@@ -301,7 +301,7 @@ static int run_tool(const char *cmd, int argc, char **argv)
 		return HG_EXIT_ENV;
 	args[0] = "python3";
 	args[1] = "-m";
-	args[2] = !strcmp(cmd, "record") ? "hgmerge.record" : "hgmerge";
+	args[2] = !strcmp(cmd, "record") ? "hgmerge.record" : !strcmp(cmd, "export") ? "hgexport" : "hgmerge";
 	for (i = 0; i < argc; i++)
 		args[3 + i] = argv[i];
 	execvp("python3", args);
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
 		       HGL_FORMAT_MINOR);
 		return HG_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "record") || !strcmp(argv[1], "report"))
+	if (!strcmp(argv[1], "record") || !strcmp(argv[1], "report") || !strcmp(argv[1], "export"))
 		return run_tool(argv[1], argc - 2, argv + 2);
 	if (argv[1][0] != '-') {
 		fprintf(stderr, "hourglass: unknown command '%s': a plain run starts with an option, e.g. 'hourglass -n 1 -d 1s' (see --help)\n",

@@ -169,6 +169,7 @@ static void thread_result(struct jsonw *w, struct hg_run *run, struct hg_stats *
 		jw_obj(w, "accounting");
 		jw_uint(w, "tsc0", t->acct0.tsc);
 		jw_uint(w, "tsc1", t->acct1.tsc);
+		jw_uint(w, "thread_cputime_ns", t->acct1.cputime_ns - t->acct0.cputime_ns);
 		jw_uint(w, "schedstat_on_cpu_ns", t->acct1.sched_ns - t->acct0.sched_ns);
 		jw_uint(w, "schedstat_wait_ns", t->acct1.wait_ns - t->acct0.wait_ns);
 		jw_uint(w, "schedstat_slices", t->acct1.slices - t->acct0.slices);

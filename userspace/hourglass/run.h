@@ -19,6 +19,7 @@ struct hg_run;
 /* The kernel's accounting of one thread at one moment (acct.c). */
 struct hg_acct {
 	uint64_t tsc;
+	uint64_t cputime_ns;			/* CLOCK_THREAD_CPUTIME_ID */
 	uint64_t sched_ns, wait_ns, slices;	/* /proc/thread-self/schedstat */
 	uint64_t utime_ns, stime_ns, nvcsw, nivcsw;	/* getrusage(RUSAGE_THREAD) */
 	int ok;					/* 1: schedstat read, 2: rusage read */

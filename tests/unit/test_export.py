@@ -1,0 +1,71 @@
+"""The KernelShark export: a merged trace.dat that trace-cmd reports and
+libkshark (KernelShark's own library) loads, with both streams."""
+import re
+import subprocess
+
+import pytest
+
+from test_merge import IRQ_E, IRQ_X, VEC_E, VEC_X, chunk, comm, hgl, iv, rec, switch, META, hgt_file
+from hgexport import kernelshark, kscheck
+from hgexport.tracedat import TraceDat
+from hgmerge.load import RunError
+
+
+def make_run(tmp_path):
+    recs = [iv(10000, 11000, 0, 0), iv(20000, 21000, 0, 0), iv(21500, 30000, 1, 0), iv(31000, 32000, 0, 0),
+            iv(40000, 50000, 1, 1)]
+    (tmp_path / "hourglass.hgl").write_bytes(hgl(recs))
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file(
+        [chunk(0, [comm(11000, 555, "stress"), rec(11100, VEC_E, 236), rec(11500, VEC_X, 236),
+                   switch(11600, 100, 555), switch(19800, 555, 100), switch(21200, 100, 101),
+                   rec(30100, IRQ_E, 30), rec(30500, IRQ_X, 30), switch(30600, 101, 100)])], meta=META))
+    return tmp_path
+
+
+def report(path):
+    p = subprocess.run(["trace-cmd", "report", str(path)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_export_trace_cmd_and_kernelshark(tmp_path):
+    d = make_run(tmp_path)
+    out = tmp_path / "merged.dat"
+    r = kernelshark.export(str(d), str(out))
+    assert r["gaps"] == 3 and r["kernel_events"] == 8
+    text = report(out)
+    assert len(re.findall(r" sched_switch: ", text)) == 4
+    assert "stress:555" in text and "local_timer_entry" in text and "irq_handler_entry" in text
+    gaps = [l for l in text.splitlines() if l.startswith("hourglass:") and " gap: " in l]
+    assert len(gaps) == 3
+    assert any("inferred=switch_hg actual=switch_hg" in g and "agree=1" in g for g in gaps)
+    assert any("actual=switch_other cause=task stress:555" in g for g in gaps), gaps
+    assert len([l for l in text.splitlines() if "interval_start:" in l]) == 5
+    assert "hg-thread-0-100" in text, "hourglass threads are named"
+    ks = kscheck.load(str(out))
+    assert ks["streams"] == 2 and ks["unnamed"] == 0
+    assert ks["events"]["sched/sched_switch"] == 4 and ks["events"]["hourglass/gap"] == 3
+    assert ks["entries"] == r["kernel_events"] + r["hourglass_events"]
+    assert ks["ts_min"] >= 1, "KernelShark reads a zero timestamp as unset"
+
+
+def test_export_refuses_other_names(tmp_path):
+    with pytest.raises(RunError):
+        kernelshark.export(str(make_run(tmp_path)), str(tmp_path / "merged.trace"))
+
+
+def test_writer_time_extend_and_lost_events(tmp_path):
+    w = TraceDat(cpus=1, tsc_hz=1e9)
+    ev = w.event("test", "tick", [("u32", "n", 4)], '"n=%u", REC->n')
+    w.add("", 0, 1000, ev, 1, {"n": 1})
+    w.add("", 0, 1000 + 3 * 10**9, ev, 1, {"n": 2})        # 3 s later: needs a time extend
+    w.lost("", 0, 42)
+    w.add("", 0, 1000 + 3 * 10**9 + 5, ev, 1, {"n": 3})
+    with pytest.raises(ValueError):
+        w.add("", 0, 10, ev, 1, {"n": 4})                     # back in time on one CPU
+    w.write(str(tmp_path / "w.dat"))
+    text = report(tmp_path / "w.dat")
+    assert re.search(r"3\.000001: tick:\s+n=2", text), text
+    assert "[42 EVENTS DROPPED]" in text
+    ks = kscheck.load(str(tmp_path / "w.dat"))
+    assert ks["events"] == {"test/tick": 3, "missed_events": 1}
