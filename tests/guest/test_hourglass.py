@@ -42,11 +42,16 @@ def test_hourglass_rtc_and_kernel(ctx):
 def test_hourglass_three_threads(ctx):
     """Section 3.1's three-thread run on one CPU of the guest."""
     out, js = hourglass(ctx, "-n 3 -d 2s -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1")
-    cpu = [t["cpu_time_ns"] for t in js["threads"]]
-    assert cpu[2] > cpu[1] > cpu[0] > 0, cpu
+    # the scheduler's clock of each thread: under TCG hourglass's own
+    # intervals can overcount (docs/testing.md), so they are only printed
+    cpu = [t["accounting"]["thread_cputime_ns"] for t in js["threads"]]
+    seen = [t["cpu_time_ns"] for t in js["threads"]]
+    assert cpu[2] > cpu[1] > cpu[0] > 0, (cpu, seen)
+    assert all(s > 0 for s in seen), seen
     assert js["complete"] and js["tsc"]["hz"] > 1e8
     ctx.note(f"loop {js['loop_ns']:.1f} ns, GAP {js['gap_ns']:.1f} ns, clocksource {js['tsc']['clocksource']}, "
-             f"CPU ms LOW/NORMAL/HIGH {cpu[0] / 1e6:.0f}/{cpu[1] / 1e6:.0f}/{cpu[2] / 1e6:.0f}, "
+             f"CPU ms LOW/NORMAL/HIGH {cpu[0] / 1e6:.0f}/{cpu[1] / 1e6:.0f}/{cpu[2] / 1e6:.0f} "
+             f"(hourglass saw {seen[0] / 1e6:.0f}/{seen[1] / 1e6:.0f}/{seen[2] / 1e6:.0f}), "
              f"gaps {sum(t['gaps'] for t in js['threads'])}")
     assert OUT
 

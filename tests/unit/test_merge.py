@@ -239,3 +239,14 @@ def test_on_cpu_from_switches():
     assert on_cpu([(300, 0), (500, 1), (900, 0)], 100, 1000) == 200 + 400
     # in again at 950 and still running at the end; events outside ignored
     assert on_cpu([(50, 0), (300, 0), (950, 1), (2000, 0)], 100, 1000) == 200 + 50
+
+
+def test_switch_between_hourglass_threads_via_a_kernel_thread(tmp_path):
+    """PREEMPT_RT: the tick wakes ktimers, which runs before thread 1: still a
+    switch between hourglass threads, with ktimers among its components."""
+    run, k, _ = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(75000, 80000, 1, 0)],
+                       [chunk(0, [comm(60000, 14, "ktimers/0"), rec(70100, VEC_E, 236), rec(70300, VEC_X, 236),
+                                  switch(70500, 100, 14), switch(74000, 14, 101)])])
+    g = gap_at(run, 70000)
+    assert g.truth["class"] == "switch_hg" and g.inferred == "switch_hg"
+    assert comps(g, k)["task ktimers/0:14"] == 3500

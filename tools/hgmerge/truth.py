@@ -292,8 +292,14 @@ def classify(g, hg_tids, window):
         tr["why"] = ""
     out = tr["out"]
     if out and tr["kind"] != "unexplainable":
-        # the thread was switched out: whatever else happened, this is a switch,
-        # to an hourglass thread or to another task
-        tr["kind"] = "switch_hg" if out[2] in hg_tids else "idle" if out[2] == 0 else "switch_other"
+        # the thread was switched out: whatever else happened, this is a
+        # switch. Between hourglass threads when another one runs next on this
+        # CPU, even if a kernel thread ran in between (PREEMPT_RT's ktimers);
+        # else to another task, or to idle
+        nxt = getattr(g, "next_tid", g.tid)
+        if nxt != g.tid and nxt in hg_tids:
+            tr["kind"] = "switch_hg"
+        else:
+            tr["kind"] = "switch_hg" if out[2] in hg_tids else "idle" if out[2] == 0 else "switch_other"
         tr["why"] = f"{out[1]} (prev_state {out[3]:#x}), switched to {out[2]}"
     tr["class"] = COARSE.get(tr["kind"], tr["kind"])
