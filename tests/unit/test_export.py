@@ -69,3 +69,29 @@ def test_writer_time_extend_and_lost_events(tmp_path):
     assert "[42 EVENTS DROPPED]" in text
     ks = kscheck.load(str(tmp_path / "w.dat"))
     assert ks["events"] == {"test/tick": 3, "missed_events": 1}
+
+
+def test_perfetto_trace_event_format(tmp_path):
+    """Chrome trace-event JSON as ui.perfetto.dev reads it: phases, microsecond
+    times, pid/tid tracks named by metadata events."""
+    import json
+    from hgexport import perfetto
+    d = make_run(tmp_path)
+    r = perfetto.export(str(d), str(tmp_path / "t.json"))
+    doc = json.loads((tmp_path / "t.json").read_text())
+    evs = doc["traceEvents"]
+    assert r["events"] == len(evs)
+    for e in evs:
+        assert e["ph"] in ("X", "i", "M") and isinstance(e["pid"], int) and isinstance(e["tid"], int)
+        assert isinstance(e["name"], str) and e["name"]
+        if e["ph"] == "X":
+            assert e["ts"] >= 0 and e["dur"] >= 0
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert names[(1, 0)] == "CPU 0" and names[(2, 1)].startswith("thread 1 (tid 101")
+    gaps = [e for e in evs if e.get("cat") == "gap"]
+    assert len(gaps) == 3 and all(e["pid"] == 2 for e in gaps)
+    sw = [e for e in gaps if e["args"]["actual"] == "switch_other"][0]
+    assert sw["args"]["cause"] == "task stress:555" and sw["dur"] == pytest.approx(9.0)
+    assert len([e for e in evs if e.get("cat") == "interval"]) == 5
+    tick = [e for e in evs if e.get("cat") == "vec"]
+    assert len(tick) == 1 and tick[0]["name"] == "local_timer" and tick[0]["dur"] == pytest.approx(0.4)

@@ -4,7 +4,7 @@ import sys
 
 from hgmerge.load import RunError
 
-from . import kernelshark
+from . import kernelshark, perfetto
 
 
 def main(argv=None):
@@ -12,18 +12,27 @@ def main(argv=None):
                                  description="Export a merged run for viewers: a trace.dat that trace-cmd and "
                                              "KernelShark open, with the kernel's events and hourglass's.")
     ap.add_argument("dir", help="run directory (hourglass record -o DIR)")
-    ap.add_argument("--kernelshark", metavar="OUT.dat", required=True,
+    ap.add_argument("--kernelshark", metavar="OUT.dat",
                     help="write a trace.dat: the ground truth, and a buffer 'hourglass' with intervals, gaps "
                          "(inferred and actual causes), jobs, deadline misses and wake-ups")
+    ap.add_argument("--perfetto", metavar="OUT.json",
+                    help="write Chrome trace-event JSON for ui.perfetto.dev: a track per CPU (tasks, irqs, "
+                         "softirqs) and per hourglass thread (intervals, gaps named by their actual cause)")
     ap.add_argument("--kernel", metavar="FILE", help="ground truth other than DIR/kernel.hgt (see report)")
     a = ap.parse_args(argv)
+    if not a.kernelshark and not a.perfetto:
+        ap.error("say what to write: --kernelshark OUT.dat and/or --perfetto OUT.json")
     try:
-        r = kernelshark.export(a.dir, a.kernelshark, a.kernel)
-    except (RunError, ValueError) as e:
+        if a.kernelshark:
+            r = kernelshark.export(a.dir, a.kernelshark, a.kernel)
+            print(f"hourglass export: {r['path']}: {r['kernel_events']} kernel events, {r['hourglass_events']} "
+                  f"hourglass events ({r['gaps']} gaps) on {r['cpus']} CPUs", file=sys.stderr)
+        if a.perfetto:
+            r = perfetto.export(a.dir, a.perfetto, a.kernel)
+            print(f"hourglass export: {r['path']}: {r['events']} trace events ({r['gaps']} gaps)", file=sys.stderr)
+    except (RunError, ValueError, OSError) as e:
         print(f"hourglass export: {e}", file=sys.stderr)
         return 3
-    print(f"hourglass export: {r['path']}: {r['kernel_events']} kernel events, {r['hourglass_events']} hourglass "
-          f"events ({r['gaps']} gaps) on {r['cpus']} CPUs", file=sys.stderr)
     return 0
 
 
