@@ -4,7 +4,7 @@ import sys
 
 from hgmerge.load import RunError
 
-from . import kernelshark, perfetto
+from . import htmlreport, kernelshark, perfetto
 
 
 def main(argv=None):
@@ -18,10 +18,16 @@ def main(argv=None):
     ap.add_argument("--perfetto", metavar="OUT.json",
                     help="write Chrome trace-event JSON for ui.perfetto.dev: a track per CPU (tasks, irqs, "
                          "softirqs) and per hourglass thread (intervals, gaps named by their actual cause)")
+    ap.add_argument("--html", metavar="OUT.html",
+                    help="write one self-contained page: tables and charts (execution map, switch times, latency "
+                         "histogram, CDF and stages, supply-bound functions)")
+    ap.add_argument("--with", dest="more", metavar="DIR", action="append", default=[],
+                    help="with --html: another run directory to put side by side (repeatable)")
+    ap.add_argument("--svg", metavar="DIR", help="with --html: also write each chart as an SVG file in DIR")
     ap.add_argument("--kernel", metavar="FILE", help="ground truth other than DIR/kernel.hgt (see report)")
     a = ap.parse_args(argv)
-    if not a.kernelshark and not a.perfetto:
-        ap.error("say what to write: --kernelshark OUT.dat and/or --perfetto OUT.json")
+    if not a.kernelshark and not a.perfetto and not a.html:
+        ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.json and/or --html OUT.html")
     try:
         if a.kernelshark:
             r = kernelshark.export(a.dir, a.kernelshark, a.kernel)
@@ -30,6 +36,9 @@ def main(argv=None):
         if a.perfetto:
             r = perfetto.export(a.dir, a.perfetto, a.kernel)
             print(f"hourglass export: {r['path']}: {r['events']} trace events ({r['gaps']} gaps)", file=sys.stderr)
+        if a.html:
+            r = htmlreport.render([a.dir] + a.more, a.html, a.svg)
+            print(f"hourglass export: {r['path']}: {r['runs']} run(s)", file=sys.stderr)
     except (RunError, ValueError, OSError) as e:
         print(f"hourglass export: {e}", file=sys.stderr)
         return 3

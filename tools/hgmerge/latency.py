@@ -84,6 +84,7 @@ def decompose(run, wins, names):
         s["latency"] = {"median_us": statistics.median(lat), "max_us": lat[-1]}
         top = sorted(ds, key=lambda d: -d["latency_us"])[:5]
         s["worst"] = top
+        s["all_us"] = [round(v, 3) for v in lat]         # sorted: the CDF
         summary[k] = s
     return {"threads": summary, "worst": worst}
 
