@@ -1,7 +1,8 @@
 # hourglass - top-level build, tests and demo.
 #
 #   make              build the recorder and the module for every installed kernel
-#   make check        set up, unit tests here, then the guest tests in each of $(KERNELS)
+#   make check        set up, unit and native tests here, the guest tests in each of
+#                     $(KERNELS), then make demo and a check of what it left
 #   make check KERNELS=6.1        the guest tests in one kernel only
 #   make demo         in the 6.1 guest: record and report the paper's run and a latency test
 #   make bench        benchmarks: hourglass's loop here, the recorder in the 6.1 guest
@@ -31,6 +32,8 @@ check: setup userspace
 	$(PY) -m pytest -q tests/unit
 	$(PY) -m pytest -q tests/native
 	@scripts/check-kernels $(KERNELS)
+	@$(MAKE) -s demo
+	$(PY) tests/demo/check_demo.py out/demo
 
 demo: setup userspace
 	@scripts/vm -k 6.1 -o out/demo -- scripts/demo-guest

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""check_demo - what `make demo` left in out/demo/ is what the README promises:
+the three summary lines, each run's reports, a merged trace.dat that
+trace-cmd reports and libkshark loads, the Perfetto JSON and the HTML page.
+
+    python3 tests/demo/check_demo.py out/demo      (make check runs it after make demo)
+Prints TAP; exits 1 on any failure.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+
+
+def checks(d):
+    lines = open(os.path.join(d, "summary.txt")).read().splitlines()
+    m = re.match(r"gaps explained: (\d+) of (\d+) gaps \([\d.]+%\) have a kernel cause; (\d+) hidden", lines[0])
+    yield "summary line 1: gaps explained", bool(m) and 0 < int(m.group(2)) and int(m.group(1)) <= int(m.group(2))
+    m = re.match(r"inference accuracy: (\d+) of (\d+) gaps", lines[1])
+    yield "summary line 2: inference accuracy", bool(m) and int(m.group(1)) <= int(m.group(2))
+    m = re.match(r"worst latency: ([\d.]+) us \(timer .*us\); largest stage (timer|irq|sched|return)", lines[2])
+    yield "summary line 3: worst latency with its largest stage", bool(m) and float(m.group(1)) > 0
+    for run in ("three", "lat"):
+        rep = json.load(open(os.path.join(d, run, "report.json")))
+        yield f"{run}: report.json with a confusion matrix", rep["report_version"] == 1 and "matrix" in rep["confusion"]
+        yield f"{run}: record finished", not os.path.exists(os.path.join(d, run, "INCOMPLETE"))
+    dat = os.path.join(d, "three", "merged.dat")
+    p = subprocess.run(["trace-cmd", "report", dat], capture_output=True, text=True)
+    yield "three/merged.dat: trace-cmd reports both buffers", p.returncode == 0 and " sched_switch: " in p.stdout \
+        and "hourglass:" in p.stdout and " gap: " in p.stdout
+    from hgexport import kscheck
+    ks = kscheck.load(dat)
+    yield "three/merged.dat: libkshark loads two streams, every event named", ks["streams"] == 2 and \
+        ks["unnamed"] == 0 and ks["entries"] > 0
+    pf = json.load(open(os.path.join(d, "three", "perfetto.json")))
+    yield "three/perfetto.json: trace events", len(pf["traceEvents"]) > 0
+    page = open(os.path.join(d, "report.html")).read()
+    yield "report.html: both runs, charts", page.count("<h2>") == 2 and page.count("<svg") >= 5
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "out", "demo")
+    results = list(checks(d))
+    print(f"1..{len(results)}")
+    for i, (name, ok) in enumerate(results, 1):
+        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
+    return 0 if all(ok for _, ok in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
