@@ -246,7 +246,11 @@ def test_microstates(ctx):
             f"tid {tid}: on-CPU {oncpu} + interrupted {intr} ns vs schedstat {sched} ns (limit 3%)"
         tot_msa += oncpu + intr
         tot_sched += sched
-        assert int(sleep) > 0 and int(switches) >= 16, f"tid {tid}: the worker slept 8 times"
+        # 8 nanosleeps of 25 ms, which never return early. The switch count
+        # was once 15 where 16 was expected (in and out of 8 sleeps): the
+        # sleep time is the sound check, the count only a floor.
+        assert int(sleep) >= 195e6 and int(switches) >= 8, \
+            f"tid {tid}: the worker slept 8 times 25 ms: sleep {int(sleep) / 1e6:.2f} ms, {switches} switches"
     ctx.note(f"all threads: on-CPU + interrupted {tot_msa / 1e6:.2f} ms, schedstat {tot_sched / 1e6:.2f} ms "
              f"({(tot_msa - tot_sched) / tot_sched * 100:+.2f}%)")
     assert abs(tot_msa - tot_sched) <= 0.015 * tot_sched, \
