@@ -44,6 +44,7 @@ static void reset_pool(void)
 	memset(run.pool, 0, run.pool_cap * sizeof(*run.pool));
 	th.rec = th.rec_end = NULL;
 	th.dropped = 0;
+	th.pool_spent = false;
 }
 
 static double bare_ns(void)

@@ -37,6 +37,7 @@ struct hg_thread {
 	/* its slice of the record pool */
 	struct hgl_rec *rec, *rec_end;
 	uint64_t dropped;
+	bool pool_spent;		/* the shared pool had no chunk left */
 
 	/* live counters, read after the run */
 	uint64_t jobs_hit, jobs_missed, work_units, wakes, yields;

@@ -108,23 +108,26 @@ int hg_stats_compute(struct hg_run *run, struct hg_stats *st)
 	}
 	for (k = 0; k < n; k++) {
 		struct hg_tstats *ts = &st->t[k];
-		uint64_t j = 0;
 
 		for (i = 0; i < 64; i++)
 			ts->cpus_used += (uint64_t)__builtin_popcountll(cpumask[k * 64 + i]);
-		if (!ts->nlat)
-			continue;
-		ts->lat = malloc(ts->nlat * sizeof(*ts->lat));
-		if (!ts->lat)
+		if (ts->nlat && !(ts->lat = malloc(ts->nlat * sizeof(*ts->lat))))
 			return -1;
-		for (i = 0; i < used; i++) {
-			const struct hgl_rec *r = &run->pool[i];
-
-			if (r->type == HGL_REC_WAKE && r->thread == k)
-				ts->lat[j++] = (int64_t)r->t2;
-		}
-		qsort(ts->lat, ts->nlat, sizeof(*ts->lat), cmp_i64);
+		ts->nlat = 0;		/* counted again as the pass below fills it */
 	}
+	/* one more pass for every thread's lateness, not one per thread */
+	for (i = 0; i < used; i++) {
+		const struct hgl_rec *r = &run->pool[i];
+
+		if (r->type == HGL_REC_WAKE && r->thread < n) {
+			struct hg_tstats *ts = &st->t[r->thread];
+
+			ts->lat[ts->nlat++] = (int64_t)r->t2;
+		}
+	}
+	for (k = 0; k < n; k++)
+		if (st->t[k].nlat)
+			qsort(st->t[k].lat, st->t[k].nlat, sizeof(*st->t[k].lat), cmp_i64);
 	qsort(st->iv, st->niv, sizeof(*st->iv), cmp_iv);
 	free(prev);
 	free(cpumask);

@@ -24,9 +24,11 @@ uint64_t hg_ns_to_cycles(const struct hg_run *run, uint64_t ns)
 struct hgl_rec *hg_rec_refill(struct hg_thread *t)
 {
 	struct hg_run *run = t->run;
-	uint64_t first = atomic_fetch_add(&run->pool_used, HG_CHUNK), n;
+	uint64_t first, n;
 
-	if (first >= run->pool_cap) {
+	/* once the pool is spent, count drops without touching the shared line */
+	if (t->pool_spent || (first = atomic_fetch_add(&run->pool_used, HG_CHUNK)) >= run->pool_cap) {
+		t->pool_spent = true;
 		t->dropped++;
 		return NULL;
 	}
@@ -206,10 +208,10 @@ static int setup(struct hg_thread *t, struct hg_timer *tm, uint8_t **scan, size_
 		memset(*scan, 1, *scan_len);
 	}
 	/* and the first chunk of records, so the first gap does not fault */
-	if (!hg_rec_refill(t))
-		t->dropped = 0;
+	if (hg_rec_refill(t))
+		t->rec--;	/* taken to fault it in here, not used yet */
 	else
-		t->rec--;
+		t->dropped = 0;	/* no chunk left for it: its first record will count */
 	return 0;
 }
 
