@@ -105,11 +105,8 @@ def export(dir_, out, kernel=None):
         ts = tsc - base
         pid = cur.get(cpu, 0)
         p = pos + 16
-        if typ == T.COMM:
-            names.comm[arg] = struct.unpack_from("<II16s", buf, p)[2].split(b"\0")[0].decode(errors="replace")
-            continue
-        if typ == T.NAME:
-            continue
+        if typ in (T.COMM, T.NAME):
+            continue            # the merge's sweep has read every name already
         if typ == T.LOST:
             w.lost("", cpu, struct.unpack_from("<Q", buf, p)[0])
             continue

@@ -41,9 +41,7 @@ def export(dir_, out, kernel=None):
         if tsc < base:
             continue
         cpus.add(cpu)
-        if typ == T.COMM:
-            names.comm[arg] = struct.unpack_from("<II16s", buf, pos + 16)[2].split(b"\0")[0].decode(errors="replace")
-        elif typ == T.SWITCH:
+        if typ == T.SWITCH:         # (names: the merge's sweep has read them all)
             if cpu in cur:
                 slice_(cpu, names.task(cur[cpu]) if cur[cpu] else "idle", since[cpu], tsc, "task")
             cur[cpu], since[cpu] = arg, tsc

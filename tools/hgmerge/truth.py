@@ -77,9 +77,10 @@ class CpuSweep:
     thread's point of view.
     """
 
-    def __init__(self, cpu, gaps, hz, hg_tids=frozenset()):
+    def __init__(self, cpu, gaps, hz, hg_tids=frozenset(), switches=None):
         self.cpu, self.gaps, self.i = cpu, gaps, 0
         self.hg_tids = hg_tids
+        self.switches = {} if switches is None else switches   # shared by all CPUs
         self.openg = []           # gaps being accounted
         self.cur = None           # task on the CPU
         self.stack = []           # handlers running, innermost last
@@ -161,8 +162,14 @@ class CpuSweep:
                 while st.pop() != want:
                     pass
         elif typ == SWITCH:
+            prev, state, _pp, _np = _SWITCH.unpack_from(buf, pos + 16)
             st.clear()            # schedule() runs with no handler active
             self.cur = arg
+            # every switch of an hourglass thread, for its on-CPU time
+            if prev in self.hg_tids:
+                self.switches.setdefault(prev, []).append((tsc, 0))
+            if arg in self.hg_tids:
+                self.switches.setdefault(arg, []).append((tsc, 1))
         if not self.openg or typ >= COMM:
             return
         for g in self.openg:
@@ -171,7 +178,6 @@ class CpuSweep:
             if tr["events"] is not None and len(tr["events"]) < KEEP_EVENTS:
                 tr["events"].append((tsc, typ, arg, flags))
             if typ == SWITCH:
-                prev, state, _pp, _np = _SWITCH.unpack_from(buf, pos + 16)
                 if prev == g.tid:
                     tr["out"] = (tsc, "preempted" if state == 0 or flags & 1 else "blocked", arg, state)
                 if arg == g.tid and tr["in"] is None:
@@ -201,7 +207,7 @@ class CpuSweep:
         self.advance(1 << 64)
 
 
-def _feed(run, stream, sweeps, names, migrations, switches):
+def _feed(run, stream, sweeps, names, migrations, new_sweep):
     """Hand every kernel event to its CPU's sweep; return how many there were."""
     n = 0
     for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in stream:
@@ -216,15 +222,9 @@ def _feed(run, stream, sweeps, names, migrations, switches):
                 continue
             s = sweeps.get(cpu)
             if s is None:
-                s = sweeps[cpu] = CpuSweep(cpu, [], run.hz)
+                s = sweeps[cpu] = new_sweep(cpu, [])
             if typ == MIGRATE and arg in run.tids:
                 migrations.append((tsc, arg) + _MIGRATE.unpack_from(buf, pos + 16))
-            elif typ == SWITCH:
-                prev = _SWITCH.unpack_from(buf, pos + 16)[0]
-                if prev in run.tids:
-                    switches.setdefault(prev, []).append((tsc, 0))
-                if arg in run.tids:
-                    switches.setdefault(arg, []).append((tsc, 1))
             s.event(tsc, typ, flags, aux, arg, buf, pos)
         except struct.error:
             raise struct.error(f"a record of type {typ} on CPU {cpu} at TSC {tsc} is too short for its type")
@@ -240,11 +240,15 @@ def sweep(run, stream, windows=()):
         by_cpu.setdefault(g.cpu0, []).append(g)
     for lst in by_cpu.values():
         lst.sort(key=lambda g: g.g0)
-    sweeps = {c: CpuSweep(c, gs, run.hz, frozenset(run.tids)) for c, gs in by_cpu.items()}
+    tids = frozenset(run.tids)
+    switches = {}           # hourglass tid -> [(tsc, 1 in / 0 out)], from every CPU
+
+    def new_sweep(cpu, gaps):
+        return CpuSweep(cpu, gaps, run.hz, tids, switches)
+    sweeps = {c: new_sweep(c, gs) for c, gs in by_cpu.items()}
     migrations = []
-    switches = {}           # hourglass tid -> [(tsc, 1 in / 0 out)]
     try:
-        n = _feed(run, stream, sweeps, names, migrations, switches)
+        n = _feed(run, stream, sweeps, names, migrations, new_sweep)
     except struct.error as e:
         raise HgtFormatError(f"{run.kernel_path}: {e.args[0]}")
     for s in sweeps.values():
