@@ -21,13 +21,9 @@ import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "tools"))
+from hgtrace_file import pack_record as rec  # noqa: E402
 
 HZ = 1e9          # one cycle a nanosecond
-
-
-def rec(tsc, typ, arg=0, flags=0, payload=b""):
-    body = payload + b"\0" * (-len(payload) % 8)
-    return struct.pack("<QBBBBI", tsc, typ, 16 + len(body), flags, 0, arg) + body
 
 
 def generate(d, events):

@@ -35,6 +35,13 @@ _CHUNK = struct.Struct("<IIII")          # struct hgt_chunk
 _PRELUDE = struct.Struct("<8sII")        # struct hgt_file_prelude
 
 
+def pack_record(tsc, typ, arg=0, flags=0, aux=0, payload=b""):
+    """One record as the module writes it: struct hgt_rec, then the payload
+    padded to 8 bytes. For tools that convert other traces, and for tests."""
+    body = payload + b"\0" * (-len(payload) % 8)
+    return _HDR.pack(tsc, typ, 16 + len(body), flags, aux, arg & 0xffffffff) + body
+
+
 class HgtFormatError(Exception):
     """A .hgt file that is not one, or is truncated or corrupt."""
 

@@ -18,10 +18,7 @@ def hgtrace_bin():
     return HGTRACE
 
 
-def rec(tsc, typ, arg=0, flags=0, aux=0, payload=b""):
-    """One record: struct hgt_rec + payload, length rounded to 8."""
-    body = payload + b"\0" * (-len(payload) % 8)
-    return struct.pack("<QBBBBI", tsc, typ, 16 + len(body), flags, aux, arg) + body
+from hgtrace_file import pack_record as rec  # noqa: E402,F401  (tests import it from here)
 
 
 def chunk(cpu, records, magic=0x6B6E6863):

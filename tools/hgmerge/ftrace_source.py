@@ -10,16 +10,12 @@ records, so gaps that overlap them are unexplainable, as with the module.
 import struct
 
 from ftrace_text import FtraceError, read_report
+from hgtrace_file import pack_record as _rec
 
 from . import truth as T
 
 VEC_EVENTS = ["local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
               "x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic"]
-
-
-def _rec(tsc, typ, arg=0, flags=0, aux=0, payload=b""):
-    body = payload + b"\0" * (-len(payload) % 8)
-    return struct.pack("<QBBBBI", tsc, typ, 16 + len(body), flags, aux, arg & 0xffffffff) + body
 
 
 def _int(fields, key, default=0):
