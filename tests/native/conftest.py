@@ -13,6 +13,7 @@ import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 sys.path.insert(0, os.path.join(TOP, "tools"))
+sys.path.insert(0, os.path.join(TOP, "tests"))     # paper_lines
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 
 import hourglass_trace  # noqa: E402

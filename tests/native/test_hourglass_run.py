@@ -147,7 +147,7 @@ def test_raw_cycles(hg):
 
 def test_paper_lines_run(hg):
     """Every paper command line runs (shortened with a trailing -d); RTC needs /dev/rtc."""
-    from test_paper_lines import PAPER
+    from paper_lines import PAPER
     for name, args in PAPER.items():
         rtc = "-i RTC" in args
         have_rtc = os.path.exists("/dev/rtc0") or os.path.exists("/dev/rtc")
@@ -167,8 +167,10 @@ def test_full_buffer_is_reported(hg):
     assert len(r.trace.records) <= 300
 
 
-@pytest.mark.skipif(not shutil.which("setpriv"), reason="needs setpriv")
 def test_privileges_named(hg):
+    """setpriv (util-linux, always on Debian) drops to nobody: every missing
+    privilege is named at once; --fallback runs with warnings."""
+    assert shutil.which("setpriv"), "setpriv (util-linux) is needed to drop privileges"
     drop = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
     r = hg("-n 2 -d 200ms -t 0 -p RTHIGH -t 1 -rh 1ms 10ms", expect=2, trace=False, prefix=drop)
     assert "mlockall" in r.stderr and "CAP_IPC_LOCK" in r.stderr
