@@ -127,25 +127,51 @@ def test_two_cpus_and_hidden(tmp_path):
 
 
 def test_tick_inferred_from_recurrence(tmp_path):
-    """Gaps every 4 ms are the tick; others between them are not."""
+    """Gaps every 4 ms are the tick; others between them are interrupts, and
+    those shorter than half the cheapest tick are hidden (below the kernel)."""
     ivs, t = [], 0
     for i in range(60):
         ivs.append(iv(t, t + 4_000_000 - 2000, 0, 0))       # tick gap of 2 us every 4 ms
         t += 4_000_000
     split = []
-    for r in ivs[::3]:                                      # an odd 700 ns gap in some intervals
-        mid = r[0] + 1_300_000 + (r[0] // 4_000_000) * 7919
-        split.append(iv(r[0], mid, 0, 0))
-        split.append(iv(mid + 700, r[1], 0, 0))
-    ivs = [r for r in ivs if r not in ivs[::3]] + split
+    for k, gap in ((0, 1500), (1, 300)):                    # odd gaps of 1.5 us and 0.3 us
+        for r in ivs[k::3]:
+            mid = r[0] + 1_300_000 + (r[0] // 4_000_000) * 7919
+            split.append(iv(r[0], mid, 0, 0))
+            split.append(iv(mid + gap, r[1], 0, 0))
+    ivs = [r for r in ivs if r not in ivs[0::3] and r not in ivs[1::3]] + split
+    ivs.sort()
     (tmp_path / "hourglass.hgl").write_bytes(hgl(ivs, threads=1))
     run = load.load_run(str(tmp_path))
     cal = infer.infer(run)
     assert cal["tick"][0]["period_ms"] == pytest.approx(4.0)
+    assert cal["hidden_limit_us"] == pytest.approx(1.0)
     ticks = [g for g in run.gaps if g.length == 2000]
-    odd = [g for g in run.gaps if g.length == 700]
+    odd = [g for g in run.gaps if g.length == 1500]
+    tiny = [g for g in run.gaps if g.length == 300]
     assert ticks and all(g.inferred == "timer" for g in ticks)
     assert odd and all(g.inferred == "interrupt" for g in odd)
+    assert tiny and all(g.inferred == "hidden" for g in tiny)
+
+
+def test_tick_found_under_a_flood_of_tiny_gaps(tmp_path):
+    """An emulator's thousands of sub-microsecond gaps must not hide the tick:
+    the search raises its length floor until the tick recurs cleanly."""
+    ivs, t = [], 0
+    for i in range(40):
+        start = t
+        for j in range(200):                                 # 200 tiny gaps of 200 ns per tick
+            end = start + 19_000 + (j * 7 + i * 13) % 977
+            ivs.append(iv(start, end, 0, 0))
+            start = end + 200
+        ivs.append(iv(start, t + 4_000_000 - 5000, 0, 0))    # then the 5 us tick
+        t += 4_000_000
+    (tmp_path / "hourglass.hgl").write_bytes(hgl(ivs, threads=1))
+    run = load.load_run(str(tmp_path))
+    cal = infer.infer(run)
+    assert cal["tick"][0]["period_ms"] == pytest.approx(4.0) and cal["tick"][0]["floor_us"] > 0
+    assert all(g.inferred == "timer" for g in run.gaps if g.length == 5000)
+    assert all(g.inferred == "hidden" for g in run.gaps if g.length == 200)
 
 
 def test_report_text_and_json(tmp_path, capsys):

@@ -7,7 +7,15 @@ the gap, thread B starts. Rules, in order, for each gap A did not ask for:
  1. B is not A: a context switch between hourglass threads (switch_hg).
     Non-statistical.
  2. its start recurs with the period of the clock tick, found from the run's
-    own gaps: the tick (timer). Statistical.
+    own gaps: the tick (timer). Statistical. The search starts with every
+    gap and with length floors of 0.5, 1, 2 ... 32 us and keeps the floor
+    whose tick recurs most cleanly: under an emulator thousands of short
+    gaps would drown it; a floor above the tick's own cost loses ticks and
+    scores lower.
+ 2b. it is shorter than half the cheapest tick (the 10th percentile of the
+    tick gaps): no kernel entry is that fast, so the time went below the
+    kernel: hypervisor, emulator, SMI, hardware (hidden). Only when a tick
+    was found; without one nothing calibrates the floor.
  3. the thread is the highest-priority real-time thread on its CPU and never
     blocks: nothing but interrupts and bottom halves can stop it (interrupt).
  4. by length, calibrated on the run: another task ran (switch_other) when
@@ -22,6 +30,7 @@ import statistics
 import hourglass_trace as H
 
 TICK_CANDIDATES_MS = (1.0, 2.0, 1000 / 300, 4.0, 10.0)     # HZ 1000, 500, 300, 250, 100
+TICK_FLOORS_US = (0, 0.5, 1, 2, 4, 8, 16, 32)
 
 
 def _near(sorted_starts, t, tol):
@@ -75,24 +84,39 @@ def infer(run):
             switch_len.append(g.length)
         else:
             rest.append(g)
-    # the tick, per CPU, from the starts of every involuntary gap there
-    tick = {}
+    # the tick, per CPU, from the starts of involuntary gaps there
     by_cpu = {}
     for g in invol:
-        by_cpu.setdefault(g.cpu0, []).append(g.g0)
-    for cpu, starts in by_cpu.items():
-        starts.sort()
-        tick[cpu] = find_tick(starts, hz) + (starts,)
+        by_cpu.setdefault(g.cpu0, []).append((g.g0, g.length))
+    tick = {}
+    for cpu, gl in by_cpu.items():
+        gl.sort()
+        tick[cpu] = (None, 0, 0.0, [], 0)
+        for floor_us in TICK_FLOORS_US:
+            starts = [t for t, n in gl if n >= floor_us * 1e-6 * hz]
+            found = find_tick(starts, hz)
+            if found[0] and found[2] > tick[cpu][2]:
+                tick[cpu] = found + (starts, floor_us * 1e-6 * hz)
     tick_len = []
     rest2 = []
     for g in rest:
-        p, tol, _score, starts = tick.get(g.cpu0, (None, 0, 0, []))
-        if p and (_near(starts, g.g0 + p, tol) or _near(starts, g.g0 - p, tol)):
+        p, tol, _score, starts, floor = tick.get(g.cpu0, (None, 0, 0, [], 0))
+        if p and g.length >= floor and (_near(starts, g.g0 + p, tol) or _near(starts, g.g0 - p, tol)):
             g.inferred = "timer"
             g.why = f"it recurs every {p / hz * 1e3:.3f} ms, the tick found on CPU {g.cpu0}"
             tick_len.append(g.length)
         else:
             rest2.append(g)
+    hidden_limit = sorted(tick_len)[len(tick_len) // 10] / 2 if len(tick_len) >= 10 else 0
+    rest3 = []
+    for g in rest2:
+        if g.length < hidden_limit:
+            g.inferred = "hidden"
+            g.why = (f"shorter than {hidden_limit / hz * 1e6:.2f} us, half the cheapest tick: "
+                     "no kernel path is that fast")
+        else:
+            rest3.append(g)
+    rest2 = rest3
     if switch_len:
         limit, basis = 2 * min(switch_len), "two switches at the fastest seen"
     elif tick_len:
@@ -111,8 +135,10 @@ def infer(run):
             g.why = f"no hourglass thread ran, and longer than {limit / hz * 1e6:.1f} us ({basis})"
     return {
         "switch_limit_us": limit / hz * 1e6, "switch_limit_basis": basis,
-        "tick": {cpu: {"period_ms": (v[0] / hz * 1e3) if v[0] else None, "score": v[2]}
+        "tick": {cpu: {"period_ms": (v[0] / hz * 1e3) if v[0] else None, "score": v[2],
+                       "floor_us": v[4] / hz * 1e6}
                  for cpu, v in tick.items()},
+        "hidden_limit_us": hidden_limit / hz * 1e6,
         "switch_gaps": len(switch_len),
     }
 

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from . import truth as T
 
 ACTUAL = ["switch_hg", "switch_other", "timer", "interrupt", "hidden", "other"]
-INFERRED = ["switch_hg", "switch_other", "timer", "interrupt"]
+INFERRED = ["switch_hg", "switch_other", "timer", "interrupt", "hidden"]
 
 
 def _us(run, cycles):

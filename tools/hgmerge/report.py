@@ -108,11 +108,14 @@ def text(res, out, max_dis=20):
         w(f"  {a:14s}" + "".join(f"{row[c]:14d}" for c in cols) + f"{_pct(conf['rows'][a]['recall']):>10s}\n")
     w(f"  {'precision':14s}" + "".join(f"{_pct(conf['cols'][c]['precision']):>14s}" for c in cols) + "\n")
     w(f"accuracy: {conf['correct']} of {conf['total']} gaps ({_pct(conf['accuracy'])}); "
-      "hidden and other gaps cannot be inferred from user space and count as wrong\n")
+      "other gaps (kernel activity of no known class) count as wrong\n")
     cal = res["calibration"]
-    ticks = ", ".join(f"CPU {c}: {v['period_ms']:.3f} ms" for c, v in cal["tick"].items() if v["period_ms"])
+    ticks = ", ".join(f"CPU {c}: {v['period_ms']:.3f} ms" + (f" (gaps over {v['floor_us']:g} us)" if v["floor_us"] else "")
+                      for c, v in cal["tick"].items() if v["period_ms"])
+    hid = cal.get("hidden_limit_us") or 0
     w(f"calibrated on this run: switch/interrupt limit {cal['switch_limit_us']:.1f} us "
-      f"({cal['switch_limit_basis']}); tick {ticks or 'not found'}\n")
+      f"({cal['switch_limit_basis']}); tick {ticks or 'not found'}; "
+      + (f"below {hid:.2f} us hidden (half the cheapest tick)\n" if hid else "no hidden floor (no tick)\n"))
 
     cs = res["context_switch"]
     if cs:
