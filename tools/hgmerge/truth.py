@@ -13,6 +13,8 @@ import struct
 
 from hgtrace_file import VECTORS, HgtFormatError
 
+from . import progress
+
 # record types (kmod/uapi/hgtrace.h)
 SWITCH, WAKING, WAKEUP, WAKEUP_NEW, MIGRATE, EXIT = 1, 2, 3, 4, 5, 6
 IRQ_ENTRY, IRQ_EXIT, SOFTIRQ_ENTRY, SOFTIRQ_EXIT, VEC_ENTRY, VEC_EXIT = 7, 8, 9, 10, 11, 12
@@ -210,7 +212,7 @@ class CpuSweep:
 def _feed(run, stream, sweeps, names, migrations, new_sweep):
     """Hand every kernel event to its CPU's sweep; return how many there were."""
     n = 0
-    for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in stream:
+    for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in progress.over_stream(stream, f"sweeping {run.kernel_path}"):
         n += 1
         try:
             if typ == COMM:
