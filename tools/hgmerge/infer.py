@@ -31,6 +31,7 @@ import hourglass_trace as H
 
 TICK_CANDIDATES_MS = (1.0, 2.0, 1000 / 300, 4.0, 10.0)     # HZ 1000, 500, 300, 250, 100
 TICK_FLOORS_US = (0, 0.5, 1, 2, 4, 8, 16, 32)
+TICK_SAMPLE = 20000         # gaps per CPU the floor is chosen on
 
 
 def _near(sorted_starts, t, tol):
@@ -91,12 +92,22 @@ def infer(run):
     tick = {}
     for cpu, gl in by_cpu.items():
         gl.sort()
-        tick[cpu] = (None, 0, 0.0, [], 0)
+        # the floor is chosen on the run's first gaps (a stretch of time, so
+        # recurrences stay together): the score is a fraction, and the search
+        # then costs the same on a run of a million gaps
+        sample = gl[:TICK_SAMPLE]
+        best, best_floor, seen = (None, 0, 0.0), 0, set()
         for floor_us in TICK_FLOORS_US:
-            starts = [t for t, n in gl if n >= floor_us * 1e-6 * hz]
+            starts = [t for t, n in sample if n >= floor_us * 1e-6 * hz]
+            if len(starts) in seen:     # no gap between the two floors: same answer
+                continue
+            seen.add(len(starts))
+            if len(starts) < 20:        # higher floors hold fewer still
+                break
             found = find_tick(starts, hz)
-            if found[0] and found[2] > tick[cpu][2]:
-                tick[cpu] = found + (starts, floor_us * 1e-6 * hz)
+            if found[0] and found[2] > best[2]:
+                best, best_floor = found, floor_us * 1e-6 * hz
+        tick[cpu] = best + ([t for t, n in gl if n >= best_floor], best_floor)
     tick_len = []
     rest2 = []
     for g in rest:
