@@ -2,6 +2,7 @@
 import argparse
 import sys
 
+from hgmerge import report
 from hgmerge.load import RunError
 
 from . import htmlreport, kernelshark, perfetto
@@ -24,20 +25,26 @@ def main(argv=None):
     ap.add_argument("--with", dest="more", metavar="DIR", action="append", default=[],
                     help="with --html: another run directory to put side by side (repeatable)")
     ap.add_argument("--svg", metavar="DIR", help="with --html: also write each chart as an SVG file in DIR")
+    ap.add_argument("--png", metavar="DIR", help="with --html: also write each chart as a PNG file in DIR "
+                                                 "(needs rsvg-convert, Debian package librsvg2-bin)")
     ap.add_argument("--kernel", metavar="FILE", help="ground truth other than DIR/kernel.hgt (see report)")
     a = ap.parse_args(argv)
     if not a.kernelshark and not a.perfetto and not a.html:
         ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.json and/or --html OUT.html")
+    if (a.svg or a.png or a.more) and not a.html:
+        ap.error("--with, --svg and --png go with --html OUT.html")
     try:
+        # one merge for every output: it is most of the time an export takes
+        merged = report.merge_run(a.dir, a.kernel)
         if a.kernelshark:
-            r = kernelshark.export(a.dir, a.kernelshark, a.kernel)
+            r = kernelshark.export(a.dir, a.kernelshark, a.kernel, merged)
             print(f"hourglass export: {r['path']}: {r['kernel_events']} kernel events, {r['hourglass_events']} "
                   f"hourglass events ({r['gaps']} gaps) on {r['cpus']} CPUs", file=sys.stderr)
         if a.perfetto:
-            r = perfetto.export(a.dir, a.perfetto, a.kernel)
+            r = perfetto.export(a.dir, a.perfetto, a.kernel, merged)
             print(f"hourglass export: {r['path']}: {r['events']} trace events ({r['gaps']} gaps)", file=sys.stderr)
         if a.html:
-            r = htmlreport.render([a.dir] + a.more, a.html, a.svg)
+            r = htmlreport.render([a.dir] + a.more, a.html, a.svg, a.png, merged)
             print(f"hourglass export: {r['path']}: {r['runs']} run(s)", file=sys.stderr)
     except (RunError, ValueError, OSError) as e:
         print(f"hourglass export: {e}", file=sys.stderr)

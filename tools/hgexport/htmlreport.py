@@ -5,9 +5,10 @@ inferences marked), context-switch times (Fig. 4), wake-up latency
 histogram, CDF and decomposition, and the lower and upper supply-bound
 functions of each thread (seed 001). Several runs go side by side at the
 top (for example 6.1 against 6.1 PREEMPT_RT). The charts can also be
-written as SVG files."""
+written as SVG files, and as PNG files through rsvg-convert."""
 import bisect
 import os
+import subprocess
 
 from hgmerge import judge, report
 
@@ -62,8 +63,8 @@ def supply_bounds(ivs, hz, t_start, t_end, points=28, ds=None):
     return lower, upper
 
 
-def run_section(d, out_svg=None):
-    run, res, kinfo = report.merge_run(d)
+def run_section(d, out_svg=None, out_png=None, merged=None):
+    run, res, kinfo = merged or report.merge_run(d)
     hz, t0 = run.hz, run.hg.info["t0_tsc"]
     ms = lambda c: (c - t0) / hz * 1e3
     charts = {}
@@ -86,6 +87,9 @@ def run_section(d, out_svg=None):
     charts["map"] = svg.timeline(rows, 0, span, f"execution map, first {span:.0f} ms: gaps coloured by their actual "
                                  "cause; red ticks mark wrong inferences", legend)
     sw = [g.length / hz * 1e6 for g in run.gaps if g.inferred == "switch_hg"]
+    conf = res["confusion"]
+    charts["matrix"] = svg.matrix(conf["matrix"], [a for a in judge.ACTUAL if conf["rows"][a]["n"]],
+                                  judge.INFERRED, "inferred against actual: gaps")
     charts["switch"] = svg.histogram(sw, "context switches between hourglass threads (gap length)", "us")
     lat = res["latency"]["threads"]
     allv = [v for s in lat.values() for v in s.get("all_us", [])]
@@ -118,19 +122,37 @@ def run_section(d, out_svg=None):
         series += [(f"thread {t['thread']} lower", c, lo), (f"thread {t['thread']} upper", c, hi)]
     charts["sbf"] = svg.curves(series, "supply-bound functions: least and most CPU in any window", "window (ms)",
                                "CPU (ms)", log_x=True)
-    if out_svg:
-        os.makedirs(out_svg, exist_ok=True)
-        for name, body in charts.items():
-            if body.startswith("<svg"):
-                with open(os.path.join(out_svg, f"{os.path.basename(os.path.abspath(d))}-{name}.svg"), "w") as f:
-                    f.write(body)
+    for fmt, where in (("svg", out_svg), ("png", out_png)):
+        if where:
+            write_charts(charts, where, os.path.basename(os.path.abspath(d)), fmt)
     return run, res, charts
 
 
-def render(dirs, out, svg_dir=None):
+def write_charts(charts, where, prefix, fmt):
+    """Each chart as PREFIX-NAME.svg, or .png through rsvg-convert (librsvg)."""
+    os.makedirs(where, exist_ok=True)
+    for name, body in charts.items():
+        if not body.startswith("<svg"):
+            continue
+        path = os.path.join(where, f"{prefix}-{name}.{fmt}")
+        if fmt == "svg":
+            with open(path, "w") as f:
+                f.write(body)
+            continue
+        try:
+            p = subprocess.run(["rsvg-convert", "--format", "png", "--background-color", "white",
+                                "--output", path], input=body.encode(), capture_output=True)
+        except FileNotFoundError:
+            raise ValueError("--png needs rsvg-convert (Debian: apt-get install librsvg2-bin)")
+        if p.returncode != 0:
+            raise ValueError(f"rsvg-convert failed on {path}: {p.stderr.decode(errors='replace')[-300:]}")
+
+
+def render(dirs, out, svg_dir=None, png_dir=None, merged=None):
+    """The page for @dirs; @merged, if given, is the first one's merge."""
     parts, summary = [], []
-    for d in dirs:
-        run, res, charts = run_section(d, svg_dir)
+    for i, d in enumerate(dirs):
+        run, res, charts = run_section(d, svg_dir, png_dir, merged if i == 0 else None)
         r, conf = res["run"], res["confusion"]
         k = r["kernel"] or {}
         wst = res["latency"]["worst"]
@@ -153,6 +175,7 @@ def render(dirs, out, svg_dir=None):
         rows.append(["precision"] + [_pct(conf["cols"][i]["precision"]) for i in judge.INFERRED] + [""])
         sec.append(_table(head, rows))
         sec.append(f"<p>accuracy {conf['correct']} of {conf['total']} ({_pct(conf['accuracy'])})</p>")
+        sec.append(charts["matrix"])
         sec.append(charts["map"])
         sec.append("<h3>Causes</h3>" + _table(["cause", "gaps", "total ms", "median us"],
                                                [[c["cause"], c["gaps"], c["total_ms"], c["median_us"]]

@@ -11,7 +11,7 @@ sched_switch/sched_waking fields, which the ground truth keeps.
 import struct
 
 import hourglass_trace as H
-from hgmerge import load, report
+from hgmerge import load, progress, report
 from hgmerge import truth as T
 
 from .tracedat import TraceDat
@@ -75,11 +75,12 @@ def _events(w):
     return e
 
 
-def export(dir_, out, kernel=None):
-    """Merge DIR and write OUT (must end in .dat: KernelShark opens nothing else)."""
+def export(dir_, out, kernel=None, merged=None):
+    """Merge DIR (or take @merged, report.merge_run's result) and write OUT
+    (must end in .dat: KernelShark opens nothing else)."""
     if not out.endswith(".dat"):
         raise load.RunError(f"{out}: KernelShark opens only files named *.dat")
-    run, res, kinfo = report.merge_run(dir_, kernel)
+    run, res, kinfo = merged or report.merge_run(dir_, kernel)
     names = kinfo["names"]
     hz = run.hz
     ns = lambda c: int(c * 1e9 / hz)
@@ -99,7 +100,7 @@ def export(dir_, out, kernel=None):
     def comm(pid):
         return tid_name.get(pid) or names.comm.get(pid, "")
 
-    for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in stream:
+    for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in progress.over_stream(stream, f"writing {out}"):
         if tsc < base:
             continue
         ts = tsc - base

@@ -10,14 +10,15 @@ import json
 import struct
 
 import hourglass_trace as H
-from hgmerge import load, report
+from hgmerge import load, progress, report
 from hgmerge import truth as T
 
 KERNEL_PID, HOURGLASS_PID = 1, 2
 
 
-def export(dir_, out, kernel=None):
-    run, res, kinfo = report.merge_run(dir_, kernel)
+def export(dir_, out, kernel=None, merged=None):
+    """Merge DIR (or take @merged, report.merge_run's result) and write OUT."""
+    run, res, kinfo = merged or report.merge_run(dir_, kernel)
     names = kinfo["names"]
     hz = run.hz
     hg = run.hg.records
@@ -37,7 +38,7 @@ def export(dir_, out, kernel=None):
         ev.append({"ph": "X", "pid": KERNEL_PID, "tid": cpu, "name": name, "cat": cat,
                    "ts": round(us(t0), 3), "dur": round(max(t1 - t0, 0) * 1e6 / hz, 3), **({"args": args} if args else {})})
 
-    for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in load.kernel_stream(run):
+    for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in progress.over_stream(load.kernel_stream(run), f"writing {out}"):
         if tsc < base:
             continue
         cpus.add(cpu)

@@ -117,3 +117,36 @@ def curves(series, title, xlabel, ylabel, log_x=False):
                    f'{esc(name)}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def matrix(m, rows, cols, title):
+    """A confusion matrix as a heat map: each cell shaded by its share of its
+    row (recall's view), with the count written in it; the diagonal outlined."""
+    cw, ch, left, top = 110, 30, 130, 50
+    h = top + ch * len(rows) + 30
+    w = left + cw * len(cols) + 20
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+           f'font-family="sans-serif" font-size="11">',
+           f'<text x="{w / 2}" y="13" text-anchor="middle" font-size="13">{esc(title)}</text>',
+           f'<text x="{left + cw * len(cols) / 2}" y="{top - 22}" text-anchor="middle">inferred from '
+           f'hourglass alone</text>',
+           f'<text x="12" y="{top + ch * len(rows) / 2}" transform="rotate(-90 12 {top + ch * len(rows) / 2})" '
+           f'text-anchor="middle">actual (kernel)</text>']
+    for j, c in enumerate(cols):
+        out.append(f'<text x="{left + cw * j + cw / 2}" y="{top - 6}" text-anchor="middle">{esc(c)}</text>')
+    for i, r in enumerate(rows):
+        y = top + ch * i
+        out.append(f'<text x="{left - 6}" y="{y + ch / 2 + 4}" text-anchor="end">{esc(r)}</text>')
+        n = sum(m[r].values()) or 1
+        for j, c in enumerate(cols):
+            v = m[r].get(c, 0)
+            share = v / n
+            # white to the cause's colour, by share of the row
+            shade = int(255 - 200 * share)
+            fill = f"rgb({shade},{shade},255)" if r != c else f"rgb({shade},255,{shade})"
+            out.append(f'<rect x="{left + cw * j}" y="{y}" width="{cw}" height="{ch}" fill="{fill}" '
+                       f'stroke="{"black" if r == c else "#ccc"}"/>')
+            out.append(f'<text x="{left + cw * j + cw / 2}" y="{y + ch / 2 + 4}" text-anchor="middle">{v}</text>')
+    out.append(f'<text x="{left}" y="{h - 8}">green: right, blue: wrong; darker = larger share of the row</text>')
+    out.append("</svg>")
+    return "".join(out)
