@@ -37,3 +37,14 @@ def test_type_numbers(tmp_path):
         assert L["HGT_REC_" + name.upper()] == num, name
     assert L["HGT_REC_MAX"] == max(hgtrace_file.TYPES) + 1, "a record type is missing from the reader"
     assert L["HGT_CHUNK_MAGIC"] == hgtrace_file.CHUNK_MAGIC
+
+
+def test_dkms_version_is_the_abi():
+    """DKMS installs the module under PACKAGE_VERSION: it must name the ABI
+    the header defines, or an installed module would claim another."""
+    hdr = open(os.path.join(TOP, "kmod", "uapi", "hgtrace.h")).read()
+    conf = open(os.path.join(TOP, "kmod", "dkms.conf")).read()
+    major = hdr.split("#define HGT_ABI_MAJOR")[1].split()[0]
+    minor = hdr.split("#define HGT_ABI_MINOR")[1].split()[0]
+    assert f'PACKAGE_VERSION="{major}.{minor}"' in conf
+    assert 'BUILT_MODULE_NAME[0]="hgtrace"' in conf
