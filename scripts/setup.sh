@@ -13,6 +13,10 @@
 #     independent ftrace ground truth the module is checked against;
 #   - kernelshark: the viewer of exported traces; its library (libkshark)
 #     lets the tests check that exported files load as the GUI loads them;
+#   - xvfb, imagemagick, chromium-headless-shell: a test opens the demo's
+#     trace in a real KernelShark window and the HTML report in Chromium,
+#     without a screen, and checks the screenshots;
+#   - librsvg2-bin: rsvg-convert, for `hourglass export --png`;
 #   - virtme-ng in a virtual environment at $HG_VENV (default .venv).
 set -euo pipefail
 
@@ -25,6 +29,7 @@ pkgs=(
 	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64
 	qemu-system-x86 trace-cmd rt-tests stress-ng kmod kernelshark
+	xvfb imagemagick chromium-headless-shell librsvg2-bin
 	gcc make python3-venv
 )
 

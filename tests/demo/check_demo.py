@@ -40,6 +40,14 @@ def checks(d):
     yield "three/perfetto.json: trace events", len(pf["traceEvents"]) > 0
     page = open(os.path.join(d, "report.html")).read()
     yield "report.html: both runs, charts", page.count("<h2>") == 2 and page.count("<svg") >= 5
+    plots = os.path.join(d, "plots")
+    for name in ("three-map", "three-matrix", "three-switch", "three-sbf", "lat-latency", "lat-cdf", "lat-stages"):
+        with open(os.path.join(plots, name + ".png"), "rb") as f:
+            head = f.read(24)
+        with open(os.path.join(plots, name + ".svg")) as f:
+            body = f.read()
+        yield f"plots/{name}: PNG and SVG", head[:8] == b"\x89PNG\r\n\x1a\n" and \
+            int.from_bytes(head[16:20], "big") > 100 and body.startswith("<svg")
 
 
 def main():
