@@ -127,6 +127,25 @@ static void test_spin(void)
 	      "time outside intervals is the gaps (%llu cycles)", (unsigned long long)(total - got));
 	CHECK(s.last >= 20000 && s.last < 20000 + 2 * STEP, "the loop stops at its stop time");
 
+	/* a preemption just after a gap, between the new interval's stamp and
+	 * the read that keeps our bookkeeping out of the next delta: it must
+	 * show as a gap, not hide inside the next interval */
+	reset(25);
+	fake_now = 1000;
+	jumps[0] = 2000; jump_len[0] = 500;	/* read 2000 -> 2500: a gap */
+	jumps[1] = 2520; jump_len[1] = 5000;	/* stamp 2510, then read 2520 -> 7520 */
+	njumps = 2;
+	hg_spin_open(&th, &s);
+	need = UINT64_MAX;
+	hg_spin(&th, &s, &need, 12000, false, NULL);
+	hg_spin_close(&th, &s, HGL_IV_LAST);
+	CHECK(pool[1].t0 == 2510 && pool[1].t1 == 2510,
+	      "the interval cut short right after its start is empty (got %llu-%llu)",
+	      (unsigned long long)pool[1].t0, (unsigned long long)pool[1].t1);
+	CHECK(pool[2].t0 >= 7520 && pool[2].type == HGL_REC_INTERVAL,
+	      "the next interval starts after the hidden preemption (at %llu)",
+	      (unsigned long long)pool[2].t0);
+
 	/* need accounting: 5000 cycles of CPU across a 4000-cycle gap */
 	reset(25);
 	fake_now = 100000;

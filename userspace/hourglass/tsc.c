@@ -52,7 +52,8 @@ void hg_tsc_probe(struct hg_tsc_info *info)
 	}
 }
 
-/* hg_tsc_cpu - the TSC now and the CPU this thread reads it on. */
+/* hg_tsc_cpu - the TSC now and the CPU this thread reads it on; the stamp is
+ * the last thing read, so that nothing of ours runs after it. */
 uint64_t hg_tsc_cpu(const struct hg_tsc_info *info, uint64_t *tsc)
 {
 	uint32_t cpu;
@@ -61,8 +62,10 @@ uint64_t hg_tsc_cpu(const struct hg_tsc_info *info, uint64_t *tsc)
 		*tsc = hg_rdtscp(&cpu);
 		return cpu;
 	}
+	/* the CPU first: the stamp must come after the call, as rdtscp's does */
+	cpu = (uint32_t)sched_getcpu();
 	*tsc = hg_rdtsc();
-	return (uint64_t)sched_getcpu();
+	return cpu;
 }
 
 /*
