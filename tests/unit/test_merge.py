@@ -235,28 +235,97 @@ def test_wakeup_decomposed_and_miss_explained(tmp_path):
     assert m["period_ms"] == pytest.approx(0.1)
 
 
+def write_trace_dat(path, events, cpus=2, lost=()):
+    """A trace.dat (v6, x86-tsc, TSC2NSEC 1:1 at 1 GHz) with the standard
+    events, as trace-cmd would record them: events are (cpu, ts, name, pid, fields)."""
+    from hgexport.kernelshark import _events
+    from hgexport.tracedat import TraceDat
+    w = TraceDat(cpus=cpus, tsc_hz=1e9)
+    ev = _events(w)
+    for cpu, ts, name, pid, fields in events:
+        for c, at, n in lost:
+            if c == cpu and at == ts:
+                w.lost("", cpu, n)
+        w.add("", cpu, ts, ev[name], pid, fields)
+    w.write(str(path))
+
+
 def test_trace_dat_events_become_records(tmp_path):
-    """trace-cmd's events (as its report prints them) drive the same sweep."""
-    from hgmerge.ftrace_source import FtraceStream
-    st = FtraceStream.__new__(FtraceStream)
-    st.path, st.meta, st.stats, st.complete = "x.dat", {"clock": "tsc"}, {}, True
-    ev = lambda ts, event, **f: {"cpu": 0, "ts": ts, "event": event, "fields": {k: str(v) for k, v in f.items()}}
-    st.events = [ev(2100, "softirq_entry", vec=3), ev(2500, "irq_handler_entry", irq=30, name="eth0"),
-                 ev(2900, "irq_handler_exit", irq=30, ret=1), ev(4800, "softirq_exit", vec=3),
-                 ev(11100, "local_timer_entry", vector=236), ev(11500, "local_timer_exit", vector=236),
-                 ev(11600, "sched_switch", prev_comm="hourglass", prev_pid=100, prev_prio=120, prev_state=0,
-                    next_comm="stress", next_pid=555, next_prio=120),
-                 ev(19800, "sched_switch", prev_comm="stress", prev_pid=555, prev_prio=120, prev_state=0,
-                    next_comm="hourglass", next_pid=100, next_prio=120)]
-    st.drops = []
-    st.window = (0, 10**9)
+    """trace-cmd's events, read through libtracecmd by hgtrace-import, drive the same sweep."""
+    sw = lambda pc, pp, nc, np_: dict(prev_comm=pc, prev_pid=pp, prev_prio=120, prev_state=0, next_comm=nc,
+                                      next_pid=np_, next_prio=120)
+    write_trace_dat(tmp_path / "trace.dat", [
+        (0, 2100, "softirq_entry", 0, dict(vec=3)), (0, 2500, "irq_entry", 0, dict(irq=30, name="eth0")),
+        (0, 2900, "irq_exit", 0, dict(irq=30, ret=1)), (0, 4800, "softirq_exit", 0, dict(vec=3)),
+        (0, 11100, (0, "entry"), 0, dict(vector=236)), (0, 11500, (0, "exit"), 0, dict(vector=236)),
+        (0, 11600, "switch", 100, sw("hourglass", 100, "stress", 555)),
+        (0, 19800, "switch", 555, sw("stress", 555, "hourglass", 100)),
+        # the recording's span is that of its events: these bracket the run
+        (1, 500, "softirq_entry", 0, dict(vec=1)), (1, 25000, "softirq_exit", 0, dict(vec=1))])
     (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(1000, 2000, 0, 0), iv(5000, 11000, 0, 0),
                                                   iv(20000, 21000, 0, 0)]))
     run = load.load_run(str(tmp_path))
-    k = truth.sweep(run, st)
+    assert run.kernel_path.endswith("trace.dat")
+    k = truth.sweep(run, load.kernel_stream(run))
     assert comps(gap_at(run, 2000), k) == {"softirq NET_RX": 2300, "irq 30 eth0": 400, "self": 300}
     assert comps(gap_at(run, 11000), k) == {"task stress:555": 8200, "local_timer": 400, "self": 400}
     assert gap_at(run, 11000).truth["class"] == "switch_other"
+
+
+def test_hgtrace_import_maps_every_event(tmp_path):
+    """Every event the merger reads comes through hgtrace-import with its
+    fields, comms and irq names once, and dropped events as LOST records."""
+    from hgmerge.ftrace_source import FtraceStream
+    sw = dict(prev_comm="a", prev_pid=7, prev_prio=98, prev_state=2, next_comm="b", next_pid=8, next_prio=120)
+    write_trace_dat(tmp_path / "t.dat", [
+        (0, 100, "switch", 7, sw), (0, 110, "sched_waking", 0, dict(comm="c", pid=9, prio=100, target_cpu=1)),
+        (1, 120, "sched_wakeup", 0, dict(comm="c", pid=9, prio=100, target_cpu=1)),
+        (1, 130, "migrate", 0, dict(comm="c", pid=9, prio=100, orig_cpu=0, dest_cpu=1)),
+        (1, 140, "exit", 9, dict(comm="c", pid=9, prio=100)),
+        (1, 150, "irq_entry", 0, dict(irq=30, name="eth0")), (1, 160, "irq_exit", 0, dict(irq=30, ret=1)),
+        (1, 170, "irq_entry", 0, dict(irq=30, name="eth0")),
+        (0, 180, (1, "entry"), 0, dict(vector=253)), (0, 190, (1, "exit"), 0, dict(vector=253)),
+        (0, 200, "hrt_entry", 0, dict(hrtimer=0xffff888012345678, now=5, function=0xffffffff81000000)),
+        (0, 210, "hrt_exit", 0, dict(hrtimer=0xffff888012345678)),
+        (0, 220, "nmi", 0, dict(handler=0xffffffff81000000, delta_ns=1500, handled=1)),
+        (0, 230, "softirq_entry", 0, dict(vec=9))], lost=[(0, 230, 42)])
+    st = FtraceStream(str(tmp_path / "t.dat"))
+    assert st.window == (100, 230) and st.meta["source"] == "trace-cmd"
+    recs = [(cpu, tsc, typ, flags, arg, bytes(buf[pos + 16:pos + ln])) for cpu, tsc, typ, flags, aux, arg, buf, pos, ln
+            in st]
+    assert st.complete and st.window == (100, 230)
+    got = [(c, t, typ, f, a) for c, t, typ, f, a, _ in recs]
+    assert got == [
+        (0, 100, truth.COMM, 0, 7), (0, 100, truth.COMM, 0, 8), (0, 100, truth.SWITCH, 0, 8),
+        (0, 110, truth.COMM, 0, 9), (0, 110, truth.WAKING, 0, 9),
+        (0, 180, truth.VEC_ENTRY, 1, 253), (0, 190, truth.VEC_EXIT, 1, 253),
+        (0, 200, truth.HRTIMER_ENTRY, 0, 0), (0, 210, truth.HRTIMER_EXIT, 0, 0), (0, 220, truth.NMI, 0, 0),
+        (0, 230, truth.LOST, 0, 0), (0, 230, truth.SOFTIRQ_ENTRY, 0, 9),
+        (1, 120, truth.WAKEUP, 0, 9), (1, 130, truth.MIGRATE, 0, 9), (1, 140, truth.EXIT, 0, 9),
+        (1, 150, truth.NAME, 0, 30), (1, 150, truth.IRQ_ENTRY, 0, 30), (1, 160, truth.IRQ_EXIT, 1, 30),
+        (1, 170, truth.IRQ_ENTRY, 0, 30)]
+    pay = {(c, t, typ): p for c, t, typ, f, a, p in recs}
+    assert struct.unpack_from("<IIhh", pay[(0, 100, truth.SWITCH)]) == (7, 2, 98, 120)
+    comms = [p[8:].rstrip(b"\0") for c, t, typ, f, a, p in recs if typ == truth.COMM]
+    assert comms == [b"a", b"b", b"c"]
+    assert struct.unpack_from("<Hh", pay[(0, 110, truth.WAKING)]) == (1, 100)
+    assert struct.unpack_from("<HH", pay[(1, 130, truth.MIGRATE)]) == (0, 1)
+    assert pay[(1, 150, truth.NAME)].rstrip(b"\0") == b"eth0"
+    assert struct.unpack_from("<II", pay[(0, 220, truth.NMI)]) == (1500, 1)
+    assert struct.unpack_from("<Q", pay[(0, 230, truth.LOST)]) == (42,)
+    # no kernel pointer (timer address, callback) reaches our files
+    assert pay[(0, 200, truth.HRTIMER_ENTRY)] == b"\0" * 8
+
+
+def test_bad_trace_dat_is_a_clear_error(tmp_path):
+    from hgmerge.ftrace_source import FtraceError, FtraceStream
+    write_trace_dat(tmp_path / "t.dat", [(0, 100 + i, "softirq_entry", 0, dict(vec=1)) for i in range(2000)])
+    data = (tmp_path / "t.dat").read_bytes()
+    for name, body in (("garbage.dat", b"not a trace at all" * 100), ("short.dat", data[:len(data) // 3])):
+        (tmp_path / name).write_bytes(body)
+        with pytest.raises(FtraceError) as e:
+            FtraceStream(str(tmp_path / name))
+        assert name in str(e.value) and ("truncated" in str(e.value) or "corrupt" in str(e.value)), str(e.value)
 
 
 def test_on_cpu_from_switches():

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hgtrace-import - turn a trace.dat recorded by trace-cmd into a .hgt file,
+ * so that users who cannot load hgtrace.ko still get their gaps explained:
+ *
+ *   trace-cmd record -C x86-tsc -e sched -e irq -e irq_vectors -e timer -e nmi ...
+ *   hgtrace-import trace.dat -o kernel.hgt
+ *
+ * The file is read through libtracecmd and libtraceevent (the libraries
+ * trace-cmd and KernelShark use), one event at a time in time order, and
+ * each event the merger needs becomes the record hgtrace.ko would have
+ * written (kmod/uapi/hgtrace.h), in per-CPU chunks. Memory stays the same
+ * whatever the file's length. Events the buffer dropped (trace-cmd's
+ * "[N EVENTS DROPPED]") become HGT_REC_LOST records, so that gaps over them
+ * are unexplainable, as with the module. Timestamps are taken as they are:
+ * with -C x86-tsc they are the TSC that hourglass reads; the merger checks
+ * that they cover hourglass's run.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <trace-cmd.h>
+#include "hgt_file.h"
+
+#define CHUNK_BYTES	(64 << 10)
+#define MAX_CPUS	4096
+#define MAX_PID		(1 << 22)	/* pid_max's ceiling on 64-bit */
+#define MAX_IRQ		4096
+
+enum ev {
+	EV_SWITCH, EV_WAKING, EV_WAKEUP, EV_WAKEUP_NEW, EV_MIGRATE, EV_EXIT,
+	EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT,
+	EV_HRTIMER_ENTRY, EV_HRTIMER_EXIT, EV_NMI,
+	EV_VEC_FIRST,				/* then entry, exit for each enum hgt_vec */
+	EV_MAX = EV_VEC_FIRST + 2 * HGT_VEC_MAX
+};
+
+static const struct { const char *system, *name; } fixed_events[EV_VEC_FIRST] = {
+	[EV_SWITCH] = { "sched", "sched_switch" },
+	[EV_WAKING] = { "sched", "sched_waking" },
+	[EV_WAKEUP] = { "sched", "sched_wakeup" },
+	[EV_WAKEUP_NEW] = { "sched", "sched_wakeup_new" },
+	[EV_MIGRATE] = { "sched", "sched_migrate_task" },
+	[EV_EXIT] = { "sched", "sched_process_exit" },
+	[EV_IRQ_ENTRY] = { "irq", "irq_handler_entry" },
+	[EV_IRQ_EXIT] = { "irq", "irq_handler_exit" },
+	[EV_SOFTIRQ_ENTRY] = { "irq", "softirq_entry" },
+	[EV_SOFTIRQ_EXIT] = { "irq", "softirq_exit" },
+	[EV_HRTIMER_ENTRY] = { "timer", "hrtimer_expire_entry" },
+	[EV_HRTIMER_EXIT] = { "timer", "hrtimer_expire_exit" },
+	[EV_NMI] = { "nmi", "nmi_handler" },
+};
+
+/* the irq_vectors tracepoints, in enum hgt_vec order */
+static const char *const vec_names[HGT_VEC_MAX] = {
+	"local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
+	"x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic",
+};
+
+struct cpu_out {
+	char *buf;		/* a chunk being filled: struct hgt_chunk, then records */
+	size_t used;
+	uint32_t records;
+};
+
+struct importer {
+	struct tep_handle *tep;
+	struct tep_event *event[EV_MAX];
+	int *kind_of_id;		/* tep event id -> enum ev, or -1 */
+	int max_id;
+	struct cpu_out cpu[MAX_CPUS];
+	struct hgt_writer w;
+	unsigned char *pid_seen;	/* a COMM record was written for this pid */
+	unsigned char irq_seen[MAX_IRQ];
+	uint64_t first_ts, last_ts, events, records, lost, bad;
+	int ncpus_seen;
+};
+
+static int flush_cpu(struct importer *im, int cpu)
+{
+	struct cpu_out *o = &im->cpu[cpu];
+	struct hgt_chunk *c = (struct hgt_chunk *)o->buf;
+
+	if (!o->records)
+		return 0;
+	c->magic = HGT_CHUNK_MAGIC;
+	c->cpu = cpu;
+	c->nr_bytes = o->used - sizeof(*c);
+	c->nr_records = o->records;
+	if (hgt_writer_chunks(&im->w, o->buf, o->used))
+		return -1;
+	o->used = sizeof(*c);
+	o->records = 0;
+	return 0;
+}
+
+/* Append one record (header, then @plen bytes of payload) to @cpu's chunk. */
+static int put(struct importer *im, int cpu, uint64_t ts, int type, int flags, uint32_t arg,
+	       const void *payload, size_t plen)
+{
+	struct cpu_out *o = &im->cpu[cpu];
+	struct hgt_rec r = { .tsc = ts, .type = type, .flags = flags, .arg = arg };
+
+	r.len = sizeof(r) + plen;
+	if (!o->buf) {
+		o->buf = malloc(CHUNK_BYTES);
+		if (!o->buf)
+			return -1;
+		o->used = sizeof(struct hgt_chunk);
+		im->ncpus_seen++;
+	}
+	if (o->used + r.len > CHUNK_BYTES && flush_cpu(im, cpu))
+		return -1;
+	memcpy(o->buf + o->used, &r, sizeof(r));
+	memcpy(o->buf + o->used + sizeof(r), payload, plen);
+	o->used += r.len;
+	o->records++;
+	im->records++;
+	return 0;
+}
+
+static unsigned long long num(struct tep_event *ev, struct tep_record *rec, const char *field)
+{
+	unsigned long long v = 0;
+
+	/* a field this kernel's event lacks reads as 0, as in the module */
+	tep_get_field_val(NULL, ev, field, rec, &v, 0);
+	return v;
+}
+
+/* A string field, fixed (char comm[16]) or dynamic (__string(name)), into @out. */
+static void str(struct tep_event *ev, struct tep_record *rec, const char *field, char *out, size_t size)
+{
+	int len = 0;
+	const char *p = tep_get_field_raw(NULL, ev, field, rec, &len, 0);
+
+	memset(out, 0, size);
+	if (p && len > 0)
+		memcpy(out, p, (size_t)len < size - 1 ? (size_t)len : size - 1);
+}
+
+static int comm_once(struct importer *im, int cpu, uint64_t ts, uint32_t pid, struct tep_event *ev,
+		     struct tep_record *rec, const char *field)
+{
+	struct hgt_comm c = { 0 };
+
+	if (pid >= MAX_PID || im->pid_seen[pid])
+		return 0;
+	im->pid_seen[pid] = 1;
+	str(ev, rec, field, c.comm, sizeof(c.comm));
+	return put(im, cpu, ts, HGT_REC_COMM, 0, pid, &c, sizeof(c));
+}
+
+static int convert(struct importer *im, int kind, struct tep_event *ev, struct tep_record *rec, int cpu)
+{
+	uint64_t ts = rec->ts;
+
+	switch (kind) {
+	case EV_SWITCH: {
+		struct hgt_switch s = { 0 };
+		uint32_t next = num(ev, rec, "next_pid");
+
+		s.prev_pid = num(ev, rec, "prev_pid");
+		s.prev_state = num(ev, rec, "prev_state");
+		s.prev_prio = num(ev, rec, "prev_prio");
+		s.next_prio = num(ev, rec, "next_prio");
+		if (comm_once(im, cpu, ts, s.prev_pid, ev, rec, "prev_comm") ||
+		    comm_once(im, cpu, ts, next, ev, rec, "next_comm"))
+			return -1;
+		return put(im, cpu, ts, HGT_REC_SWITCH, 0, next, &s, sizeof(s));
+	}
+	case EV_WAKING:
+	case EV_WAKEUP:
+	case EV_WAKEUP_NEW: {
+		struct hgt_wake w = { 0 };
+		uint32_t pid = num(ev, rec, "pid");
+
+		w.target_cpu = num(ev, rec, "target_cpu");
+		w.prio = num(ev, rec, "prio");
+		if (comm_once(im, cpu, ts, pid, ev, rec, "comm"))
+			return -1;
+		return put(im, cpu, ts, kind == EV_WAKING ? HGT_REC_WAKING : kind == EV_WAKEUP ?
+			   HGT_REC_WAKEUP : HGT_REC_WAKEUP_NEW, 0, pid, &w, sizeof(w));
+	}
+	case EV_MIGRATE: {
+		struct hgt_migrate m = { 0 };
+
+		m.orig_cpu = num(ev, rec, "orig_cpu");
+		m.dest_cpu = num(ev, rec, "dest_cpu");
+		return put(im, cpu, ts, HGT_REC_MIGRATE, 0, num(ev, rec, "pid"), &m, sizeof(m));
+	}
+	case EV_EXIT:
+		return put(im, cpu, ts, HGT_REC_EXIT, 0, num(ev, rec, "pid"), NULL, 0);
+	case EV_IRQ_ENTRY: {
+		uint32_t irq = num(ev, rec, "irq");
+
+		if (irq < MAX_IRQ && !im->irq_seen[irq]) {
+			struct hgt_name n;
+
+			im->irq_seen[irq] = 1;
+			str(ev, rec, "name", n.name, sizeof(n.name));
+			if (put(im, cpu, ts, HGT_REC_NAME, HGT_NAME_IRQ, irq, &n, sizeof(n)))
+				return -1;
+		}
+		return put(im, cpu, ts, HGT_REC_IRQ_ENTRY, 0, irq, NULL, 0);
+	}
+	case EV_IRQ_EXIT:
+		return put(im, cpu, ts, HGT_REC_IRQ_EXIT, num(ev, rec, "ret"), num(ev, rec, "irq"), NULL, 0);
+	case EV_SOFTIRQ_ENTRY:
+	case EV_SOFTIRQ_EXIT:
+		return put(im, cpu, ts, kind == EV_SOFTIRQ_ENTRY ? HGT_REC_SOFTIRQ_ENTRY : HGT_REC_SOFTIRQ_EXIT,
+			   0, num(ev, rec, "vec"), NULL, 0);
+	case EV_HRTIMER_ENTRY: {
+		/* the module's timer ids are keyed hashes; trace.dat has addresses,
+		 * which are not passed on (no kernel pointer in our files) */
+		struct hgt_hrtimer h = { 0 };
+
+		return put(im, cpu, ts, HGT_REC_HRTIMER_ENTRY, 0, 0, &h, sizeof(h));
+	}
+	case EV_HRTIMER_EXIT:
+		return put(im, cpu, ts, HGT_REC_HRTIMER_EXIT, 0, 0, NULL, 0);
+	case EV_NMI: {
+		struct hgt_nmi n = { 0 };
+		unsigned long long d = num(ev, rec, "delta_ns");
+
+		n.delta_ns = d > UINT32_MAX ? UINT32_MAX : d;
+		n.handled = num(ev, rec, "handled");
+		return put(im, cpu, ts, HGT_REC_NMI, 0, 0, &n, sizeof(n));
+	}
+	default: {
+		int v = (kind - EV_VEC_FIRST) / 2, entry = !((kind - EV_VEC_FIRST) % 2);
+
+		return put(im, cpu, ts, entry ? HGT_REC_VEC_ENTRY : HGT_REC_VEC_EXIT, v,
+			   num(ev, rec, "vector"), NULL, 0);
+	}
+	}
+}
+
+static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int cpu, void *data)
+{
+	struct importer *im = data;
+	int id, kind;
+
+	(void)handle;
+	if (cpu < 0 || cpu >= MAX_CPUS) {
+		im->bad++;
+		return 0;
+	}
+	im->events++;
+	if (!im->first_ts || rec->ts < im->first_ts)
+		im->first_ts = rec->ts;
+	if (rec->ts > im->last_ts)
+		im->last_ts = rec->ts;
+	if (rec->missed_events) {
+		/* negative: the buffer lost events but did not count them */
+		struct hgt_lost l = { rec->missed_events > 0 ? (uint64_t)rec->missed_events : 0 };
+
+		im->lost += l.count;
+		if (put(im, cpu, rec->ts, HGT_REC_LOST, 0, 0, &l, sizeof(l)))
+			return -1;
+	}
+	id = tep_data_type(im->tep, rec);
+	if (id < 0 || id > im->max_id || (kind = im->kind_of_id[id]) < 0)
+		return 0;
+	return convert(im, kind, im->event[kind], rec, cpu) ? -1 : 0;
+}
+
+static void find_events(struct importer *im)
+{
+	char name[64];
+	int k;
+
+	for (k = 0; k < EV_MAX; k++) {
+		if (k < EV_VEC_FIRST) {
+			im->event[k] = tep_find_event_by_name(im->tep, fixed_events[k].system, fixed_events[k].name);
+		} else {
+			snprintf(name, sizeof(name), "%s_%s", vec_names[(k - EV_VEC_FIRST) / 2],
+				 (k - EV_VEC_FIRST) % 2 ? "exit" : "entry");
+			im->event[k] = tep_find_event_by_name(im->tep, "irq_vectors", name);
+		}
+		if (im->event[k] && im->event[k]->id > im->max_id)
+			im->max_id = im->event[k]->id;
+	}
+	im->kind_of_id = malloc(sizeof(int) * (im->max_id + 1));
+	for (k = 0; k <= im->max_id; k++)
+		im->kind_of_id[k] = -1;
+	for (k = 0; k < EV_MAX; k++)
+		if (im->event[k])
+			im->kind_of_id[im->event[k]->id] = k;
+}
+
+/*
+ * libtracecmd 3.1 trusts the sizes a trace.dat declares: a truncated file
+ * makes it (and trace-cmd report) read past its mappings and crash. That is
+ * a bad input, not a bug of ours, so it gets the same treatment as any bad
+ * input: a message naming the file, no half-written output, exit 3.
+ */
+static const char *crash_in, *crash_out;
+
+static void on_crash(int sig)
+{
+	static const char a[] = "hgtrace-import: libtracecmd crashed reading ";
+	static const char b[] = ": the trace.dat is truncated or corrupt\n";
+
+	(void)sig;
+	if (write(2, a, sizeof(a) - 1) < 0 || write(2, crash_in, strlen(crash_in)) < 0 ||
+	    write(2, b, sizeof(b) - 1) < 0) {
+		/* nothing more to say */
+	}
+	if (crash_out)
+		unlink(crash_out);
+	_exit(3);
+}
+
+static void catch_crashes(const char *in, const char *out)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_RESETHAND;
+	crash_in = in;
+	crash_out = out;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: hgtrace-import TRACE.dat -o OUT.hgt [-z]\n"
+		"\n"
+		"Convert a trace.dat recorded by trace-cmd (with -C x86-tsc, so that its\n"
+		"timestamps are the TSC hourglass reads) into the .hgt records hgtrace.ko\n"
+		"writes, for `hourglass report`: sched_switch, sched_waking/wakeup(_new),\n"
+		"sched_migrate_task, sched_process_exit, irq_handler_entry/exit,\n"
+		"softirq_entry/exit, the irq_vectors entry/exit events, hrtimer_expire_entry/exit\n"
+		"and nmi_handler; other events are skipped. Dropped events become LOST records.\n"
+		"\n"
+		"  -o, --output FILE   the .hgt file to write (required)\n"
+		"  -z, --compress      zlib-compress each chunk, as `hgtrace record -z`\n"
+		"  -h, --help          this text\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "compress", no_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct importer *im;
+	struct tracecmd_input *in;
+	const char *out = NULL, *path;
+	char meta[512];
+	int c, compress = 0, cpu, rc;
+	struct hgt_chunk end = { .magic = HGT_END_MAGIC };
+	struct { struct hgt_chunk c; struct hgt_file_window win; } tw;
+
+	while ((c = getopt_long(argc, argv, "o:zh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'z': compress = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (optind != argc - 1 || !out) {
+		fprintf(stderr, "hgtrace-import: %s\n", !out ? "say where to write: -o OUT.hgt" :
+			"give exactly one trace.dat");
+		usage(stderr);
+		return 1;
+	}
+	path = argv[optind];
+	catch_crashes(path, NULL);
+	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
+	in = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+	if (!in) {
+		fprintf(stderr, "hgtrace-import: %s: not a trace.dat that libtracecmd can open (%s)\n", path,
+			errno ? strerror(errno) : "bad or truncated file");
+		return 3;
+	}
+	im = calloc(1, sizeof(*im));
+	if (!im || !(im->pid_seen = calloc(MAX_PID, 1))) {
+		fprintf(stderr, "hgtrace-import: out of memory\n");
+		return 2;
+	}
+	im->tep = tracecmd_get_tep(in);
+	find_events(im);
+	snprintf(meta, sizeof(meta), "format: hgtrace 1\nsource: trace-cmd\nimported_from: %s\n"
+		 "clock: as recorded (trace-cmd record -C x86-tsc gives the TSC)\n", path);
+	if (hgt_writer_open(&im->w, out, meta))
+		return 4;
+	crash_out = out;
+	im->w.compress = compress;
+	rc = tracecmd_iterate_events(in, NULL, 0, on_record, im);
+	for (cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (im->cpu[cpu].buf && flush_cpu(im, cpu))
+			rc = -1;
+	if (rc < 0 || im->w.error) {
+		fprintf(stderr, "hgtrace-import: %s: stopped after %llu events%s\n", path,
+			(unsigned long long)im->events, im->w.error ? " (write error)" : " (unreadable data)");
+		hgt_writer_close(&im->w);
+		unlink(out);
+		tracecmd_close(in);
+		return im->w.error ? 4 : 3;
+	}
+	memset(&tw, 0, sizeof(tw));
+	tw.c.magic = HGT_TIME_MAGIC;
+	tw.c.nr_bytes = sizeof(tw.win);
+	tw.c.nr_records = 1;
+	tw.win.start_tsc = im->first_ts;
+	tw.win.stop_tsc = im->last_ts;
+	if (hgt_writer_put(&im->w, &tw, sizeof(tw)) || hgt_writer_put(&im->w, &end, sizeof(end)) ||
+	    hgt_writer_close(&im->w))
+		return 4;
+	/* one line of key=value: for people, and for the merger, which needs
+	 * the time span before it reads the records */
+	printf("hgtrace-import: %s: events=%llu records=%llu cpus=%d dropped=%llu first_ts=%llu last_ts=%llu%s\n",
+	       out, (unsigned long long)im->events, (unsigned long long)im->records, im->ncpus_seen,
+	       (unsigned long long)im->lost, (unsigned long long)im->first_ts, (unsigned long long)im->last_ts,
+	       im->bad ? " (events on impossible CPUs skipped)" : "");
+	tracecmd_close(in);
+	return 0;
+}
