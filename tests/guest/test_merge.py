@@ -124,6 +124,24 @@ def test_known_interrupt_source(ctx):
              f"{conf['rows']['switch_other']['n']} switch_other gaps")
 
 
+def test_record_without_the_module(ctx):
+    """--ftrace-only: trace-cmd alone records the ground truth, and the
+    report judges the same way from its trace.dat (read by hgtrace-import)."""
+    unload()
+    d, _ = record(ctx, "ftrace-only", "-n 3 -d 1s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a "
+                  "--affinity 1", extra=("--ftrace-only",))
+    assert os.path.exists(os.path.join(d, "trace.dat")) and not os.path.exists(os.path.join(d, "kernel.hgt"))
+    meta = json.load(open(os.path.join(d, "record.json")))
+    assert meta["module"] is False and meta["status"] == "complete", meta
+    text, js = report(ctx, d)
+    assert js["kernel_recording"]["path"].endswith("trace.dat")
+    conf = js["confusion"]
+    assert js["classes"].get("switch_hg", 0) >= 10, js["classes"]
+    assert conf["cols"]["switch_hg"]["precision"] >= 0.95 and conf["rows"]["switch_hg"]["recall"] >= 0.95
+    ctx.note(f"trace-cmd only: {js['kernel_recording']['events']} events, {js['gaps_total']} gaps, "
+             f"accuracy {conf['correct']}/{conf['total']}")
+
+
 def test_record_interrupted(ctx):
     """Ctrl-C in the middle: the recorders stop, the module is left stopped,
     the directory stays, marked INCOMPLETE, and report refuses it."""

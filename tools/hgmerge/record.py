@@ -1,7 +1,8 @@
 """record - one step to a run directory: the kernel's recording (hgtrace.ko),
-hourglass's trace, and with --ftrace trace-cmd's as a second ground truth.
+hourglass's trace, and with --ftrace trace-cmd's as a second ground truth;
+with --ftrace-only, trace-cmd's as the only one (no module needed).
 
-    hourglass record -o DIR [--ftrace] [--force] <the paper's options>
+    hourglass record -o DIR [--ftrace | --ftrace-only] [--force] <the paper's options>
 
 DIR gets hourglass.hgl/.json/.txt, kernel.hgt, trace.dat (--ftrace),
 record.json (what ran, exit statuses, versions) and, until everything
@@ -22,22 +23,25 @@ FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup
                  "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit", "irq_vectors:*",
                  "timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit"]
 
-USAGE = """usage: hourglass record -o DIR [--ftrace] [--force] <hourglass options>
+USAGE = """usage: hourglass record -o DIR [--ftrace | --ftrace-only] [--force] <hourglass options>
 
 Record an hourglass run with the kernel's ground truth (hgtrace.ko must be
-loaded), into one directory that `hourglass report DIR` reads.
+loaded, unless --ftrace-only), into one directory that `hourglass report
+DIR` reads.
 
-  -o DIR       the run directory (created; must be empty unless --force)
-  --ftrace     also record the same tracepoints with trace-cmd (x86-tsc clock)
-  --force      reuse a non-empty DIR, deleting the files this command writes
-  -h, --help   this text
+  -o DIR         the run directory (created; must be empty unless --force)
+  --ftrace       also record the same tracepoints with trace-cmd (x86-tsc clock)
+  --ftrace-only  record them with trace-cmd only: for machines that cannot
+                 load the module (the report reads trace.dat instead)
+  --force        reuse a non-empty DIR, deleting the files this command writes
+  -h, --help     this text
 
 Exit status: 0 recorded, 1 bad usage, 2 could not record (module, privileges),
 3 hourglass's trace is incomplete, 130 interrupted (DIR kept, marked INCOMPLETE).
 """
 
 OUR_FILES = ["hourglass.hgl", "hourglass.json", "hourglass.txt", "kernel.hgt", "trace.dat",
-             "record.json", "INCOMPLETE", "hgtrace.log", "trace-cmd.log"]
+             "record.json", "INCOMPLETE", "hgtrace.log", "hourglass.log", "trace-cmd.log"]
 
 
 def fail(msg, code):
@@ -51,6 +55,7 @@ def bin_dir():
 
 def main(argv):
     out, ftrace, force, rest = None, False, False, []
+    module = True
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -68,6 +73,8 @@ def main(argv):
             break
         if a == "--ftrace":
             ftrace = True
+        elif a == "--ftrace-only":
+            ftrace, module = True, False
         elif a == "--force":
             force = True
         else:
@@ -87,14 +94,15 @@ def main(argv):
     if p.returncode:
         sys.stderr.write(p.stderr)
         return 1
-    if not os.path.exists(hgtrace):
+    if module and not os.path.exists(hgtrace):
         return fail(f"{hgtrace}: the recorder is missing (make userspace)", 2)
     if ftrace and not shutil.which("trace-cmd"):
         return fail("--ftrace needs trace-cmd (apt install trace-cmd)", 2)
-    st = subprocess.run([hgtrace, "stat"], capture_output=True, text=True)
-    if st.returncode:
+    st = subprocess.run([hgtrace, "stat"], capture_output=True, text=True) if module else None
+    if st and st.returncode:
         sys.stderr.write(st.stderr)
-        return fail("the kernel module is not usable (load it: insmod hgtrace.ko)", 2)
+        return fail("the kernel module is not usable (load it: insmod hgtrace.ko, or record with "
+                    "--ftrace-only)", 2)
     if os.path.exists(out):
         if not os.path.isdir(out):
             return fail(f"{out}: exists and is not a directory", 1)
@@ -109,7 +117,8 @@ def main(argv):
     with open(marker, "w") as f:
         f.write("recording in progress\n")
     meta = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
-            "start_unix": time.time(), "ftrace": ftrace, "hgtrace_stat": st.stdout}
+            "start_unix": time.time(), "ftrace": ftrace, "module": module,
+            "hgtrace_stat": st.stdout if st else None}
     tc = None
     status = "incomplete"
     rc = 0
@@ -131,19 +140,23 @@ def main(argv):
                     break
             if tc.poll() is not None:
                 return fail(f"trace-cmd did not start: {open(os.path.join(out, 'trace-cmd.log')).read()[-500:]}", 2)
-        cmd = [hgtrace, "record", "-o", os.path.join(out, "kernel.hgt"), "--", hg, *rest,
-               "--trace", os.path.join(out, "hourglass.hgl"), "--json", os.path.join(out, "hourglass.json"),
-               "-o", os.path.join(out, "hourglass.txt")]
+        cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
+               "--json", os.path.join(out, "hourglass.json"), "-o", os.path.join(out, "hourglass.txt")]
+        if module:
+            cmd = [hgtrace, "record", "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
         meta["recorder_command"] = cmd
         r = subprocess.run(cmd, capture_output=True, text=True)
-        with open(os.path.join(out, "hgtrace.log"), "w") as f:
+        with open(os.path.join(out, "hgtrace.log" if module else "hourglass.log"), "w") as f:
             f.write(r.stdout + r.stderr)
-        m = re.search(r"the command exited with status (\d+)", r.stderr)
-        hg_rc = int(m.group(1)) if m else (0 if os.path.exists(os.path.join(out, "hourglass.hgl")) else -1)
+        if module:
+            m = re.search(r"the command exited with status (\d+)", r.stderr)
+            hg_rc = int(m.group(1)) if m else (0 if os.path.exists(os.path.join(out, "hourglass.hgl")) else -1)
+        else:
+            hg_rc = r.returncode
         meta.update(hgtrace_exit=r.returncode, hourglass_exit=hg_rc)
         if interrupted:
             status, rc = "interrupted by Ctrl-C", 130
-        elif r.returncode:
+        elif module and r.returncode:
             sys.stderr.write(r.stderr)
             status, rc = f"hgtrace record failed (exit {r.returncode})", 2
         elif hg_rc not in (0, 3):
