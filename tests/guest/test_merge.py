@@ -193,5 +193,6 @@ def test_report_refuses_bad_input(ctx):
     assert KO
 
 
-TESTS = [test_record_report_three_threads, test_known_interrupt_source, test_record_interrupted,
+TESTS = [test_record_report_three_threads, test_known_interrupt_source, test_record_without_the_module,
+         test_record_interrupted,
          test_report_refuses_bad_input]
