@@ -11,7 +11,11 @@ from . import htmlreport, kernelshark, perfetto
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="hourglass export",
                                  description="Export a merged run for viewers: a trace.dat that trace-cmd and "
-                                             "KernelShark open, with the kernel's events and hourglass's.")
+                                             "KernelShark open, with the kernel's events and hourglass's.",
+                                 epilog="The run is merged once for all outputs. On a terminal a progress line "
+                                        "shows how far the merge and each writer are (HG_PROGRESS=1 forces it, "
+                                        "HG_PROGRESS=0 silences it). Exit status: 0 written, 2 bad usage, 3 bad "
+                                        "input or a file that cannot be written (named). See docs/export.md.")
     ap.add_argument("dir", help="run directory (hourglass record -o DIR)")
     ap.add_argument("--kernelshark", metavar="OUT.dat",
                     help="write a trace.dat: the ground truth, and a buffer 'hourglass' with intervals, gaps "
