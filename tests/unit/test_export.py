@@ -49,6 +49,29 @@ def test_export_trace_cmd_and_kernelshark(tmp_path):
     assert ks["ts_min"] >= 1, "KernelShark reads a zero timestamp as unset"
 
 
+def test_kernelshark_session_opens_on_a_gap(tmp_path):
+    """--ks-session: KernelShark's library imports the session's two files
+    and its markers sit on the chosen gap's ends."""
+    import json
+    import os
+    d = make_run(tmp_path)
+    out, ses = tmp_path / "merged.dat", tmp_path / "ks.json"
+    r = kernelshark.export(str(d), str(out), session=str(ses))
+    assert r["companion"] == str(tmp_path / "merged-hourglass.dat") and os.path.exists(r["companion"])
+    doc = json.load(open(ses))
+    files = [s["data"]["file"] for s in doc["data streams"]]
+    assert files == [str(out), r["companion"]]
+    assert all(s["data"]["time"] == int(os.stat(f).st_mtime) for s, f in zip(doc["data streams"], files))
+    ks = kscheck.load_session(str(ses))
+    assert ks["streams"] == 2 and ks["entries"] == r["kernel_events"] + r["hourglass_events"]
+    # no wrong inference here: the first gap the kernel explains (11000..20000, stress ran)
+    a, b = ks["marks"]["markA"], ks["marks"]["markB"]
+    assert a[0] == "hourglass/interval_end" and b[0] == "hourglass/interval_start"
+    assert b[1] - a[1] == 9000, (a, b)
+    lo, hi = doc["Model"]["range"]
+    assert lo <= a[1] < b[1] <= hi
+
+
 def test_export_refuses_other_names(tmp_path):
     with pytest.raises(RunError):
         kernelshark.export(str(make_run(tmp_path)), str(tmp_path / "merged.trace"))
@@ -126,3 +149,15 @@ def test_supply_bounds():
     lo, hi = supply_bounds(ivs, 1e6, 0, 400000, ds=[1000, 3000, 4000, 5000])
     assert [round(v, 6) for _, v in lo] == [0, 0, 1, 1]          # ms, least in any window
     assert [round(v, 6) for _, v in hi] == [1, 1, 1, 2]          # ms, most in any window
+
+
+def test_session_gap_is_the_first_wrong_inference_the_kernel_explains():
+    from types import SimpleNamespace as G
+    from hgexport.kssession import focus_gap
+    gap = lambda n, inferred, actual, vol="": G(n=n, voluntary=vol, inferred=inferred, truth={"class": actual})
+    gaps = [gap(0, "interrupt", "hidden"), gap(1, "timer", "timer"), gap(2, "timer", "unexplainable"),
+            gap(3, "switch_other", "timer"), gap(4, None, "switch_other", vol="sleep")]
+    assert focus_gap(gaps).n == 3
+    assert focus_gap(gaps[:3]).n == 1            # none wrong: the first the kernel explains
+    assert focus_gap(gaps[:1]).n == 0            # none explained: the first gap
+    assert focus_gap([]) is None

@@ -20,6 +20,11 @@ def main(argv=None):
     ap.add_argument("--kernelshark", metavar="OUT.dat",
                     help="write a trace.dat: the ground truth, and a buffer 'hourglass' with intervals, gaps "
                          "(inferred and actual causes), jobs, deadline misses and wake-ups")
+    ap.add_argument("--ks-session", metavar="OUT.json",
+                    help="with --kernelshark: also a KernelShark session (kernelshark -s OUT.json) that opens the "
+                         "trace zoomed on the first wrong inference, markers A and B at the gap's ends (it also "
+                         "writes OUT-hourglass.dat beside the trace.dat: KernelShark 2.2.1 cannot restore a "
+                         "second buffer)")
     ap.add_argument("--perfetto", metavar="OUT.json",
                     help="write Chrome trace-event JSON for ui.perfetto.dev: a track per CPU (tasks, irqs, "
                          "softirqs) and per hourglass thread (intervals, gaps named by their actual cause)")
@@ -37,13 +42,18 @@ def main(argv=None):
         ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.json and/or --html OUT.html")
     if (a.svg or a.png or a.more) and not a.html:
         ap.error("--with, --svg and --png go with --html OUT.html")
+    if a.ks_session and not a.kernelshark:
+        ap.error("--ks-session goes with --kernelshark OUT.dat")
     try:
         # one merge for every output: it is most of the time an export takes
         merged = report.merge_run(a.dir, a.kernel)
         if a.kernelshark:
-            r = kernelshark.export(a.dir, a.kernelshark, a.kernel, merged)
+            r = kernelshark.export(a.dir, a.kernelshark, a.kernel, merged, a.ks_session)
             print(f"hourglass export: {r['path']}: {r['kernel_events']} kernel events, {r['hourglass_events']} "
                   f"hourglass events ({r['gaps']} gaps) on {r['cpus']} CPUs", file=sys.stderr)
+            if r.get("session"):
+                print(f"hourglass export: {r['session']} (with {r['companion']}): kernelshark -s {r['session']} "
+                      f"opens at the gap at {r['session_gap_ms']:.3f} ms", file=sys.stderr)
         if a.perfetto:
             r = perfetto.export(a.dir, a.perfetto, a.kernel, merged)
             print(f"hourglass export: {r['path']}: {r['events']} trace events ({r['gaps']} gaps)", file=sys.stderr)

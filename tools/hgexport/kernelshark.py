@@ -8,12 +8,14 @@ hourglass's measured frequency, so trace-cmd and KernelShark show seconds.
 KernelShark's sched_events plugin draws task graphs from the standard
 sched_switch/sched_waking fields, which the ground truth keeps.
 """
+import os
 import struct
 
 import hourglass_trace as H
 from hgmerge import load, progress, report
 from hgmerge import truth as T
 
+from . import kssession
 from .tracedat import TraceDat
 
 INT = lambda n: ("int", n, 4)
@@ -24,7 +26,7 @@ STR = lambda n: ("__data_loc char[]", n, 4)
 COMM = lambda n: ("char", n, 16)
 
 
-def _events(w):
+def _events(w, hg_buffer="hourglass"):
     e = {}
     e["switch"] = w.event("sched", "sched_switch", [COMM("prev_comm"), ("pid_t", "prev_pid", 4), INT("prev_prio"),
                                                     ("long", "prev_state", 8), COMM("next_comm"),
@@ -55,7 +57,7 @@ def _events(w):
     e["hrt_exit"] = w.event("timer", "hrtimer_expire_exit", [U64("hrtimer")], '"hrtimer=%p", REC->hrtimer')
     e["nmi"] = w.event("nmi", "nmi_handler", [U64("handler"), S64("delta_ns"), INT("handled")],
                        '"%ps() delta_ns: %lld handled: %d", REC->handler, REC->delta_ns, REC->handled')
-    w.buffer("hourglass")
+    w.buffer(hg_buffer)
     e["iv_start"] = w.event("hourglass", "interval_start", [U32("thread")], '"thread=%u", REC->thread')
     e["iv_end"] = w.event("hourglass", "interval_end", [U32("thread"), U64("duration_ns"), STR("ended_by")],
                           '"thread=%u duration_ns=%llu ended_by=%s", REC->thread, REC->duration_ns, '
@@ -75,9 +77,11 @@ def _events(w):
     return e
 
 
-def export(dir_, out, kernel=None, merged=None):
+def export(dir_, out, kernel=None, merged=None, session=None):
     """Merge DIR (or take @merged, report.merge_run's result) and write OUT
-    (must end in .dat: KernelShark opens nothing else)."""
+    (must end in .dat: KernelShark opens nothing else). With @session, also a
+    KernelShark session that opens it on the first wrong inference, and the
+    companion file OUT-hourglass.dat it needs (kssession)."""
     if not out.endswith(".dat"):
         raise load.RunError(f"{out}: KernelShark opens only files named *.dat")
     run, res, kinfo = merged or report.merge_run(dir_, kernel)
@@ -149,8 +153,10 @@ def export(dir_, out, kernel=None, merged=None):
     # A probe interrupted between stamping and writing its record lets the
     # interrupt's record in first: the stream is in order only nearly.
     kitems.sort(key=lambda i: (i[0], i[1], i[2]))
+    stamps = []             # every entry's time: the session's markers are rows
     for cpu, ts, _n, e, pid, v in kitems:
         w.add("", cpu, ts, e, pid, v)
+        stamps.append(ts)
         nev[""] += 1
     del kitems
     for pid, c in names.comm.items():
@@ -186,11 +192,34 @@ def export(dir_, out, kernel=None, merged=None):
                            agree=int(g.inferred == actual), inferred=g.inferred or "voluntary", actual=actual,
                            cause=cause)))
     items.sort(key=lambda i: (i[0], i[1], i[2]))
+    w2 = None
+    if session:
+        # the same events in the top buffer of a file of their own; event ids
+        # are given in the same order, so w's events pack for w2 too
+        w2 = TraceDat(cpus=cpus, tsc_hz=hz, uname=meta.get("kernel", ""), version="hourglass export")
+        _events(w2, hg_buffer="")
+        w2.cmdlines = w.cmdlines
     for cpu, tsc, _o, e, k, v in items:
         if tsc < base:
             continue
         w.add("hourglass", cpu, tsc - base, e, tid.get(k, 0), v)
+        if w2:
+            w2.add("", cpu, tsc - base, e, tid.get(k, 0), v)
+            stamps.append(tsc - base)
         nev["hourglass"] += 1
     w.write(out)
-    return {"path": out, "kernel_events": nev[""], "hourglass_events": nev["hourglass"], "cpus": cpus,
-            "gaps": len(run.gaps)}
+    r = {"path": out, "kernel_events": nev[""], "hourglass_events": nev["hourglass"], "cpus": cpus,
+         "gaps": len(run.gaps)}
+    g = kssession.focus_gap(run.gaps) if session else None
+    if g is not None:
+        companion = os.path.splitext(out)[0] + "-hourglass.dat"
+        w2.write(companion)
+        # KernelShark's nanoseconds: trace-cmd's TSC2NSEC arithmetic on the rebased stamps
+        mult, shift = w._tsc2nsec()
+        to_ns = lambda ts: (ts * mult) >> shift
+        stamps.sort()
+        kssession.write(session, out, companion, [to_ns(t) for t in stamps], to_ns(g.g0 - base),
+                        to_ns(g.g1 - base), list(range(cpus)), sorted({r.cpu for r in hg}))
+        r.update(session=session, companion=companion,
+                 session_gap_ms=(g.g0 - run.hg.info["t0_tsc"]) / hz * 1e3)
+    return r

@@ -1,7 +1,10 @@
 """kscheck - open a trace.dat with KernelShark's own library (libkshark.so.2,
 through ctypes: Debian ships no headers) and count what it loads, as the
-KernelShark GUI would. Used by the tests; also `python3 -m hgexport.kscheck FILE`."""
+KernelShark GUI would; or a session file, as `kernelshark -s` would, with the
+entries its markers point at. Used by the tests; also
+`python3 -m hgexport.kscheck FILE.dat|SESSION.json`."""
 import ctypes
+import json
 import sys
 from collections import Counter
 
@@ -43,6 +46,36 @@ def load(path):
             "unnamed": unnamed, "ts_min": min(ts) if ts else None, "ts_max": max(ts) if ts else None}
 
 
+def load_session(path):
+    """Import a session's data streams as KernelShark does (File > Sessions >
+    Import): {"entries", "streams", "marks": {"markA"/"markB": (event name,
+    ts in ns, stream)}}. Raises if KernelShark's library refuses it."""
+    lib = ctypes.CDLL("libkshark.so.2")
+    lib.kshark_get_event_name.restype = ctypes.c_char_p
+    lib.kshark_get_event_name.argtypes = [ctypes.POINTER(Entry)]
+    lib.kshark_open_config_file.restype = ctypes.c_void_p
+    lib.kshark_import_all_dstreams.restype = ctypes.c_ssize_t
+    ctx = ctypes.c_void_p()
+    if not lib.kshark_instance(ctypes.byref(ctx)):
+        raise RuntimeError("kshark_instance failed")
+    conf = lib.kshark_open_config_file(path.encode(), b"kshark.config.session")
+    if not conf:
+        raise RuntimeError(f"{path}: not a KernelShark session")
+    rows = ctypes.POINTER(ctypes.POINTER(Entry))()
+    n = lib.kshark_import_all_dstreams(ctx, ctypes.c_void_p(conf), ctypes.byref(rows))
+    if n < 0:
+        raise RuntimeError(f"{path}: KernelShark could not import its data streams ({n})")
+    doc = json.load(open(path))
+    marks = {}
+    for m in ("markA", "markB"):
+        mk = doc.get("Markers", {}).get(m, {})
+        if mk.get("isSet") and 0 <= mk["row"] < n:
+            e = rows[mk["row"]]
+            marks[m] = (lib.kshark_get_event_name(e).decode(), e.contents.ts, e.contents.stream_id)
+    streams = {rows[i].contents.stream_id for i in range(n)}
+    lib.kshark_close_all(ctx)
+    return {"entries": n, "streams": len(streams), "marks": marks}
+
+
 if __name__ == "__main__":
-    r = load(sys.argv[1])
-    print(r)
+    print(load_session(sys.argv[1]) if sys.argv[1].endswith(".json") else load(sys.argv[1]))
