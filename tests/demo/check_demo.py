@@ -36,6 +36,10 @@ def checks(d):
     ks = kscheck.load(dat)
     yield "three/merged.dat: libkshark loads two streams, every event named", ks["streams"] == 2 and \
         ks["unnamed"] == 0 and ks["entries"] > 0
+    ses = kscheck.load_session(os.path.join(d, "three", "kernelshark-session.json"))
+    yield "three/kernelshark-session.json: libkshark imports both files, markers on a gap's ends", \
+        ses["streams"] == 2 and ses["entries"] == ks["entries"] and \
+        ses["marks"]["markA"][0] == "hourglass/interval_end" and ses["marks"]["markB"][0] == "hourglass/interval_start"
     pf = json.load(open(os.path.join(d, "three", "perfetto.json")))
     yield "three/perfetto.json: trace events", len(pf["traceEvents"]) > 0
     page = open(os.path.join(d, "report.html")).read()

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_screens - what users see: a real KernelShark window on the demo's
-merged trace.dat (under Xvfb) and the HTML report in headless Chromium,
-each captured as a PNG and checked.
+merged trace.dat (under Xvfb), the same through the session that opens it on
+a wrong inference, and the HTML report in headless Chromium, each captured
+as a PNG and checked.
 
     python3 tests/demo/check_screens.py [DEMO_DIR] [--save DIR]
 
@@ -58,8 +59,9 @@ def start_xvfb():
     return xv, f":{num}"
 
 
-def kernelshark_shot(dat, shot, tmp):
-    """Open @dat in KernelShark on a virtual screen; return (log, last screenshot's graph darkness)."""
+def kernelshark_shot(args, shot, tmp, ready=lambda log: "Loading" in log):
+    """Run KernelShark with @args on a virtual screen, wait until @ready(its
+    log) and the plots are drawn; return (log, last screenshot's graph darkness)."""
     cache = os.path.join(tmp, "ks-cache")
     os.makedirs(cache, exist_ok=True)
     with open(os.path.join(cache, "setting.ini"), "w") as f:
@@ -67,18 +69,18 @@ def kernelshark_shot(dat, shot, tmp):
         f.write("[General]\nnoRootWarn=true\n")
     xv, disp = start_xvfb()
     env = dict(os.environ, DISPLAY=disp, KS_USER_CACHE_DIR=cache, XDG_RUNTIME_DIR=tmp)
-    log_path = os.path.join(tmp, "kernelshark.log")
+    log_path = os.path.join(tmp, os.path.basename(shot) + ".log")
     dark = 0.0
     try:
         with open(log_path, "w") as log:
-            ks = subprocess.Popen(["kernelshark", "-geometry", "1580x980+0+0", dat], env=env,
+            ks = subprocess.Popen(["kernelshark", "-geometry", "1580x980+0+0", *args], env=env,
                                   stdout=log, stderr=subprocess.STDOUT)
         try:
             t_end = time.monotonic() + KS_WAIT_S
             last = None
             while time.monotonic() < t_end and ks.poll() is None:
                 time.sleep(2)
-                if "Loading" not in open(log_path).read():
+                if not ready(open(log_path).read()):
                     continue
                 subprocess.run(["import", "-display", disp, "-window", "root", shot], check=True,
                                capture_output=True)
@@ -115,11 +117,17 @@ def checks(d, tmp):
     os.makedirs(screens, exist_ok=True)
     dat = os.path.abspath(os.path.join(d, "three", "merged.dat"))
     ks_png = os.path.join(screens, "kernelshark.png")
-    log, dark = kernelshark_shot(dat, ks_png, tmp)
+    log, dark = kernelshark_shot([dat], ks_png, tmp)
     yield "KernelShark logs loading the merged trace.dat", f'Loading  "{dat}"' in log or f'Loading "{dat}"' in log
     yield "KernelShark reports no error", "ERROR" not in log
     yield "KernelShark screenshot taken", os.path.exists(ks_png) and colours(ks_png)[1:] == SCREEN
     yield f"KernelShark draws the trace (graph {dark:.1%} dark, an empty window 0.6%)", dark > 0.02
+    # the session (hourglass export --ks-session): zoomed on a gap, markers at its ends
+    gap_png = os.path.join(screens, "kernelshark-gap.png")
+    log, dark = kernelshark_shot(["-s", os.path.join(d, "three", "kernelshark-session.json")], gap_png, tmp,
+                                 ready=lambda log: True)
+    yield "KernelShark opens the session without an error", "ERROR" not in log and "Failed" not in log
+    yield f"KernelShark draws the session's zoomed view (graph {dark:.1%} dark)", dark > 0.02
     html_png = os.path.join(screens, "report.png")
     dom = chromium_shot(os.path.join(d, "report.html"), html_png, tmp)
     yield "Chromium parses report.html: title, both runs, charts", \
@@ -147,7 +155,7 @@ def main():
         print(f"{'ok' if ok else 'not ok'} {i} - {name}")
     if a.save:
         os.makedirs(a.save, exist_ok=True)
-        for f in ("kernelshark.png", "report.png"):
+        for f in ("kernelshark.png", "kernelshark-gap.png", "report.png"):
             shutil.copy(os.path.join(a.dir, "screens", f), a.save)
     return 0 if all(ok for _, ok in results) else 1
 
