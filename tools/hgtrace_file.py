@@ -37,7 +37,7 @@ _PRELUDE = struct.Struct("<8sII")        # struct hgt_file_prelude
 
 def pack_record(tsc, typ, arg=0, flags=0, aux=0, payload=b""):
     """One record as the module writes it: struct hgt_rec, then the payload
-    padded to 8 bytes. For tools that convert other traces, and for tests."""
+    padded to 8 bytes. For tests and benchmarks that write recordings."""
     body = payload + b"\0" * (-len(payload) % 8)
     return _HDR.pack(tsc, typ, 16 + len(body), flags, aux, arg & 0xffffffff) + body
 

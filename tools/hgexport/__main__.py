@@ -54,6 +54,9 @@ def main(argv=None):
             if r.get("session"):
                 print(f"hourglass export: {r['session']} (with {r['companion']}): kernelshark -s {r['session']} "
                       f"opens at the gap at {r['session_gap_ms']:.3f} ms", file=sys.stderr)
+            elif a.ks_session:
+                print(f"hourglass export: {a.ks_session} not written: the run has no gap to open on",
+                      file=sys.stderr)
         if a.perfetto:
             r = perfetto.export(a.dir, a.perfetto, a.kernel, merged)
             print(f"hourglass export: {r['path']}: {r['events']} trace events ({r['gaps']} gaps)", file=sys.stderr)

@@ -153,10 +153,10 @@ def export(dir_, out, kernel=None, merged=None, session=None):
     # A probe interrupted between stamping and writing its record lets the
     # interrupt's record in first: the stream is in order only nearly.
     kitems.sort(key=lambda i: (i[0], i[1], i[2]))
-    stamps = []             # every entry's time: the session's markers are rows
+    # with a session, every entry's time: its markers are rows of all entries
+    stamps = [ts for _c, ts, *_ in kitems] if session else None
     for cpu, ts, _n, e, pid, v in kitems:
         w.add("", cpu, ts, e, pid, v)
-        stamps.append(ts)
         nev[""] += 1
     del kitems
     for pid, c in names.comm.items():
@@ -215,7 +215,7 @@ def export(dir_, out, kernel=None, merged=None, session=None):
         companion = os.path.splitext(out)[0] + "-hourglass.dat"
         w2.write(companion)
         # KernelShark's nanoseconds: trace-cmd's TSC2NSEC arithmetic on the rebased stamps
-        mult, shift = w._tsc2nsec()
+        mult, shift = w.tsc2nsec()
         to_ns = lambda ts: (ts * mult) >> shift
         stamps.sort()
         kssession.write(session, out, companion, [to_ns(t) for t in stamps], to_ns(g.g0 - base),

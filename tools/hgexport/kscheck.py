@@ -16,14 +16,22 @@ class Entry(ctypes.Structure):
                 ("offset", ctypes.c_int64), ("ts", ctypes.c_int64)]
 
 
-def load(path):
-    """Returns {"entries", "streams", "events" (name -> count), "unnamed", "ts_min", "ts_max"}."""
+def _open():
+    """libkshark with the prototypes used here, and its context."""
     lib = ctypes.CDLL("libkshark.so.2")
     lib.kshark_get_event_name.restype = ctypes.c_char_p
     lib.kshark_get_event_name.argtypes = [ctypes.POINTER(Entry)]
+    lib.kshark_open_config_file.restype = ctypes.c_void_p
+    lib.kshark_import_all_dstreams.restype = ctypes.c_ssize_t
     ctx = ctypes.c_void_p()
     if not lib.kshark_instance(ctypes.byref(ctx)):
         raise RuntimeError("kshark_instance failed")
+    return lib, ctx
+
+
+def load(path):
+    """Returns {"entries", "streams", "events" (name -> count), "unnamed", "ts_min", "ts_max"}."""
+    lib, ctx = _open()
     sd = lib.kshark_open(ctx, path.encode())
     if sd < 0:
         raise RuntimeError(f"kshark_open({path}) = {sd}")
@@ -50,14 +58,7 @@ def load_session(path):
     """Import a session's data streams as KernelShark does (File > Sessions >
     Import): {"entries", "streams", "marks": {"markA"/"markB": (event name,
     ts in ns, stream)}}. Raises if KernelShark's library refuses it."""
-    lib = ctypes.CDLL("libkshark.so.2")
-    lib.kshark_get_event_name.restype = ctypes.c_char_p
-    lib.kshark_get_event_name.argtypes = [ctypes.POINTER(Entry)]
-    lib.kshark_open_config_file.restype = ctypes.c_void_p
-    lib.kshark_import_all_dstreams.restype = ctypes.c_ssize_t
-    ctx = ctypes.c_void_p()
-    if not lib.kshark_instance(ctypes.byref(ctx)):
-        raise RuntimeError("kshark_instance failed")
+    lib, ctx = _open()
     conf = lib.kshark_open_config_file(path.encode(), b"kshark.config.session")
     if not conf:
         raise RuntimeError(f"{path}: not a KernelShark session")

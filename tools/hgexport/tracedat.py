@@ -165,7 +165,8 @@ class TraceDat:
         """Events went missing here: the next page carries the mark."""
         self.buffers[buffer][cpu].lost += count
 
-    def _tsc2nsec(self):
+    def tsc2nsec(self):
+        """(mult, shift) of the TSC2NSEC option: ns = (ts * mult) >> shift."""
         # trace-cmd keeps mult in an int: it must stay below 2^31
         shift = 32
         mult = round(1e9 / self.tsc_hz * (1 << shift))
@@ -198,7 +199,7 @@ class TraceDat:
 
         def opt(oid, data):
             return struct.pack("<HI", oid, len(data)) + data
-        mult, shift = self._tsc2nsec()
+        mult, shift = self.tsc2nsec()
         opts = opt(OPT_TRACECLOCK, b"[x86-tsc]\0") + opt(OPT_TSC2NSEC, struct.pack("<IIQ", mult, shift, 0))
         if self.uname:
             opts += opt(OPT_UNAME, self.uname.encode() + b"\0")

@@ -56,4 +56,3 @@ class FtraceStream(HgtStream):
         self.meta["source"] = "trace-cmd"
         n = int(summary.get("events", 0))
         self.window = (int(summary["first_ts"]), int(summary["last_ts"])) if n else None
-        self.dropped = int(summary.get("dropped", 0))

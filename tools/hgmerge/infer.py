@@ -119,15 +119,12 @@ def infer(run):
         else:
             rest2.append(g)
     hidden_limit = sorted(tick_len)[len(tick_len) // 10] / 2 if len(tick_len) >= 10 else 0
-    rest3 = []
     for g in rest2:
         if g.length < hidden_limit:
             g.inferred = "hidden"
             g.why = (f"shorter than {hidden_limit / hz * 1e6:.2f} us, half the cheapest tick: "
                      "no kernel path is that fast")
-        else:
-            rest3.append(g)
-    rest2 = rest3
+    rest2 = [g for g in rest2 if g.inferred != "hidden"]
     if switch_len:
         limit, basis = 2 * min(switch_len), "two switches at the fastest seen"
     elif tick_len:

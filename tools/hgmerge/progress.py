@@ -21,8 +21,8 @@ def enabled(stream=None):
 class Progress:
     """Progress("sweeping kernel.hgt", total).update(done) ... .done()"""
 
-    def __init__(self, what, total, unit="", stream=None):
-        self.what, self.total, self.unit = what, max(total, 1), unit
+    def __init__(self, what, total, stream=None):
+        self.what, self.total = what, max(total, 1)
         self.stream = stream or sys.stderr
         self.on = enabled(self.stream)
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
