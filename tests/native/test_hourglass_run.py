@@ -85,10 +85,13 @@ def test_lat_one_sample_per_period(hg):
     assert len(lat) == len(wakes) == r.json["threads"][0]["lateness_ns"]["count"]
     assert 150 <= len(wakes) <= 200, len(wakes)
     hz = r.json["tsc"]["hz"]
-    for a, b in zip(wakes, wakes[1:]):
-        # the next wake-up is due a period after this one happened
-        spacing_ms = (b.t0 - a.t1) * 1e3 / hz
-        assert 4.95 < spacing_ms < 5.1, spacing_ms
+    # the next wake-up is due a period after this one happened: never sooner,
+    # and typically right then (hourglass's own clock read after the wake-up
+    # can be preempted on a busy host, so single spacings may run long: the
+    # median is held to the period, each spacing only from below)
+    spacing_ms = [(b.t0 - a.t1) * 1e3 / hz for a, b in zip(wakes, wakes[1:])]
+    assert min(spacing_ms) > 4.95, min(spacing_ms)
+    assert statistics.median(spacing_ms) == pytest.approx(5.0, abs=0.02), statistics.median(spacing_ms)
     assert [float(l.split()[1]) for l in lat] == pytest.approx([w.lateness_ns / 1e3 for w in wakes], abs=1e-5)
 
 
