@@ -56,7 +56,9 @@ class Trace:
     dropped: int
 
 
-def read_trace(path, allow_incomplete=False):
+def read_trace(path, allow_incomplete=False, records=True):
+    """The whole trace; with records=False the records are counted and checked
+    for size only, not read (hgmerge-core reads them itself)."""
     with open(path, "rb") as f:
         data = f.read()
 
@@ -70,7 +72,8 @@ def read_trace(path, allow_incomplete=False):
         bad(0, "not an hourglass trace (bad magic)")
     if major != FORMAT_MAJOR:
         bad(8, f"format version {major}.{minor}, this reader knows {FORMAT_MAJOR}.x")
-    off, info, records, end = _PRELUDE.size, None, [], None
+    want_records = records
+    off, info, records, end, nrec = _PRELUDE.size, None, [], None, 0
     while off < len(data):
         if off + _SECTION.size > len(data):
             bad(off, "truncated section header")
@@ -86,7 +89,8 @@ def read_trace(path, allow_incomplete=False):
         elif tag == b"recs":
             if size % _REC.size:
                 bad(off, f"record section of {size} bytes is not a whole number of records")
-            for o in range(body, body + size, _REC.size):
+            nrec += size // _REC.size
+            for o in range(body, body + size, _REC.size) if want_records else ():
                 r = Record(*_REC.unpack_from(data, o))
                 if r.type not in (INTERVAL, JOB, WAKE):
                     bad(o, f"unknown record type {r.type}")
@@ -102,8 +106,8 @@ def read_trace(path, allow_incomplete=False):
         bad(off, "no info section")
     if end is None and not allow_incomplete:
         bad(off, "no END section: the run or its writer stopped before finishing")
-    if end and end[0] != len(records):
-        bad(off, f"END says {end[0]} records, the file holds {len(records)}")
+    if end and end[0] != nrec:
+        bad(off, f"END says {end[0]} records, the file holds {nrec}")
     threads = info.get("threads_n", len(info.get("threads", [])))
     for r in records:
         if r.thread >= threads:
