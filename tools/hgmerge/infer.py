@@ -32,6 +32,40 @@ import hourglass_trace as H
 TICK_CANDIDATES_MS = (1.0, 2.0, 1000 / 300, 4.0, 10.0)     # HZ 1000, 500, 300, 250, 100
 TICK_FLOORS_US = (0, 0.5, 1, 2, 4, 8, 16, 32)
 TICK_SAMPLE = 20000         # gaps per CPU the floor is chosen on
+# what calibrated the switch/interrupt limit (rule 4), by hgmerge-core's code
+BASES = ("two switches at the fastest seen", "3x the median tick gap",
+         "50 us (no switch or tick to calibrate on)")
+# the rules, by hgmerge-core's code
+VOLUNTARY, SWITCH, TICK, HIDDEN, TOP_RT, SHORT, LONG = range(7)
+
+
+def why(rule, hz, g, period=None, hidden_limit=0, limit=0, basis=""):
+    """The text that says which rule inferred gap @g (shared with hgmerge-core's output)."""
+    if rule == VOLUNTARY:
+        return f"the thread called {'sched_yield' if g.voluntary == 'yield' else 'its timer'}"
+    if rule == SWITCH:
+        return f"thread {g.thread} stopped and thread {g.next_thread} started"
+    if rule == TICK:
+        return f"it recurs every {period / hz * 1e3:.3f} ms, the tick found on CPU {g.cpu0}"
+    if rule == HIDDEN:
+        return (f"shorter than {hidden_limit / hz * 1e6:.2f} us, half the cheapest tick: "
+                "no kernel path is that fast")
+    if rule == TOP_RT:
+        return "the highest-priority real-time thread here never blocks: only interrupts stop it"
+    if rule == SHORT:
+        return f"shorter than {limit / hz * 1e6:.1f} us ({basis}): cannot be a switch"
+    return f"no hourglass thread ran, and longer than {limit / hz * 1e6:.1f} us ({basis})"
+
+
+def calibration(hz, limit, basis, ticks, hidden_limit, switch_gaps):
+    """The calibration as the report shows it; @ticks: {cpu: (period or None, score, floor)}."""
+    return {
+        "switch_limit_us": limit / hz * 1e6, "switch_limit_basis": basis,
+        "tick": {cpu: {"period_ms": (p / hz * 1e3) if p else None, "score": score, "floor_us": floor / hz * 1e6}
+                 for cpu, (p, score, floor) in ticks.items()},
+        "hidden_limit_us": hidden_limit / hz * 1e6,
+        "switch_gaps": switch_gaps,
+    }
 
 
 def _near(sorted_starts, t, tol):
@@ -75,13 +109,13 @@ def infer(run):
     invol = [g for g in run.gaps if not g.voluntary]
     for g in run.gaps:
         if g.voluntary:
-            g.inferred, g.why = "voluntary", f"the thread called {'sched_yield' if g.voluntary == 'yield' else 'its timer'}"
+            g.inferred, g.why = "voluntary", why(VOLUNTARY, hz, g)
     switch_len = []
     rest = []
     for g in invol:
         if g.next_thread != g.thread:
             g.inferred = "switch_hg"
-            g.why = f"thread {g.thread} stopped and thread {g.next_thread} started"
+            g.why = why(SWITCH, hz, g)
             switch_len.append(g.length)
         else:
             rest.append(g)
@@ -114,7 +148,7 @@ def infer(run):
         p, tol, _score, starts, floor = tick.get(g.cpu0, (None, 0, 0, [], 0))
         if p and g.length >= floor and (_near(starts, g.g0 + p, tol) or _near(starts, g.g0 - p, tol)):
             g.inferred = "timer"
-            g.why = f"it recurs every {p / hz * 1e3:.3f} ms, the tick found on CPU {g.cpu0}"
+            g.why = why(TICK, hz, g, period=p)
             tick_len.append(g.length)
         else:
             rest2.append(g)
@@ -122,33 +156,26 @@ def infer(run):
     for g in rest2:
         if g.length < hidden_limit:
             g.inferred = "hidden"
-            g.why = (f"shorter than {hidden_limit / hz * 1e6:.2f} us, half the cheapest tick: "
-                     "no kernel path is that fast")
+            g.why = why(HIDDEN, hz, g, hidden_limit=hidden_limit)
     rest2 = [g for g in rest2 if g.inferred != "hidden"]
     if switch_len:
-        limit, basis = 2 * min(switch_len), "two switches at the fastest seen"
+        limit, basis = 2 * min(switch_len), BASES[0]
     elif tick_len:
-        limit, basis = 3 * statistics.median(tick_len), "3x the median tick gap"
+        limit, basis = 3 * statistics.median(tick_len), BASES[1]
     else:
-        limit, basis = 50e-6 * hz, "50 us (no switch or tick to calibrate on)"
+        limit, basis = 50e-6 * hz, BASES[2]
     for g in rest2:
         if _is_top_rt_never_blocking(run, g.thread, cpu_of_thread):
             g.inferred = "interrupt"
-            g.why = "the highest-priority real-time thread here never blocks: only interrupts stop it"
+            g.why = why(TOP_RT, hz, g)
         elif g.length < limit:
             g.inferred = "interrupt"
-            g.why = f"shorter than {limit / hz * 1e6:.1f} us ({basis}): cannot be a switch"
+            g.why = why(SHORT, hz, g, limit=limit, basis=basis)
         else:
             g.inferred = "switch_other"
-            g.why = f"no hourglass thread ran, and longer than {limit / hz * 1e6:.1f} us ({basis})"
-    return {
-        "switch_limit_us": limit / hz * 1e6, "switch_limit_basis": basis,
-        "tick": {cpu: {"period_ms": (v[0] / hz * 1e3) if v[0] else None, "score": v[2],
-                       "floor_us": v[4] / hz * 1e6}
-                 for cpu, v in tick.items()},
-        "hidden_limit_us": hidden_limit / hz * 1e6,
-        "switch_gaps": len(switch_len),
-    }
+            g.why = why(LONG, hz, g, limit=limit, basis=basis)
+    return calibration(hz, limit, basis, {cpu: (v[0], v[2], v[4]) for cpu, v in tick.items()},
+                       hidden_limit, len(switch_len))
 
 
 def voluntary_kinds():

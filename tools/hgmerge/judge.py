@@ -22,6 +22,11 @@ def confusion(gaps):
     m = {a: {i: 0 for i in INFERRED} for a in ACTUAL}
     for g in gaps:
         m[g.truth["class"]][g.inferred] += 1
+    return confusion_table(m)
+
+
+def confusion_table(m):
+    """Precision, recall and accuracy of matrix @m[actual][inferred]."""
     rows = {}
     for a in ACTUAL:
         n = sum(m[a].values())
@@ -74,6 +79,40 @@ def gap_record(run, g, names):
             "events": describe_events(run, g, names)}
 
 
+def cause_rows(run, items):
+    """Actual causes by time lost; @items: (name, gaps, total cycles, median cycles), in the order
+    of their first gap (the order of ties)."""
+    return sorted(({"cause": k, "gaps": n, "total_ms": round(_us(run, total) / 1e3, 3),
+                    "median_us": round(_us(run, med), 3)} for k, n, total, med in items),
+                  key=lambda c: -c["total_ms"])
+
+
+def duration_rows(run, items):
+    """Interrupt durations; @items: (source, gaps, median gap, median handler time) in cycles."""
+    return sorted(({"source": k, "gaps": n, "inferred_median_us": round(_us(run, a), 3),
+                    "handler_median_us": round(_us(run, b), 3)} for k, n, a, b in items),
+                  key=lambda d: -d["gaps"])
+
+
+def context_switch(run, switches, shortest, med, confirmed, handler_med, only_med, only_shortest,
+                   pre, ticked, resched):
+    """Context-switch cost the paper's way and the kernel's (cycles in, microseconds out)."""
+    cs = {"switches": switches, "inferred_shortest_us": _us(run, shortest),
+          "inferred_median_us": _us(run, med), "kernel_confirmed": confirmed,
+          "kernel_handler_median_us": _us(run, handler_med or 0),
+          "kernel_switch_only_median_us": _us(run, only_med or 0),
+          "kernel_switch_only_shortest_us": _us(run, only_shortest)}
+    if pre:
+        cs["preemptions_between_cpu_bound"] = pre
+        cs["with_tick_in_gap"] = ticked
+        cs["with_resched_ipi"] = resched
+    return cs
+
+
+def migrations(inferred, confirmed, kernel):
+    return {"inferred": inferred, "confirmed": confirmed, "kernel_migrations_of_hourglass_threads": kernel}
+
+
 def judge(run, kinfo, calib):
     names = kinfo["names"]
     scored = [g for g in run.gaps if not g.voluntary and g.truth["class"] != "unexplainable"]
@@ -88,9 +127,7 @@ def judge(run, kinfo, calib):
         if tr["class"] in ("switch_hg", "switch_other") and tr["out"]:
             key = f"switched to {names.task(tr['out'][2])}"
         by_primary[key].append(g.length)
-    causes = sorted(({"cause": k, "gaps": len(v), "total_ms": round(_us(run, sum(v)) / 1e3, 3),
-                      "median_us": round(_us(run, _median(v)), 3)} for k, v in by_primary.items()),
-                    key=lambda c: -c["total_ms"])
+    causes = cause_rows(run, [(k, len(v), sum(v), _median(v)) for k, v in by_primary.items()])
     classes = Counter(g.truth["class"] for g in run.gaps)
 
     # context-switch cost, the paper's way (5.1) and the kernel's
@@ -100,20 +137,14 @@ def judge(run, kinfo, calib):
     cs = None
     if sw:
         lens = [g.length for g in sw]
-        cs = {"switches": len(sw), "inferred_shortest_us": _us(run, min(lens)),
-              "inferred_median_us": _us(run, _median(lens)),
-              "kernel_confirmed": len(sw_true),
-              "kernel_handler_median_us": _us(run, _median([handler(g) for g in sw_true]) or 0),
-              "kernel_switch_only_median_us": _us(run, _median([g.length - handler(g) for g in sw_true]) or 0),
-              "kernel_switch_only_shortest_us": _us(run, min([g.length - handler(g) for g in sw_true] or [0]))}
+        only = [g.length - handler(g) for g in sw_true]
         # preemption between threads that never yield implies a tick (section 4)
         cpu_bound = {t["thread"] for t in run.threads if t.get("workload") in ("CPU", "CPU_SCAN")}
         pre = [g for g in sw_true if g.thread in cpu_bound and g.next_thread in cpu_bound]
-        if pre:
-            ticked = sum(1 for g in pre if ("vec", 0) in g.truth["comp"])
-            cs["preemptions_between_cpu_bound"] = len(pre)
-            cs["with_tick_in_gap"] = ticked
-            cs["with_resched_ipi"] = sum(1 for g in pre if ("vec", 1) in g.truth["comp"])
+        cs = context_switch(run, len(sw), min(lens), _median(lens), len(sw_true),
+                            _median([handler(g) for g in sw_true]), _median(only), min(only or [0]),
+                            len(pre), sum(1 for g in pre if ("vec", 0) in g.truth["comp"]),
+                            sum(1 for g in pre if ("vec", 1) in g.truth["comp"]))
 
     # interrupt durations: inferred (the gap) against the handlers' time
     irq = defaultdict(lambda: ([], []))
@@ -122,9 +153,7 @@ def judge(run, kinfo, calib):
             key = T.component_name(g.truth["primary"], names)
             irq[key][0].append(g.length)
             irq[key][1].append(handler(g))
-    durations = sorted(({"source": k, "gaps": len(a), "inferred_median_us": round(_us(run, _median(a)), 3),
-                         "handler_median_us": round(_us(run, _median(b)), 3)}
-                        for k, (a, b) in irq.items()), key=lambda d: -d["gaps"])
+    durations = duration_rows(run, [(k, len(a), _median(a), _median(b)) for k, (a, b) in irq.items()])
 
     # migrations, inferred from each interval's CPU, against the kernel's
     kmig = kinfo["migrations"]
@@ -133,8 +162,7 @@ def judge(run, kinfo, calib):
         tid = run.threads[k].get("tid")
         if any(a.t1 <= t <= b.t0 and pid == tid for t, pid, _o, _d in kmig):
             confirmed += 1
-    migr = {"inferred": len(run.migrations), "confirmed": confirmed,
-            "kernel_migrations_of_hourglass_threads": len(kmig)}
+    migr = migrations(len(run.migrations), confirmed, len(kmig))
 
     dis = [gap_record(run, g, names) for g in scored if g.inferred != g.truth["class"]]
     return {"confusion": conf, "causes": causes, "classes": dict(classes), "context_switch": cs,

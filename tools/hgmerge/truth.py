@@ -34,6 +34,20 @@ COARSE = {"irq": "interrupt", "softirq": "interrupt", "nmi": "interrupt", "ipi":
           "idle": "switch_other", "hidden": "hidden", "other": "other"}
 
 
+# every kind a gap can have, in hgmerge-core's order (enum kind)
+KINDS = ("irq", "softirq", "nmi", "ipi", "timer", "switch_hg", "switch_other", "idle", "hidden", "other",
+         "unexplainable")
+# why the kernel's account says what it says, by hgmerge-core's code
+WHY = ("", "outside the recording window", "the recorder lost events on this CPU during the gap",
+       "no kernel event at all: hypervisor, emulator, SMI", "kernel events but no handler or other task")
+WHY_OUT = 5
+
+
+def why_switched(out):
+    """The text for a gap whose thread was switched out: out = (tsc, how, next pid, prev_state)."""
+    return f"{out[1]} (prev_state {out[3]:#x}), switched to {out[2]}"
+
+
 class Names:
     """What the recording says about ids: task names, irq names."""
 
@@ -282,15 +296,14 @@ def classify(g, hg_tids, window):
     tr["explained"] = sum(explained.values())
     if window and (g.g0 < window[0] or g.g1 > window[1]):
         tr["kind"], tr["primary"] = "unexplainable", None
-        tr["why"] = "outside the recording window"
+        tr["why"] = WHY[1]
     elif tr["lost"]:
         tr["kind"], tr["primary"] = "unexplainable", None
-        tr["why"] = "the recorder lost events on this CPU during the gap"
+        tr["why"] = WHY[2]
     elif not explained:
         tr["primary"] = None
         tr["kind"] = "hidden" if tr["n_events"] == 0 else "other"
-        tr["why"] = ("no kernel event at all: hypervisor, emulator, SMI" if tr["n_events"] == 0
-                     else "kernel events but no handler or other task")
+        tr["why"] = WHY[3] if tr["n_events"] == 0 else WHY[4]
     else:
         key = max(explained, key=explained.get)
         tr["primary"] = key
@@ -307,5 +320,5 @@ def classify(g, hg_tids, window):
             tr["kind"] = "switch_hg"
         else:
             tr["kind"] = "switch_hg" if out[2] in hg_tids else "idle" if out[2] == 0 else "switch_other"
-        tr["why"] = f"{out[1]} (prev_state {out[3]:#x}), switched to {out[2]}"
+        tr["why"] = why_switched(out)
     tr["class"] = COARSE.get(tr["kind"], tr["kind"])
