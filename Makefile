@@ -23,6 +23,7 @@ all: userspace
 
 userspace:
 	$(MAKE) -s -C userspace/recorder
+	$(MAKE) -s -C userspace/merger
 	$(MAKE) -s -C userspace/hourglass
 	$(MAKE) -s -C tests/guest/progs
 
