@@ -28,6 +28,13 @@ def checks(d):
         rep = json.load(open(os.path.join(d, run, "report.json")))
         yield f"{run}: report.json with a confusion matrix", rep["report_version"] == 1 and "matrix" in rep["confusion"]
         yield f"{run}: record finished", not os.path.exists(os.path.join(d, run, "INCOMPLETE"))
+        # a real recording through both engines: hgmerge-core must give the reference's report
+        from hgmerge import report
+        diff, secs = report.engines_differ(os.path.join(d, run))
+        print(f"# {run}: {rep['gaps_total']} gaps, {rep['kernel_recording']['events']} kernel events merged in "
+              f"{secs['core']:.2f} s by hgmerge-core, {secs['python']:.2f} s by the Python reference")
+        yield f"{run}: hgmerge-core and the Python reference give the same report" + \
+            (f" (differ in {', '.join(diff)})" if diff else ""), not diff
     dat = os.path.join(d, "three", "merged.dat")
     p = subprocess.run(["trace-cmd", "report", dat], capture_output=True, text=True)
     yield "three/merged.dat: trace-cmd reports both buffers", p.returncode == 0 and " sched_switch: " in p.stdout \

@@ -1,11 +1,12 @@
 """The merger on constructed timelines whose answer is known: one TSC cycle
 is one nanosecond (1 GHz), thread 0 is tid 100, thread 1 tid 101."""
 import json
+import os
 import struct
 
 import pytest
 
-from conftest import chunk, hgt_file, rec
+from conftest import TOP, chunk, hgt_file, rec
 from hgmerge import infer, judge, load, report, truth
 
 SWITCH, MIGRATE, IRQ_E, IRQ_X, SIRQ_E, SIRQ_X, VEC_E, VEC_X, COMM, LOST = 1, 5, 7, 8, 9, 10, 11, 12, 18, 20
@@ -35,9 +36,16 @@ def comm(t, pid, name):
     return rec(t, COMM, pid, payload=struct.pack("<II16s", pid, 0, name.encode()))
 
 
+def same_report(d, kernel=None):
+    """Both engines, the reference (Python) and hgmerge-core (C), give the same report."""
+    assert report.engines_differ(str(d), kernel)[0] == []
+    return report.merge(str(d), kernel, engine="core")
+
+
 def merged(tmp_path, records, kernel_chunks, window=(0, 10**12), threads=2):
     (tmp_path / "hourglass.hgl").write_bytes(hgl(records, threads))
     (tmp_path / "kernel.hgt").write_bytes(hgt_file(kernel_chunks, meta=META, window=window))
+    same_report(tmp_path)
     run = load.load_run(str(tmp_path))
     kinfo = truth.sweep(run, load.kernel_stream(run))
     cal = infer.infer(run)
@@ -152,6 +160,8 @@ def test_tick_inferred_from_recurrence(tmp_path):
     assert ticks and all(g.inferred == "timer" for g in ticks)
     assert odd and all(g.inferred == "interrupt" for g in odd)
     assert tiny and all(g.inferred == "hidden" for g in tiny)
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file([], meta=META, window=(0, 10**12)))
+    assert same_report(tmp_path)["calibration"] == cal
 
 
 def test_tick_found_under_a_flood_of_tiny_gaps(tmp_path):
@@ -172,6 +182,8 @@ def test_tick_found_under_a_flood_of_tiny_gaps(tmp_path):
     assert cal["tick"][0]["period_ms"] == pytest.approx(4.0) and cal["tick"][0]["floor_us"] > 0
     assert all(g.inferred == "timer" for g in run.gaps if g.length == 5000)
     assert all(g.inferred == "hidden" for g in run.gaps if g.length == 200)
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file([], meta=META, window=(0, 10**12)))
+    assert same_report(tmp_path)["calibration"] == cal
 
 
 def test_report_text_and_json(tmp_path, capsys):
@@ -203,8 +215,11 @@ def test_bad_inputs(tmp_path, capsys, damage, msg):
         (tmp_path / "kernel.hgt").unlink()
     if damage == "incomplete":
         (tmp_path / "INCOMPLETE").write_text("interrupted by Ctrl-C\n")
-    assert report.main([str(tmp_path)]) == 3
-    assert msg in capsys.readouterr().err
+    for engine in ("python", "core"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("HG_MERGE_ENGINE", engine)
+            assert report.main([str(tmp_path)]) == 3
+            assert msg in capsys.readouterr().err, engine
 
 
 def test_wakeup_decomposed_and_miss_explained(tmp_path):
@@ -222,6 +237,7 @@ def test_wakeup_decomposed_and_miss_explained(tmp_path):
                    rec(100600, HRT_E, 1, payload=b"\0" * 8), rec(100800, WAKING, 100, payload=b"\0" * 8),
                    rec(100900, VEC_X, 236), switch(103000, 777, 100),
                    rec(210000, IRQ_E, 40), rec(240000, IRQ_X, 40)])], meta=META))
+    same_report(tmp_path)
     run = load.load_run(str(tmp_path))
     wins = latency.windows(run)
     kinfo = truth.sweep(run, load.kernel_stream(run), wins)
@@ -264,6 +280,7 @@ def test_trace_dat_events_become_records(tmp_path):
         (1, 500, "softirq_entry", 0, dict(vec=1)), (1, 25000, "softirq_exit", 0, dict(vec=1))])
     (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(1000, 2000, 0, 0), iv(5000, 11000, 0, 0),
                                                   iv(20000, 21000, 0, 0)]))
+    same_report(tmp_path)
     run = load.load_run(str(tmp_path))
     assert run.kernel_path.endswith("trace.dat")
     k = truth.sweep(run, load.kernel_stream(run))
@@ -345,3 +362,73 @@ def test_switch_between_hourglass_threads_via_a_kernel_thread(tmp_path):
     g = gap_at(run, 70000)
     assert g.truth["class"] == "switch_hg" and g.inferred == "switch_hg"
     assert comps(g, k)["task ktimers/0:14"] == 3500
+
+
+def test_engines_agree_on_everything_at_once(tmp_path):
+    """One timeline with a bit of everything, for the two engines: comms and irq
+    names, an NMI moving time, nested handlers, an exit without its entry, a
+    loss, a migration, switches between threads and to others, a yield, a
+    sleep, a wake-up window and a missed period, accounting windows."""
+    NMI, WAKING, HRT_E = 13, 2, 14
+    t = lambda k, **kw: dict({"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "fifo",
+                              "priority": 50 + k, "timer": "NATIVE"}, **kw)
+    recs = [iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0, flags=1), iv(4500, 9000, 1, 0),
+            iv(9800, 20000, 0, 0, flags=2), iv(20500, 30000, 1, 1), iv(31000, 40000, 0, 1),
+            iv(41000, 50000, 0, 1), iv(52000, 60000, 1, 0),
+            (44000, 50000, 800, 0, 3, 0x10 | 2, 1),        # a wake-up of thread 0 on CPU 1
+            (41000, 0, 49000, 1, 2, 1, 0)]                  # a missed period of thread 1
+    info_threads = [t(0, accounting={"tsc0": 0, "tsc1": 60000, "schedstat_on_cpu_ns": 1, "schedstat_slices": 1,
+                                     "rusage_user_ns": 1, "rusage_system_ns": 0, "thread_cputime_ns": 1}),
+                    t(1, workload="CPU_PERIODIC")]
+    body = hgl(recs, 2)
+    info = json.loads(body[16 + 16:16 + 16 + struct.unpack_from("<Q", body, 24)[0]])
+    info["threads"] = info_threads
+    head = struct.pack("<8sHHI", b"HGLASS\n\0", 1, 0, 0)
+    ib = json.dumps(info).encode()
+    sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
+    rb = b"".join(struct.pack("<QQQHBBI", *r) for r in recs)
+    (tmp_path / "hourglass.hgl").write_bytes(head + sec(b"info", ib) + sec(b"recs", rb)
+                                             + sec(b"end!", struct.pack("<QQ", len(recs), 0)))
+    name = lambda t_, irq, n: rec(t_, 19, irq, payload=n.encode().ljust(32, b"\0"))
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file([
+        chunk(0, [comm(500, 777, "hog"), name(500, 30, "eth0"), rec(2100, SIRQ_E, 3), rec(2300, IRQ_E, 30),
+                  rec(2600, NMI, 5, payload=struct.pack("<II", 150, 1)), rec(2700, IRQ_X, 30),
+                  rec(2900, SIRQ_X, 3), rec(3500, IRQ_X, 31), switch(4100, 100, 101),
+                  rec(9100, VEC_E, 236), rec(9300, VEC_X, 236), switch(9400, 101, 777), switch(9700, 777, 100),
+                  switch(20100, 100, 0), rec(45000, NMI, 6, payload=struct.pack("<II", 3000, 1)),
+                  rec(51000, VEC_E, 236, flags=1), rec(51200, VEC_X, 236, flags=1),
+                  switch(51900, 0, 101)]),
+        chunk(1, [rec(30200, LOST, 0, payload=struct.pack("<Q", 3)), switch(30500, 101, 100),
+                  rec(30600, MIGRATE, 101, payload=struct.pack("<HHI", 1, 0, 0)),
+                  switch(40100, 100, 777), switch(40900, 777, 100),
+                  rec(44500, VEC_E, 236), rec(44600, HRT_E, 1, payload=b"\0" * 8),
+                  rec(44800, WAKING, 100, payload=b"\0" * 8), rec(45000, VEC_X, 236),
+                  rec(45500, IRQ_E, 30), rec(45900, IRQ_X, 30)])], meta=META, window=(0, 10**6)))
+    res = same_report(tmp_path)
+    assert res["gaps_total"] == 6 and res["voluntary"] == 2 and res["unexplainable"]["gaps"] == 1
+    assert res["latency"]["threads"] and res["missed_deadlines"] and res["microstates"]
+    assert res["disagreements"] and res["migrations"]["confirmed"] == 1
+    # the NMI in the missed period took its 3 us from idle
+    assert {"what": "nmi", "ms": pytest.approx(0.003)} in res["missed_deadlines"][0]["instead"]
+
+
+def test_engines_agree_on_a_generated_run(tmp_path):
+    """The benchmark's generated run, small: ticks found, irqs, one CPU each."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("merge_speed", os.path.join(TOP, "bench", "merge_speed.py"))
+    ms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ms)
+    ms.generate(str(tmp_path), 50000)
+    res = same_report(tmp_path)
+    assert res["classes"]["timer"] > 0 and res["confusion"]["accuracy"] == 1.0
+
+
+def test_engine_choice(tmp_path, monkeypatch):
+    monkeypatch.setenv("HG_MERGE_ENGINE", "bogus")
+    with pytest.raises(load.RunError) as e:
+        report.engine_of()
+    assert "HG_MERGE_ENGINE=bogus" in str(e.value)
+    monkeypatch.setenv("HG_MERGE_ENGINE", "python")
+    assert report.engine_of() == "python"
+    monkeypatch.delenv("HG_MERGE_ENGINE")
+    assert report.engine_of() == "core"         # built by make userspace

@@ -68,6 +68,7 @@ class Run:
     migrations: list = field(default_factory=list)
     kernel_path: str = None
     warnings: list = field(default_factory=list)
+    hgl_path: str = None
 
 
 def find(dir_, names):
@@ -78,8 +79,9 @@ def find(dir_, names):
     return None
 
 
-def load_run(dir_, kernel=None):
-    """Read hourglass's side and prepare the gaps; the kernel side is streamed later."""
+def load_run(dir_, kernel=None, records=True):
+    """Read hourglass's side and prepare the gaps; the kernel side is streamed later.
+    With records=False only the run's info is read: hgmerge-core reads the records."""
     if not os.path.isdir(dir_):
         raise RunError(f"{dir_}: not a directory")
     hgl = find(dir_, ["hourglass.hgl"])
@@ -89,7 +91,7 @@ def load_run(dir_, kernel=None):
     if os.path.exists(marker):
         raise RunError(f"{dir_}: the recording was interrupted ({open(marker).read().strip()})")
     try:
-        hg = H.read_trace(hgl)
+        hg = H.read_trace(hgl, records=records)
     except H.HglFormatError as e:
         raise RunError(str(e))
     info = hg.info
@@ -102,6 +104,10 @@ def load_run(dir_, kernel=None):
     if hg.dropped:
         run.warnings.append(f"{hgl}: hourglass's buffer filled, {hg.dropped} records missing: "
                             "gaps around them are wrong")
+    run.kernel_path = kernel or find(dir_, ["kernel.hgt", "trace.dat"])
+    if not records:
+        run.hgl_path = hgl
+        return run
     for r in hg.records:
         if r.type == H.INTERVAL:
             run.intervals[r.thread].append(r)
@@ -127,7 +133,6 @@ def load_run(dir_, kernel=None):
     # per thread, a change of CPU between two intervals: the migrations
     run.migrations = [(k, a, b) for k, ivs in enumerate(run.intervals)
                       for a, b in zip(ivs, ivs[1:]) if a.cpu != b.cpu]
-    run.kernel_path = kernel or find(dir_, ["kernel.hgt", "trace.dat"])
     return run
 
 

@@ -12,14 +12,51 @@ import time
 
 from hgtrace_file import HgtFormatError
 
-from . import infer, judge, latency, load, microstates, truth
+from . import core, infer, judge, latency, load, microstates, truth
 
 REPORT_VERSION = 1
 
 
-def merge(dir_, kernel=None):
+ENGINES = ("auto", "core", "python")
+
+
+def engine_of(engine=None):
+    """Which engine merges: hgmerge-core (C) when built, unless HG_MERGE_ENGINE=python says otherwise."""
+    engine = engine or os.environ.get("HG_MERGE_ENGINE") or "auto"
+    if engine not in ENGINES:
+        raise load.RunError(f"HG_MERGE_ENGINE={engine}: not one of {', '.join(ENGINES)}")
+    if engine == "auto":
+        engine = "core" if core.program() else "python"
+    return engine
+
+
+def merge(dir_, kernel=None, engine=None):
     """Everything the report needs, as one dictionary."""
-    return merge_run(dir_, kernel)[1]
+    if engine_of(engine) == "python":
+        return merge_run(dir_, kernel)[1]
+    t = time.monotonic()
+    run = load.load_run(dir_, kernel, records=False)
+    n_load = len(run.warnings)          # hourglass's own; the kernel file's come next
+    stream = load.kernel_stream(run)
+    try:
+        res, kinfo = core.merge(run, stream)
+    finally:
+        stream.f.close()
+    run.warnings[n_load:n_load] = kinfo["warnings"]
+    if kinfo["backwards"]:
+        run.warnings.append(f"{run.kernel_path}: {kinfo['backwards']} kernel events went back in time on their CPU")
+    return _finish(dir_, run, res, kinfo, time.monotonic() - t, "core", kinfo["gaps"])
+
+
+def engines_differ(dir_, kernel=None):
+    """Merge @dir_ with both engines; the report keys whose contents differ (none, if all is well),
+    and the seconds each took."""
+    ref = merge(dir_, kernel, engine="python")
+    fast = merge(dir_, kernel, engine="core")
+    secs = {"python": ref.pop("merge_seconds"), "core": fast.pop("merge_seconds")}
+    ref.pop("merge_engine"), fast.pop("merge_engine")
+    ref, fast = (json.loads(json.dumps(r, default=str)) for r in (ref, fast))
+    return sorted(k for k in ref.keys() | fast.keys() if ref.get(k) != fast.get(k)), secs
 
 
 def merge_run(dir_, kernel=None):
@@ -49,6 +86,11 @@ def _merge(dir_, kernel, t):
     res["latency"] = latency.decompose(run, wins, kinfo["names"])
     res["missed_deadlines"] = latency.misses(run, wins, kinfo["names"])
     res["microstates"] = microstates.compare(run, kinfo)
+    return run, _finish(dir_, run, res, kinfo, t_sweep, "python", len(run.gaps)), kinfo
+
+
+def _finish(dir_, run, res, kinfo, seconds, engine, ngaps):
+    """The run's provenance and the kernel recording's figures, into @res."""
     info = run.hg.info
     res["report_version"] = REPORT_VERSION
     res["run"] = {"dir": os.path.abspath(dir_), "command": info.get("command"),
@@ -61,10 +103,11 @@ def _merge(dir_, kernel, t):
                                    str(c): st.get("refused", 0) + st.get("overwritten", 0)
                                    for c, st in kinfo["stats"].items()},
                                "meta": {k: kinfo["meta"].get(k) for k in ("kernel", "tsc_khz", "mode")}}
-    res["gaps_total"] = len(run.gaps)
+    res["gaps_total"] = ngaps
     res["warnings"] = run.warnings
-    res["merge_seconds"] = t_sweep
-    return run, res, kinfo
+    res["merge_seconds"] = seconds
+    res["merge_engine"] = engine
+    return res
 
 
 def _pct(x):
@@ -187,7 +230,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="hourglass report",
                                  description="Merge an hourglass run with the kernel's recording: explain "
                                              "every gap and score the user-space inferences.",
-                                 epilog="On a terminal a progress line shows how far the sweep is "
+                                 epilog="The merge runs in build/hgmerge-core (C) when built, else in the "
+                                        "Python reference; HG_MERGE_ENGINE=core|python|auto chooses. With the "
+                                        "reference, a progress line on a terminal shows how far the sweep is "
                                         "(HG_PROGRESS=1 forces it, HG_PROGRESS=0 silences it). Exit status: 0 "
                                         "reported, 2 bad usage, 3 bad input (named: truncated or corrupt "
                                         "file, unfinished run, another clock). See docs/merge.md.")
