@@ -126,9 +126,9 @@ int hgt_reader_open(struct hgt_reader *r, const char *path)
 		fprintf(stderr, "hgtrace: %s is not an hgtrace recording (bad magic)\n", path);
 		goto fail;
 	}
-	if (p.version != HGT_FILE_VERSION) {
-		fprintf(stderr, "hgtrace: %s has format version %u; this program reads version %u\n",
-			path, p.version, HGT_FILE_VERSION);
+	if (p.version != HGT_FILE_VERSION && p.version != HGT_FILE_VERSION_PACKED) {
+		fprintf(stderr, "hgtrace: %s has format version %u; this program reads versions %u and %u\n",
+			path, p.version, HGT_FILE_VERSION, HGT_FILE_VERSION_PACKED);
 		goto fail;
 	}
 	if (p.meta_bytes > (1u << 20) || p.meta_bytes % 8) {
@@ -196,7 +196,7 @@ int hgt_reader_next(struct hgt_reader *r, struct hgt_chunk *c, const char **data
 		return 0;
 	}
 	if (c->magic != HGT_CHUNK_MAGIC && c->magic != HGT_STATS_MAGIC && c->magic != HGT_TIME_MAGIC &&
-	    c->magic != HGT_ZCHUNK_MAGIC) {
+	    c->magic != HGT_ZCHUNK_MAGIC && (c->magic != HGT_PCHUNK_MAGIC || r->version < HGT_FILE_VERSION_PACKED)) {
 		fprintf(stderr, "hgtrace: %s: corrupt chunk at offset %llu (magic 0x%08x)\n",
 			r->path, (unsigned long long)r->offset, c->magic);
 		return -1;
@@ -222,6 +222,20 @@ int hgt_reader_next(struct hgt_reader *r, struct hgt_chunk *c, const char **data
 	*data = r->buf;
 	if (c->magic == HGT_ZCHUNK_MAGIC)
 		return inflate_chunk(r, c, data);
+	if (c->magic == HGT_PCHUNK_MAGIC) {
+		const char *why;
+		size_t raw;
+
+		*data = hgt_unpack_records((const unsigned char *)r->buf, c->nr_bytes, c->nr_records, &r->pbuf,
+					   &r->pcap, &raw, &why);
+		if (!*data) {
+			fprintf(stderr, "hgtrace: %s: corrupt packed chunk ending at offset %llu: %s\n",
+				r->path, (unsigned long long)r->offset, why);
+			return -1;
+		}
+		c->magic = HGT_CHUNK_MAGIC;
+		c->nr_bytes = raw;
+	}
 	return 1;
 }
 
@@ -232,5 +246,6 @@ void hgt_reader_close(struct hgt_reader *r)
 	free(r->meta);
 	free(r->buf);
 	free(r->zbuf);
+	free(r->pbuf);
 	memset(r, 0, sizeof(*r));
 }

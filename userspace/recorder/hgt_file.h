@@ -27,6 +27,43 @@ struct hgt_zchunk {
 #define HGT_END_MAGIC		0x21646e65u	/* "end!": the recording finished cleanly */
 
 /*
+ * A packed chunk (file version 2, `hgtrace pack`, `record -z`): the records
+ * of one CPU turned into columns, then deflated. The chunk header's
+ * nr_records says how many; this follows it, then the zlib stream of the
+ * columns, zero padded to 8. Columns, in order (docs/hgtrace-file.md):
+ *   len[n], type[n], flags[n], aux[n]          one byte each
+ *   the TSC delta from the previous record (the first from base_tsc),
+ *   zigzag coded: its low 32 bits as four byte planes (n bytes each)
+ *   then varints: the deltas' high 32 bits (high_bytes), each arg as a
+ *   zigzag delta from the previous arg of its type (arg_bytes), and the
+ *   payload's 32-bit words (pay_bytes), a switch's prev_pid as a zigzag
+ *   delta from the previous switch's next pid.
+ * Neighbouring values look alike within a column, which deflate exploits:
+ * about a quarter of trace-cmd's compressed trace.dat (recorder-figures.md).
+ */
+#define HGT_PCHUNK_MAGIC	0x6b686370u	/* "pchk" */
+#define HGT_FILE_VERSION_PACKED	2
+#define HGT_PACK_BLOCK		16384		/* records per packed chunk */
+
+struct hgt_pchunk {
+	uint64_t base_tsc;
+	uint32_t raw_bytes;	/* records when unpacked */
+	uint32_t col_bytes;	/* columns when inflated */
+	uint32_t z_bytes;	/* zlib stream that follows */
+	uint32_t high_bytes;
+	uint32_t arg_bytes;
+	uint32_t pay_bytes;
+};
+
+/* hgt_pack_records - @n records (@len bytes) into one packed chunk, header included;
+ * returns its size in *out (malloc'd) or -1 */
+int hgt_pack_records(const char *recs, size_t len, uint32_t n, uint32_t cpu, int level,
+		     unsigned char **out, size_t *out_len);
+/* hgt_unpack_records - a packed chunk's body back into records; NULL and *err on a bad one */
+const char *hgt_unpack_records(const unsigned char *body, size_t nbytes, uint32_t n,
+			       char **buf, size_t *cap, size_t *raw_len, const char **err);
+
+/*
  * The TSC just after every probe was attached and just before the first one
  * was detached: every event between the two was either recorded or counted
  * as lost. Events outside may be partial (probes attach one by one).
@@ -71,11 +108,17 @@ struct hgt_reader {
 	size_t cap;
 	unsigned char *zbuf;
 	size_t zcap;
+	char *pbuf;		/* a packed chunk's records */
+	size_t pcap;
 };
 
 int hgt_reader_open(struct hgt_reader *r, const char *path);
 /* returns 1 with *c and *data set, 0 at a clean end, -1 on a bad file (message printed) */
 int hgt_reader_next(struct hgt_reader *r, struct hgt_chunk *c, const char **data);
 void hgt_reader_close(struct hgt_reader *r);
+
+/* hgt_pack_file - rewrite a recording with packed chunks (@in may be @out): 0, 1 if @in was
+ * unfinished (packed as it is), -1 bad input, -2 cannot write (message printed; @in untouched) */
+int hgt_pack_file(const char *in, const char *out, int level);
 
 #endif

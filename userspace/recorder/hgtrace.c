@@ -17,6 +17,7 @@ static const struct {
 	{ "stat", hgt_cmd_stat, "show the module's state, configuration and per-CPU counters" },
 	{ "stop", hgt_cmd_stop, "stop a recording left running" },
 	{ "msa", hgt_cmd_msa, "show microstates of traced threads" },
+	{ "pack", hgt_cmd_pack, "rewrite a recording with packed chunks (about 8x smaller)" },
 };
 
 static void usage(FILE *f)

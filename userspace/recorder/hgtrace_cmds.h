@@ -14,6 +14,7 @@ int hgt_cmd_dump(int argc, char **argv);
 int hgt_cmd_stat(int argc, char **argv);
 int hgt_cmd_stop(int argc, char **argv);
 int hgt_cmd_msa(int argc, char **argv);
+int hgt_cmd_pack(int argc, char **argv);
 
 double hgt_parse_seconds(const char *s);
 uint32_t hgt_parse_events(const char *list);
