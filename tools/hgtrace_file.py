@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 
 FILE_MAGIC = b"HGTRACE\n"
 FILE_VERSION = 1
+FILE_VERSION_PACKED = 2     # may hold packed chunks (hgtrace pack, record -z)
 CHUNK_MAGIC = 0x6B6E6863
 STATS_MAGIC = 0x74617473
 TIME_MAGIC = 0x656D6974
 END_MAGIC = 0x21646E65
 ZCHUNK_MAGIC = 0x6B68637A
+PCHUNK_MAGIC = 0x6B686370
 
 TYPES = {
     1: "switch", 2: "waking", 3: "wakeup", 4: "wakeup_new", 5: "migrate", 6: "exit",
@@ -33,6 +35,72 @@ STATS_FIELDS = ("produced", "written", "refused", "overwritten", "read", "reader
 _HDR = struct.Struct("<QBBBBI")          # struct hgt_rec
 _CHUNK = struct.Struct("<IIII")          # struct hgt_chunk
 _PRELUDE = struct.Struct("<8sII")        # struct hgt_file_prelude
+_PCHUNK = struct.Struct("<QIIIIII")      # struct hgt_pchunk
+SWITCH = 1
+
+
+def _varints(data, start, end, count=None):
+    """LEB128 varints of data[start:end]: all of them, exactly filling it."""
+    out, v, shift = [], 0, 0
+    for i in range(start, end):
+        b = data[i]
+        v |= (b & 0x7F) << shift
+        if b & 0x80:
+            shift += 7
+            if shift >= 64:
+                raise ValueError("a varint longer than 64 bits")
+        else:
+            out.append(v)
+            v, shift = 0, 0
+    if shift:
+        raise ValueError("a varint cut short")
+    return out
+
+
+def _unzigzag(z):
+    return -(z >> 1) - 1 if z & 1 else z >> 1
+
+
+def unpack_chunk(body, n):
+    """A packed chunk's body (after the chunk header) back into @n records, as bytes
+    (userspace/recorder/hgt_pack.c is the writer; docs/hgtrace-file.md the layout)."""
+    base, raw_bytes, col_bytes, z_bytes, high_b, arg_b, pay_b = _PCHUNK.unpack_from(body)
+    if z_bytes > len(body) - _PCHUNK.size or col_bytes != 8 * n + high_b + arg_b + pay_b:
+        raise ValueError("sizes that do not add up")
+    cols = zlib.decompress(body[_PCHUNK.size:_PCHUNK.size + z_bytes])
+    if len(cols) != col_bytes:
+        raise ValueError(f"columns of {len(cols)} bytes, not {col_bytes}")
+    lens, types, flags, auxs = cols[0:n], cols[n:2 * n], cols[2 * n:3 * n], cols[3 * n:4 * n]
+    planes = [cols[(4 + k) * n:(5 + k) * n] for k in range(4)]
+    o = 8 * n
+    high = _varints(cols, o, o + high_b)
+    args = _varints(cols, o + high_b, o + high_b + arg_b)
+    pay = _varints(cols, o + high_b + arg_b, o + col_bytes - 8 * n)
+    if len(high) != n or len(args) != n:
+        raise ValueError("columns that do not match their records")
+    out = bytearray()
+    prev, last_arg, last_next, p = base, [0] * 256, 0, 0
+    for i in range(n):
+        ln, typ = lens[i], types[i]
+        if ln < 16 or ln % 8:
+            raise ValueError(f"a record length of {ln}")
+        dz = planes[0][i] | planes[1][i] << 8 | planes[2][i] << 16 | planes[3][i] << 24 | high[i] << 32
+        prev = (prev + _unzigzag(dz)) & (2**64 - 1)
+        arg = (last_arg[typ] + _unzigzag(args[i])) & 0xFFFFFFFF
+        last_arg[typ] = arg
+        words = pay[p:p + (ln - 16) // 4]
+        if len(words) != (ln - 16) // 4:
+            raise ValueError("columns that do not match their records")
+        p += len(words)
+        if typ == SWITCH and words:
+            words[0] = (last_next + _unzigzag(words[0])) & 0xFFFFFFFF
+            last_next = arg
+        elif typ == SWITCH:
+            last_next = arg
+        out += _HDR.pack(prev, typ, ln, flags[i], auxs[i], arg) + struct.pack(f"<{len(words)}I", *words)
+    if p != len(pay) or len(out) != raw_bytes:
+        raise ValueError("columns that do not match their records")
+    return bytes(out)
 
 
 def pack_record(tsc, typ, arg=0, flags=0, aux=0, payload=b""):
@@ -142,8 +210,10 @@ class HgtStream:
         magic, version, meta_bytes = _PRELUDE.unpack(head)
         if magic != FILE_MAGIC:
             raise HgtFormatError(f"{path}: not an hgtrace recording (bad magic)")
-        if version != FILE_VERSION:
-            raise HgtFormatError(f"{path}: format version {version}, this reader knows {FILE_VERSION}")
+        if version not in (FILE_VERSION, FILE_VERSION_PACKED):
+            raise HgtFormatError(f"{path}: format version {version}, this reader knows {FILE_VERSION} "
+                                 f"and {FILE_VERSION_PACKED}")
+        self.version = version
         raw = self.f.read(meta_bytes)
         if meta_bytes % 8 or len(raw) != meta_bytes:
             raise HgtFormatError(f"{path}: truncated or corrupt metadata")
@@ -182,7 +252,9 @@ class HgtStream:
                     if f.read(1):
                         raise HgtFormatError(f"{path}: {self.bytes - self.offset} bytes of garbage after the END marker")
                     break
-                if magic not in (CHUNK_MAGIC, STATS_MAGIC, TIME_MAGIC, ZCHUNK_MAGIC) or nbytes % 8:
+                known = (CHUNK_MAGIC, STATS_MAGIC, TIME_MAGIC, ZCHUNK_MAGIC) + \
+                    ((PCHUNK_MAGIC,) if self.version >= FILE_VERSION_PACKED else ())
+                if magic not in known or nbytes % 8:
                     raise HgtFormatError(f"{path}: corrupt chunk at offset {off} (magic {magic:#x})")
                 body = f.read(nbytes)
                 if len(body) != nbytes:
@@ -202,6 +274,12 @@ class HgtStream:
                             raise ValueError(f"inflated to {len(buf)} bytes, not {raw_bytes}")
                     except (struct.error, zlib.error, ValueError) as e:
                         raise HgtFormatError(f"{path}: corrupt compressed chunk at offset {off}: {e}")
+                    yield from self._records(off, cpu, buf, 0, len(buf))
+                elif magic == PCHUNK_MAGIC:
+                    try:
+                        buf = unpack_chunk(body, _nrec)
+                    except (struct.error, zlib.error, ValueError) as e:
+                        raise HgtFormatError(f"{path}: corrupt packed chunk at offset {off}: {e}")
                     yield from self._records(off, cpu, buf, 0, len(buf))
                 else:
                     yield from self._records(off, cpu, body, 0, nbytes)

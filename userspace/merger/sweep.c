@@ -241,6 +241,7 @@ static void advance(struct sweep *s, struct cpu_sweep *c, int64_t tsc, int end)
 }
 
 static const char *kname;	/* the recording, as messages name it */
+static uint32_t file_version;
 
 static void too_short(int typ, uint32_t cpu, int64_t tsc)
 {
@@ -440,8 +441,8 @@ static size_t xread(FILE *f, void *p, size_t n)
 /* the chunks of the file; with @pass 0 only the window is read */
 static void read_chunks(struct sweep *s, FILE *f, uint64_t start, int pass, int complete_required)
 {
-	char *buf = NULL, *zbuf = NULL;
-	size_t cap = 0, zcap = 0;
+	char *buf = NULL, *zbuf = NULL, *pbuf = NULL;
+	size_t cap = 0, zcap = 0, pcap = 0;
 	uint64_t off = start, events = 0;
 	int complete = 0;
 
@@ -470,7 +471,8 @@ static void read_chunks(struct sweep *s, FILE *f, uint64_t start, int pass, int 
 			break;
 		}
 		if ((c.magic != HGT_CHUNK_MAGIC && c.magic != HGT_STATS_MAGIC && c.magic != HGT_TIME_MAGIC &&
-		     c.magic != HGT_ZCHUNK_MAGIC) || c.nr_bytes % 8)
+		     c.magic != HGT_ZCHUNK_MAGIC && (c.magic != HGT_PCHUNK_MAGIC || file_version < 2)) ||
+		    c.nr_bytes % 8)
 			fail("%s: corrupt chunk at offset %llu (magic %#x)", kname, (unsigned long long)off, c.magic);
 		if (pass == 0 && c.magic != HGT_TIME_MAGIC && c.magic != HGT_STATS_MAGIC) {
 			if (fseek(f, c.nr_bytes, SEEK_CUR))
@@ -517,6 +519,14 @@ static void read_chunks(struct sweep *s, FILE *f, uint64_t start, int pass, int 
 			if (uncompress((Bytef *)zbuf, &out, (const Bytef *)buf + 8, zb) != Z_OK || out != raw)
 				fail("%s: corrupt compressed chunk at offset %llu", kname, (unsigned long long)off);
 			chunk_records(s, off, c.cpu, zbuf, raw, &events);
+		} else if (c.magic == HGT_PCHUNK_MAGIC && pass == 1) {
+			const char *why;
+			size_t raw;
+
+			if (!hgt_unpack_records((const unsigned char *)buf, c.nr_bytes, c.nr_records, &pbuf, &pcap,
+						&raw, &why))
+				fail("%s: corrupt packed chunk at offset %llu: %s", kname, (unsigned long long)off, why);
+			chunk_records(s, off, c.cpu, pbuf, raw, &events);
 		} else if (c.magic == HGT_CHUNK_MAGIC && pass == 1) {
 			chunk_records(s, off, c.cpu, buf, c.nr_bytes, &events);
 		}
@@ -539,6 +549,7 @@ static void read_chunks(struct sweep *s, FILE *f, uint64_t start, int pass, int 
 	}
 	free(buf);
 	free(zbuf);
+	free(pbuf);
 }
 
 /* the name messages give the recording (main.c's --name) */
@@ -559,8 +570,10 @@ void sweep_kernel(struct run *r, struct judge *j)
 		fail("%s: too short to be an hgtrace recording", kname);
 	if (memcmp(p.magic, "HGTRACE\n", 8))
 		fail("%s: not an hgtrace recording (bad magic)", kname);
-	if (p.version != 1)
-		fail("%s: format version %u, this reader knows 1", kname, p.version);
+	if (p.version != HGT_FILE_VERSION && p.version != HGT_FILE_VERSION_PACKED)
+		fail("%s: format version %u, this reader knows %d and %d", kname, p.version, HGT_FILE_VERSION,
+		     HGT_FILE_VERSION_PACKED);
+	file_version = p.version;
 	meta = xcalloc(p.meta_bytes + 1, 1);
 	if (p.meta_bytes % 8 || xread(f, meta, p.meta_bytes) != p.meta_bytes)
 		fail("%s: truncated or corrupt metadata", kname);
