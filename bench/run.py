@@ -125,11 +125,27 @@ def bench_cost_and_size():
     )
 
 
+def run_discarding(i):
+    """The module's probes with nothing stored (module parameter discard)."""
+    with open("/sys/module/hgtrace/parameters/discard", "w") as f:
+        f.write("1")
+    try:
+        path = os.path.join(OUT, f"discard-{i}.hgt")
+        p = sh([HGTRACE, "record", "-q", "-o", path, "--", *HACKBENCH])
+        os.remove(path)
+        return hackbench_time(p.stdout), None
+    finally:
+        with open("/sys/module/hgtrace/parameters/discard", "w") as f:
+            f.write("0")
+
+
 def bench_split(repeats=7):
     """Where the module's cost goes: its probes alone (a 64 MiB buffer that the
-    reader leaves alone until the run is over) against probes and live reader."""
+    reader leaves alone until the run is over) against probes and live reader,
+    the probes storing nothing (the ring buffer's part), and trace-cmd."""
     variants = {"none": run_none, "probes+reader": run_module,
-                "probes": lambda i: run_module(300 + i, ("-b", "65536", "-i", "10s"))}
+                "probes": lambda i: run_module(300 + i, ("-b", "65536", "-i", "10s")),
+                "probes, nothing stored": run_discarding, "ftrace": run_ftrace}
     times = {k: [] for k in variants}
     for i in range(repeats):
         for name in (list(variants) if i % 2 == 0 else list(reversed(variants))):
@@ -220,8 +236,10 @@ def main():
         print_compressed(res["compressed"])
     if "split" in res:
         sp = res["split"]
-        print(f"split ({sp['repeats']} repeats): overhead of probes alone {sp['overhead']['probes'] * 100:.1f}%, "
-              f"probes and live reader {sp['overhead']['probes+reader'] * 100:.1f}%")
+        print(f"split ({sp['repeats']} repeats): overhead " +
+              ", ".join(f"{k} {v * 100:.1f}%" for k, v in sp["overhead"].items()) +
+              f"; probes storing nothing against ftrace {sp['overhead']['probes, nothing stored'] / sp['overhead']['ftrace']:.2f}"
+              if sp["overhead"]["ftrace"] > 0 else "")
     if "throughput" in res:
         print_throughput(res["throughput"])
 

@@ -130,6 +130,10 @@ void hgt_emit(void *rec, unsigned int len)
 
 	h->len = len;
 	local64_inc(&pc->produced);
+	if (unlikely(hgt.discard)) {
+		local64_inc(&pc->refused);
+		return;
+	}
 	hgt_flush_lost(pc, h->tsc);
 	if (unlikely(hgt_rb_write(hgt.rb, len, rec))) {
 		local64_inc(&pc->refused);

@@ -43,6 +43,7 @@ struct hgt_state {
 	u32 events;			/* what is recorded (HGT_EV_*) */
 	u32 events_available;		/* what this kernel has */
 	bool running;
+	bool discard;			/* benchmarks: records counted, not stored */
 	u64 stop_tsc;			/* when the probes were detached */
 	struct cpumask cpus;		/* CPUs recorded */
 	struct hgt_filter filter;	/* stable while running */

@@ -31,6 +31,16 @@ static bool overwrite;
 module_param(overwrite, bool, 0444);
 MODULE_PARM_DESC(overwrite, "start in overwrite mode instead of stop-when-full");
 
+/*
+ * discard: for bench/run.py's split only. The probes run as always and count
+ * what they produce, but records go nowhere (counted as refused, so the
+ * recorder reports them lost): the cost of the probes without the buffer.
+ * Read when a recording starts.
+ */
+static bool discard;
+module_param(discard, bool, 0644);
+MODULE_PARM_DESC(discard, "benchmarks only: count records as refused instead of storing them");
+
 /* hgt_start - attach the probes; caller holds ctl_lock */
 int hgt_start(void)
 {
@@ -41,6 +51,9 @@ int hgt_start(void)
 	/* irq nesting seen by a previous recording means nothing now */
 	for_each_possible_cpu(cpu)
 		per_cpu_ptr(&hgt_pcpu, cpu)->hard_depth = 0;
+	hgt.discard = READ_ONCE(discard);
+	if (hgt.discard)
+		pr_info(HGT_NAME ": discard is set: this recording stores nothing\n");
 	ret = hgt_tracepoints_attach(hgt.events);
 	if (ret)
 		return ret;

@@ -82,6 +82,18 @@ def test_ftrace_agreement(ctx):
     assert not res["only_ftrace"] and not res["only_hgtrace"], (
         f"unmatched: {len(res['only_ftrace'])} only in ftrace, {len(res['only_hgtrace'])} only in hgtrace\n"
         f"ftrace only: {res['only_ftrace'][:10]}\nhgtrace only: {res['only_hgtrace'][:10]}")
+    # packed (what record -z leaves), the same records, against trace-cmd's file of the same run
+    packed = ctx.path("packed.hgt")
+    hgtrace("pack", hgt, "-o", packed)
+    back = read_hgt(packed)
+    key = lambda e: (e.cpu, e.tsc, e.kind, e.arg, e.flags, e.aux, sorted(e.fields.items()))
+    for cpu in rec.stats:
+        assert [key(e) for e in back.events if e.cpu == cpu] == [key(e) for e in rec.events if e.cpu == cpu]
+    n = len(rec.events)
+    ctx.note(f"packed: {os.path.getsize(packed) / n:.2f} bytes/event against {os.path.getsize(hgt) / n:.2f} "
+             f"plain and trace-cmd's trace.dat {os.path.getsize(dat) / n:.2f} (ratio "
+             f"{os.path.getsize(packed) / os.path.getsize(dat):.3f})")
+    os.remove(packed)
 
 
 def _loss_check(ctx, mode):
@@ -259,6 +271,29 @@ def test_microstates(ctx):
     assert msa.startswith("# hgtrace microstates") and len(msa.splitlines()) >= 5, msa[:500]
 
 
+def test_discard_stores_nothing(ctx):
+    """The benchmarks' discard parameter: probes count, nothing is stored, the recorder says so."""
+    load()
+    param = "/sys/module/hgtrace/parameters/discard"
+    path = ctx.path("discard.hgt")
+    with open(param, "w") as f:
+        f.write("1")
+    try:
+        p = hgtrace("record", "-o", path, "--", "sh", "-c", HACKBENCH)
+    finally:
+        with open(param, "w") as f:
+            f.write("0")
+    rec = read_hgt(path)
+    produced = sum(st["produced"] for st in rec.stats.values())
+    assert produced > 1000 and not data_records(rec), f"produced {produced}, stored {len(data_records(rec))}"
+    assert all(st["refused"] == st["produced"] and st["written"] == 0 for st in rec.stats.values()), rec.stats
+    assert f"{produced} lost" in p.stderr, p.stderr
+    # and the next recording stores again
+    hgtrace("record", "-q", "-o", path, "--", "sleep", "0.2")
+    assert data_records(read_hgt(path)), "after discard, nothing was stored"
+    ctx.note(f"discard: {produced} events produced, none stored, all reported lost")
+
+
 TESTS = [test_load_and_tracepoints, test_ftrace_agreement, test_losses_stop_mode,
          test_losses_overwrite_mode, test_filters, test_control_interface,
-         test_load_unload_cycles, test_microstates]
+         test_load_unload_cycles, test_microstates, test_discard_stores_nothing]
