@@ -35,7 +35,8 @@ STATS_FIELDS = ("produced", "written", "refused", "overwritten", "read", "reader
 _HDR = struct.Struct("<QBBBBI")          # struct hgt_rec
 _CHUNK = struct.Struct("<IIII")          # struct hgt_chunk
 _PRELUDE = struct.Struct("<8sII")        # struct hgt_file_prelude
-_PCHUNK = struct.Struct("<QIIIIII")      # struct hgt_pchunk
+PACK_SEGS = 11
+_PCHUNK = struct.Struct(f"<QII{PACK_SEGS}I{PACK_SEGS}I")      # struct hgt_pchunk
 SWITCH = 1
 
 
@@ -64,18 +65,24 @@ def _unzigzag(z):
 def unpack_chunk(body, n):
     """A packed chunk's body (after the chunk header) back into @n records, as bytes
     (userspace/recorder/hgt_pack.c is the writer; docs/hgtrace-file.md the layout)."""
-    base, raw_bytes, col_bytes, z_bytes, high_b, arg_b, pay_b = _PCHUNK.unpack_from(body)
-    if z_bytes > len(body) - _PCHUNK.size or col_bytes != 8 * n + high_b + arg_b + pay_b:
+    h = _PCHUNK.unpack_from(body)
+    base, raw_bytes, nsegs = h[:3]
+    seg_bytes, z_bytes = h[3:3 + PACK_SEGS], h[3 + PACK_SEGS:]
+    if nsegs != PACK_SEGS or any(seg_bytes[k] != n for k in range(8)) or \
+            sum(z_bytes) > len(body) - _PCHUNK.size:
         raise ValueError("sizes that do not add up")
-    cols = zlib.decompress(body[_PCHUNK.size:_PCHUNK.size + z_bytes])
-    if len(cols) != col_bytes:
-        raise ValueError(f"columns of {len(cols)} bytes, not {col_bytes}")
-    lens, types, flags, auxs = cols[0:n], cols[n:2 * n], cols[2 * n:3 * n], cols[3 * n:4 * n]
-    planes = [cols[(4 + k) * n:(5 + k) * n] for k in range(4)]
-    o = 8 * n
-    high = _varints(cols, o, o + high_b)
-    args = _varints(cols, o + high_b, o + high_b + arg_b)
-    pay = _varints(cols, o + high_b + arg_b, o + col_bytes - 8 * n)
+    segs, at = [], _PCHUNK.size
+    for k in range(PACK_SEGS):
+        seg = zlib.decompress(body[at:at + z_bytes[k]])
+        if len(seg) != seg_bytes[k]:
+            raise ValueError(f"column {k} inflates to {len(seg)} bytes, not {seg_bytes[k]}")
+        segs.append(seg)
+        at += z_bytes[k]
+    lens, types, flags, auxs = segs[:4]
+    planes = segs[4:8]
+    high = _varints(segs[8], 0, len(segs[8]))
+    args = _varints(segs[9], 0, len(segs[9]))
+    pay = _varints(segs[10], 0, len(segs[10]))
     if len(high) != n or len(args) != n:
         raise ValueError("columns that do not match their records")
     out = bytearray()

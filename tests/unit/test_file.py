@@ -169,7 +169,7 @@ def test_pack_keeps_every_record(tmp_path, hgtrace_bin):
     a, sa = per_cpu_records(plain)
     b, sb = per_cpu_records(packed)
     assert a == b and sum(len(v) for v in a.values()) == 40000
-    assert (sb.version, sb.meta["compression"], sb.meta["format"]) == (2, "packed (columns, zlib 6)", "hgtrace 2")
+    assert (sb.version, sb.meta["compression"], sb.meta["format"]) == (2, "packed (columns, zlib 9)", "hgtrace 2")
     assert (sb.stats, sb.window, sb.complete) == (sa.stats, sa.window, True)
     # the C reader too, and the file is smaller
     da, db = dump(hgtrace_bin, plain), dump(hgtrace_bin, packed)
@@ -207,7 +207,8 @@ def test_corrupt_packed_chunk(tmp_path, hgtrace_bin):
     subprocess.run([hgtrace_bin, "pack", str(plain), "-o", str(packed)], check=True)
     data = bytearray(packed.read_bytes())
     at = data.index(struct.pack("<I", 0x6B686370))      # the first packed chunk
-    for name, off, val in (("zlib", at + 16 + 32 + 40, 0x55), ("sizes", at + 16 + 12, 0x7F)):
+    # a byte inside the first zlib stream; the first column's inflated size
+    for name, off, val in (("zlib", at + 16 + 104 + 2, 0x55), ("sizes", at + 16 + 16, 0x7F)):
         bad = tmp_path / f"bad-{name}.hgt"
         d = bytearray(data)
         d[off] ^= val

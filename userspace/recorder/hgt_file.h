@@ -28,32 +28,33 @@ struct hgt_zchunk {
 
 /*
  * A packed chunk (file version 2, `hgtrace pack`, `record -z`): the records
- * of one CPU turned into columns, then deflated. The chunk header's
- * nr_records says how many; this follows it, then the zlib stream of the
- * columns, zero padded to 8. Columns, in order (docs/hgtrace-file.md):
- *   len[n], type[n], flags[n], aux[n]          one byte each
- *   the TSC delta from the previous record (the first from base_tsc),
- *   zigzag coded: its low 32 bits as four byte planes (n bytes each)
- *   then varints: the deltas' high 32 bits (high_bytes), each arg as a
- *   zigzag delta from the previous arg of its type (arg_bytes), and the
- *   payload's 32-bit words (pay_bytes), a switch's prev_pid as a zigzag
- *   delta from the previous switch's next pid.
- * Neighbouring values look alike within a column, which deflate exploits:
- * about a quarter of trace-cmd's compressed trace.dat (recorder-figures.md).
+ * of one CPU turned into columns, each deflated on its own. The chunk
+ * header's nr_records says how many (n); struct hgt_pchunk follows it, then
+ * the HGT_PACK_SEGS zlib streams back to back, then zero padding to 8.
+ * Segments, in order (docs/hgtrace-file.md):
+ *   0 len[n], 1 type[n], 2 flags[n], 3 aux[n]     one byte a record
+ *   4-7 the TSC delta from the previous record (the first from base_tsc),
+ *     zigzag coded: its low 32 bits, byte 0 of every record, then byte 1...
+ *   8 varints: the deltas' high 32 bits
+ *   9 varints: each arg as a zigzag delta from the previous arg of its type
+ *   10 varints: the payload's 32-bit words, a switch's prev_pid as a zigzag
+ *     delta from the previous switch's next pid
+ * Neighbouring values look alike within a column, and each column gets its
+ * own deflate tables: about a quarter of trace-cmd's compressed trace.dat
+ * (recorder-figures.md).
  */
 #define HGT_PCHUNK_MAGIC	0x6b686370u	/* "pchk" */
 #define HGT_FILE_VERSION_PACKED	2
 #define HGT_PACK_BLOCK		16384		/* records per packed chunk */
+#define HGT_PACK_SEGS		11
 
 struct hgt_pchunk {
 	uint64_t base_tsc;
-	uint32_t raw_bytes;	/* records when unpacked */
-	uint32_t col_bytes;	/* columns when inflated */
-	uint32_t z_bytes;	/* zlib stream that follows */
-	uint32_t high_bytes;
-	uint32_t arg_bytes;
-	uint32_t pay_bytes;
-};
+	uint32_t raw_bytes;			/* records when unpacked */
+	uint32_t nr_segs;			/* HGT_PACK_SEGS */
+	uint32_t seg_bytes[HGT_PACK_SEGS];	/* each segment inflated */
+	uint32_t z_bytes[HGT_PACK_SEGS];	/* each zlib stream */
+};							/* 104 bytes */
 
 /* hgt_pack_records - @n records (@len bytes) into one packed chunk, header included;
  * returns its size in *out (malloc'd) or -1 */

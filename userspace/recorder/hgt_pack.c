@@ -60,7 +60,7 @@ int hgt_pack_records(const char *recs, size_t len, uint32_t n, uint32_t cpu, int
 		     unsigned char **out, size_t *out_len)
 {
 	struct bytes high = { 0 }, arg = { 0 }, pay = { 0 };
-	unsigned char *fixed = malloc(8 * (size_t)n + 1), *cols = NULL, *o = NULL;
+	unsigned char *fixed = malloc(8 * (size_t)n + 1), *o = NULL;
 	uint32_t last_arg[256] = { 0 }, last_next = 0, i;
 	uint64_t prev = 0, base = 0;
 	size_t pos = 0, col_bytes, zcap;
@@ -110,41 +110,49 @@ int hgt_pack_records(const char *recs, size_t len, uint32_t n, uint32_t cpu, int
 	}
 	if (pos != len)
 		goto out;
-	col_bytes = 8 * (size_t)n + high.n + arg.n + pay.n;
-	cols = malloc(col_bytes + 1);
-	zcap = compressBound(col_bytes);
-	o = malloc(sizeof(ch) + sizeof(ph) + zcap + 8);
-	if (!cols || !o)
-		goto out;
-	memcpy(cols, fixed, 8 * (size_t)n);
-	memcpy(cols + 8 * (size_t)n, high.p, high.n);
-	memcpy(cols + 8 * (size_t)n + high.n, arg.p, arg.n);
-	memcpy(cols + 8 * (size_t)n + high.n + arg.n, pay.p, pay.n);
-	zlen = zcap;
-	if (compress2(o + sizeof(ch) + sizeof(ph), &zlen, cols, col_bytes, level) != Z_OK)
-		goto out;
-	memset(&ph, 0, sizeof(ph));
-	ph.base_tsc = base;
-	ph.raw_bytes = len;
-	ph.col_bytes = col_bytes;
-	ph.z_bytes = zlen;
-	ph.high_bytes = high.n;
-	ph.arg_bytes = arg.n;
-	ph.pay_bytes = pay.n;
-	ch.magic = HGT_PCHUNK_MAGIC;
-	ch.cpu = cpu;
-	ch.nr_bytes = sizeof(ph) + ((zlen + 7) & ~7ul);
-	ch.nr_records = n;
-	memcpy(o, &ch, sizeof(ch));
-	memcpy(o + sizeof(ch), &ph, sizeof(ph));
-	memset(o + sizeof(ch) + sizeof(ph) + zlen, 0, (8 - zlen % 8) % 8);
-	*out = o;
-	*out_len = sizeof(ch) + ch.nr_bytes;
-	o = NULL;
+	{
+		const unsigned char *seg[HGT_PACK_SEGS] = {
+			fixed, fixed + n, fixed + 2 * (size_t)n, fixed + 3 * (size_t)n, fixed + 4 * (size_t)n,
+			fixed + 5 * (size_t)n, fixed + 6 * (size_t)n, fixed + 7 * (size_t)n, high.p, arg.p, pay.p,
+		};
+		size_t seg_len[HGT_PACK_SEGS] = { n, n, n, n, n, n, n, n, high.n, arg.n, pay.n };
+		size_t at = sizeof(ch) + sizeof(ph), k;
+
+		zcap = 0;
+		for (k = 0; k < HGT_PACK_SEGS; k++)
+			zcap += compressBound(seg_len[k]);
+		o = malloc(at + zcap + 8);
+		if (!o)
+			goto out;
+		memset(&ph, 0, sizeof(ph));
+		ph.base_tsc = base;
+		ph.raw_bytes = len;
+		ph.nr_segs = HGT_PACK_SEGS;
+		/* each column its own stream: deflate's tables then fit that column alone */
+		for (k = 0; k < HGT_PACK_SEGS; k++) {
+			zlen = zcap - (at - sizeof(ch) - sizeof(ph));
+			if (compress2(o + at, &zlen, seg[k] ? seg[k] : (const unsigned char *)"", seg_len[k],
+				      level) != Z_OK)
+				goto out;
+			ph.seg_bytes[k] = seg_len[k];
+			ph.z_bytes[k] = zlen;
+			at += zlen;
+		}
+		col_bytes = at - sizeof(ch) - sizeof(ph);	/* the streams' total */
+		ch.magic = HGT_PCHUNK_MAGIC;
+		ch.cpu = cpu;
+		ch.nr_bytes = sizeof(ph) + ((col_bytes + 7) & ~7ul);
+		ch.nr_records = n;
+		memcpy(o, &ch, sizeof(ch));
+		memcpy(o + sizeof(ch), &ph, sizeof(ph));
+		memset(o + at, 0, (8 - col_bytes % 8) % 8);
+		*out = o;
+		*out_len = sizeof(ch) + ch.nr_bytes;
+		o = NULL;
+	}
 	ret = 0;
 out:
 	free(fixed);
-	free(cols);
 	free(o);
 	free(high.p);
 	free(arg.p);
@@ -174,10 +182,10 @@ const char *hgt_unpack_records(const unsigned char *body, size_t nbytes, uint32_
 {
 	struct hgt_pchunk ph;
 	unsigned char *cols = NULL;
-	const unsigned char *hp, *ap, *pp, *he, *ae, *pe;
-	uint32_t last_arg[256] = { 0 }, last_next = 0, i;
-	uint64_t prev;
-	size_t pos = 0;
+	const unsigned char *hp, *ap, *pp, *he, *ae, *pe, *z;
+	uint32_t last_arg[256] = { 0 }, last_next = 0, i, k;
+	uint64_t prev, total = 0, ztotal = 0;
+	size_t pos = 0, at = 0;
 	uLongf out;
 
 	*err = "truncated header";
@@ -185,18 +193,29 @@ const char *hgt_unpack_records(const unsigned char *body, size_t nbytes, uint32_
 		return NULL;
 	memcpy(&ph, body, sizeof(ph));
 	*err = "sizes that do not add up";
-	if (ph.z_bytes > nbytes - sizeof(ph) || ph.raw_bytes > (64u << 20) || ph.raw_bytes % 8 ||
-	    (uint64_t)ph.raw_bytes < 16ull * n || (uint64_t)ph.col_bytes != 8ull * n + ph.high_bytes +
-	    (uint64_t)ph.arg_bytes + ph.pay_bytes || ph.col_bytes > (128u << 20))
+	if (ph.nr_segs != HGT_PACK_SEGS || ph.raw_bytes > (64u << 20) || ph.raw_bytes % 8 ||
+	    (uint64_t)ph.raw_bytes < 16ull * n)
 		return NULL;
-	cols = malloc(ph.col_bytes + 1);
+	for (k = 0; k < HGT_PACK_SEGS; k++) {
+		total += ph.seg_bytes[k];
+		ztotal += ph.z_bytes[k];
+		if (k < 8 && ph.seg_bytes[k] != n)
+			return NULL;
+	}
+	if (ztotal > nbytes - sizeof(ph) || total > (128u << 20))
+		return NULL;
+	cols = malloc(total + 1);
 	*err = "out of memory";
 	if (!cols)
 		return NULL;
-	out = ph.col_bytes;
-	*err = "a zlib stream that does not inflate to its columns";
-	if (uncompress(cols, &out, body + sizeof(ph), ph.z_bytes) != Z_OK || out != ph.col_bytes)
-		goto bad;
+	*err = "a zlib stream that does not inflate to its column";
+	for (z = body + sizeof(ph), k = 0; k < HGT_PACK_SEGS; k++) {
+		out = ph.seg_bytes[k];
+		if (uncompress(cols + at, &out, z, ph.z_bytes[k]) != Z_OK || out != ph.seg_bytes[k])
+			goto bad;
+		z += ph.z_bytes[k];
+		at += ph.seg_bytes[k];
+	}
 	if (ph.raw_bytes > *cap) {
 		char *b = realloc(*buf, ph.raw_bytes);
 
@@ -207,15 +226,14 @@ const char *hgt_unpack_records(const unsigned char *body, size_t nbytes, uint32_
 		*cap = ph.raw_bytes;
 	}
 	hp = cols + 8 * (size_t)n;
-	he = ap = hp + ph.high_bytes;
-	ae = pp = ap + ph.arg_bytes;
-	pe = pp + ph.pay_bytes;
+	he = ap = hp + ph.seg_bytes[8];
+	ae = pp = ap + ph.seg_bytes[9];
+	pe = pp + ph.seg_bytes[10];
 	prev = ph.base_tsc;
 	*err = "columns that do not match their records";
 	for (i = 0; i < n; i++) {
 		struct hgt_rec h;
 		uint64_t hi, a, w, dz = 0;
-		uint32_t k;
 
 		h.len = cols[i];
 		h.type = cols[n + i];

@@ -211,7 +211,7 @@ static void usage(FILE *f)
 		"an eighth of plain (a quarter of trace-cmd's compressed trace.dat) and need\n"
 		"readers of file format 2 (this hgtrace, hourglass report, tools/hgtrace_file.py).\n\n"
 		"  -o, --output FILE   write here (default: IN itself, replaced when done)\n"
-		"  -l, --level N       zlib level 1-9 (default 6)\n"
+		"  -l, --level N       zlib level 1-9 (default 9)\n"
 		"  -h, --help          this text\n\n"
 		"Exit status: 0 packed, 1 bad usage, 2 cannot write, 3 bad or unfinished input\n"
 		"(an unfinished one is packed as it is).\n");
@@ -224,7 +224,7 @@ int hgt_cmd_pack(int argc, char **argv)
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
 	const char *out = NULL;
-	int level = 6, c, rc;
+	int level = 9, c, rc;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "o:l:h", opts, NULL)) != -1) {

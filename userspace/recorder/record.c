@@ -618,7 +618,7 @@ out_child:
 	/* packed once the command is over, so that packing does not disturb it; on
 	 * failure the plain file stays, complete */
 	if (o.compress && closed_ok) {
-		if (hgt_pack_file(o.out, o.out, 6) < 0) {
+		if (hgt_pack_file(o.out, o.out, 9) < 0) {
 			fprintf(stderr, "hgtrace: %s left unpacked\n", o.out);
 			ret = HGT_EXIT_ENV;
 		} else if (!o.quiet) {
