@@ -115,13 +115,12 @@ def _named(agg, names):
     return out
 
 
-def _disagreement(run, d, calib_raw, names):
-    """One wrong gap as the reference's judge.gap_record writes it."""
+def _disagreement(run, d, cal, periods, names):
+    """One wrong gap as the reference's judge.gap_record writes it; @cal is hgmerge-core's
+    raw calibration, @periods its tick period per CPU."""
     g = Gap(d["thread"], 0, d["g0"], d["g1"], d["cpu"], d["cpu"], "", d["next_thread"])
     g.inferred = d["inferred"]
-    cal = calib_raw
-    period = next((t["p"] for t in cal["ticks"] if t["cpu"] == d["cpu"]), None)
-    g.why = infer.why(d["rule"], run.hz, g, period=period, hidden_limit=cal["hidden_limit"],
+    g.why = infer.why(d["rule"], run.hz, g, period=periods.get(d["cpu"]), hidden_limit=cal["hidden_limit"],
                       limit=cal["switch_limit"], basis=infer.BASES[cal["basis"]])
     out = d["out"] and (d["out"][0], "preempted" if d["out"][1] else "blocked", d["out"][2], d["out"][3])
     g.truth = {"comp": _comps(d["comp"]), "events": [tuple(e) for e in d["events"]],
@@ -165,7 +164,8 @@ def merge(run, stream):
         cs = None
     ux = c["unexplainable"]
     why = {truth.WHY[1]: ux["window"], truth.WHY[2]: ux["lost"]}
-    dis = [_disagreement(run, d, c["calibration"], names)
+    periods = {t["cpu"]: t["p"] for t in c["calibration"]["ticks"]}
+    dis = [_disagreement(run, d, c["calibration"], periods, names)
            for d in sorted(c["disagreements"], key=lambda d: (d["cpu"], d["g0"]))]
     res = {"confusion": judge.confusion_table(m), "causes": causes, "classes": c["classes"], "context_switch": cs,
            "interrupt_durations": durations,
