@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 FILE_MAGIC = b"HGTRACE\n"
 FILE_VERSION = 1
-FILE_VERSION_PACKED = 2     # may hold packed chunks (hgtrace pack, record -z)
+FILE_VERSION_PACKED = 3     # may hold packed chunks (hgtrace pack, record -z)
+FILE_VERSION_PACKED_OLD = 2  # packed with an earlier coding: refused by name, never misread
 CHUNK_MAGIC = 0x6B6E6863
 STATS_MAGIC = 0x74617473
 TIME_MAGIC = 0x656D6974
@@ -38,6 +39,11 @@ _PRELUDE = struct.Struct("<8sII")        # struct hgt_file_prelude
 PACK_SEGS = 11
 _PCHUNK = struct.Struct(f"<QII{PACK_SEGS}I{PACK_SEGS}I")      # struct hgt_pchunk
 SWITCH = 1
+# whose previous arg predicts a type's arg: an exit's its entry's, a wakeup's its waking's
+# (hgt_pack.c arg_ref)
+_ARG_REF = [t for t in range(256)]
+for _exit, _entry in ((8, 7), (10, 9), (12, 11), (15, 14), (3, 2)):
+    _ARG_REF[_exit] = _entry
 
 
 def _varints(data, start, end, count=None):
@@ -86,14 +92,16 @@ def unpack_chunk(body, n):
     if len(high) != n or len(args) != n:
         raise ValueError("columns that do not match their records")
     out = bytearray()
-    prev, last_arg, last_next, p = base, [0] * 256, 0, 0
+    prev, last_arg, last_len, last_next, p = base, [0] * 256, [0] * 256, 0, 0
     for i in range(n):
-        ln, typ = lens[i], types[i]
+        typ = types[i]
+        ln = lens[i] ^ last_len[typ]
+        last_len[typ] = ln
         if ln < 16 or ln % 8:
             raise ValueError(f"a record length of {ln}")
         dz = planes[0][i] | planes[1][i] << 8 | planes[2][i] << 16 | planes[3][i] << 24 | high[i] << 32
         prev = (prev + _unzigzag(dz)) & (2**64 - 1)
-        arg = (last_arg[typ] + _unzigzag(args[i])) & 0xFFFFFFFF
+        arg = (last_arg[_ARG_REF[typ]] + _unzigzag(args[i])) & 0xFFFFFFFF
         last_arg[typ] = arg
         words = pay[p:p + (ln - 16) // 4]
         if len(words) != (ln - 16) // 4:
@@ -217,6 +225,9 @@ class HgtStream:
         magic, version, meta_bytes = _PRELUDE.unpack(head)
         if magic != FILE_MAGIC:
             raise HgtFormatError(f"{path}: not an hgtrace recording (bad magic)")
+        if version == FILE_VERSION_PACKED_OLD:
+            raise HgtFormatError(f"{path}: packed by an hgtrace before 2026-11-22 (format version {version}), "
+                                 f"whose coding this reader does not read; pack the plain recording again")
         if version not in (FILE_VERSION, FILE_VERSION_PACKED):
             raise HgtFormatError(f"{path}: format version {version}, this reader knows {FILE_VERSION} "
                                  f"and {FILE_VERSION_PACKED}")

@@ -169,7 +169,7 @@ def test_pack_keeps_every_record(tmp_path, hgtrace_bin):
     a, sa = per_cpu_records(plain)
     b, sb = per_cpu_records(packed)
     assert a == b and sum(len(v) for v in a.values()) == 40000
-    assert (sb.version, sb.meta["compression"], sb.meta["format"]) == (2, "packed (columns, zlib 9)", "hgtrace 2")
+    assert (sb.version, sb.meta["compression"], sb.meta["format"]) == (3, "packed (columns, zlib 9)", "hgtrace 3")
     assert (sb.stats, sb.window, sb.complete) == (sa.stats, sa.window, True)
     # the C reader too, and the file is smaller
     da, db = dump(hgtrace_bin, plain), dump(hgtrace_bin, packed)
@@ -223,3 +223,18 @@ def test_corrupt_packed_chunk(tmp_path, hgtrace_bin):
     (tmp_path / "v1.hgt").write_bytes(bytes(v1))
     with pytest.raises(HgtFormatError, match="corrupt chunk"):
         read_hgt(str(tmp_path / "v1.hgt"))
+
+
+def test_old_packed_version_refused_by_name(tmp_path, hgtrace_bin):
+    """Version 2 files were packed with an earlier coding: every reader refuses
+    them saying so, none misreads their records."""
+    plain, packed = tmp_path / "plain.hgt", tmp_path / "v2.hgt"
+    plain.write_bytes(varied_file(2000))
+    subprocess.run([hgtrace_bin, "pack", str(plain), "-o", str(packed)], check=True)
+    data = bytearray(packed.read_bytes())
+    data[8:12] = struct.pack("<I", 2)
+    packed.write_bytes(bytes(data))
+    with pytest.raises(HgtFormatError, match="format version 2.*pack the plain recording again"):
+        read_hgt(str(packed))
+    p = dump(hgtrace_bin, packed)
+    assert p.returncode != 0 and "format version 2" in p.stderr and str(packed) in p.stderr, p.stderr

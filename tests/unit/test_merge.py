@@ -440,3 +440,18 @@ def test_engine_choice(tmp_path, monkeypatch):
     assert report.engine_of() == "python"
     monkeypatch.delenv("HG_MERGE_ENGINE")
     assert report.engine_of() == "core"         # built by make userspace
+
+
+def test_engines_refuse_an_old_packed_recording(tmp_path):
+    """A kernel.hgt packed with the version-2 coding: both engines stop and say why."""
+    import subprocess
+    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(1000, 2000, 0, 0), iv(5000, 6000, 0, 0)], 2))
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file([chunk(0, [rec(2100, IRQ_E, 30), rec(2900, IRQ_X, 30)])],
+                                                   meta=META, window=(0, 10**12)))
+    subprocess.run([os.path.join(TOP, "build", "hgtrace"), "pack", str(tmp_path / "kernel.hgt")], check=True)
+    data = bytearray((tmp_path / "kernel.hgt").read_bytes())
+    data[8:12] = struct.pack("<I", 2)
+    (tmp_path / "kernel.hgt").write_bytes(bytes(data))
+    for engine in ("python", "core"):
+        with pytest.raises(load.RunError, match="format version 2.*pack the plain recording again"):
+            report.merge(str(tmp_path), None, engine=engine)

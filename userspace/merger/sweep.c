@@ -471,7 +471,7 @@ static void read_chunks(struct sweep *s, FILE *f, uint64_t start, int pass, int 
 			break;
 		}
 		if ((c.magic != HGT_CHUNK_MAGIC && c.magic != HGT_STATS_MAGIC && c.magic != HGT_TIME_MAGIC &&
-		     c.magic != HGT_ZCHUNK_MAGIC && (c.magic != HGT_PCHUNK_MAGIC || file_version < 2)) ||
+		     c.magic != HGT_ZCHUNK_MAGIC && (c.magic != HGT_PCHUNK_MAGIC || file_version < HGT_FILE_VERSION_PACKED)) ||
 		    c.nr_bytes % 8)
 			fail("%s: corrupt chunk at offset %llu (magic %#x)", kname, (unsigned long long)off, c.magic);
 		if (pass == 0 && c.magic != HGT_TIME_MAGIC && c.magic != HGT_STATS_MAGIC) {
@@ -570,6 +570,9 @@ void sweep_kernel(struct run *r, struct judge *j)
 		fail("%s: too short to be an hgtrace recording", kname);
 	if (memcmp(p.magic, "HGTRACE\n", 8))
 		fail("%s: not an hgtrace recording (bad magic)", kname);
+	if (p.version == HGT_FILE_VERSION_PACKED_OLD)
+		fail("%s: packed by an hgtrace before 2026-11-22 (format version %u), whose coding this "
+		     "reader does not read; pack the plain recording again", kname, p.version);
 	if (p.version != HGT_FILE_VERSION && p.version != HGT_FILE_VERSION_PACKED)
 		fail("%s: format version %u, this reader knows %d and %d", kname, p.version, HGT_FILE_VERSION,
 		     HGT_FILE_VERSION_PACKED);

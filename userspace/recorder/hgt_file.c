@@ -126,6 +126,12 @@ int hgt_reader_open(struct hgt_reader *r, const char *path)
 		fprintf(stderr, "hgtrace: %s is not an hgtrace recording (bad magic)\n", path);
 		goto fail;
 	}
+	if (p.version == HGT_FILE_VERSION_PACKED_OLD) {
+		fprintf(stderr, "hgtrace: %s was packed by an hgtrace before 2026-11-22 (format version %u), "
+			"whose coding this program does not read; pack the plain recording again\n",
+			path, p.version);
+		goto fail;
+	}
 	if (p.version != HGT_FILE_VERSION && p.version != HGT_FILE_VERSION_PACKED) {
 		fprintf(stderr, "hgtrace: %s has format version %u; this program reads versions %u and %u\n",
 			path, p.version, HGT_FILE_VERSION, HGT_FILE_VERSION_PACKED);

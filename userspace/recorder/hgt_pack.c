@@ -56,12 +56,32 @@ static int64_t unzigzag(uint64_t z)
 	return z & 1 ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1);
 }
 
+/*
+ * arg_ref - whose previous arg predicts this type's arg
+ *
+ * An exit names what its entry named (the irq, the vector, the timer), and a
+ * wakeup the task its waking named: a delta from the entry is 0 where a delta
+ * from the last exit of the same kind is often large (timer ids are hashes).
+ */
+static uint8_t arg_ref(uint8_t type)
+{
+	switch (type) {
+	case HGT_REC_IRQ_EXIT:		return HGT_REC_IRQ_ENTRY;
+	case HGT_REC_SOFTIRQ_EXIT:	return HGT_REC_SOFTIRQ_ENTRY;
+	case HGT_REC_VEC_EXIT:		return HGT_REC_VEC_ENTRY;
+	case HGT_REC_HRTIMER_EXIT:	return HGT_REC_HRTIMER_ENTRY;
+	case HGT_REC_WAKEUP:		return HGT_REC_WAKING;
+	default:			return type;
+	}
+}
+
 int hgt_pack_records(const char *recs, size_t len, uint32_t n, uint32_t cpu, int level,
 		     unsigned char **out, size_t *out_len)
 {
 	struct bytes high = { 0 }, arg = { 0 }, pay = { 0 };
 	unsigned char *fixed = malloc(8 * (size_t)n + 1), *o = NULL;
 	uint32_t last_arg[256] = { 0 }, last_next = 0, i;
+	uint8_t last_len[256] = { 0 };
 	uint64_t prev = 0, base = 0;
 	size_t pos = 0, col_bytes, zcap;
 	struct hgt_pchunk ph;
@@ -85,14 +105,15 @@ int hgt_pack_records(const char *recs, size_t len, uint32_t n, uint32_t cpu, int
 			prev = base = h.tsc;
 		dz = zigzag((int64_t)(h.tsc - prev));
 		prev = h.tsc;
-		fixed[i] = h.len;
+		fixed[i] = h.len ^ last_len[h.type];	/* a type's length rarely changes */
+		last_len[h.type] = h.len;
 		fixed[n + i] = h.type;
 		fixed[2 * (size_t)n + i] = h.flags;
 		fixed[3 * (size_t)n + i] = h.aux;
 		for (k = 0; k < 4; k++)
 			fixed[(4 + k) * (size_t)n + i] = (unsigned char)(dz >> (8 * k));
 		if (put_varint(&high, dz >> 32) ||
-		    put_varint(&arg, zigzag((int64_t)h.arg - (int64_t)last_arg[h.type])))
+		    put_varint(&arg, zigzag((int64_t)h.arg - (int64_t)last_arg[arg_ref(h.type)])))
 			goto out;
 		last_arg[h.type] = h.arg;
 		for (k = sizeof(h); k < h.len; k += 4) {
@@ -184,6 +205,7 @@ const char *hgt_unpack_records(const unsigned char *body, size_t nbytes, uint32_
 	unsigned char *cols = NULL;
 	const unsigned char *hp, *ap, *pp, *he, *ae, *pe, *z;
 	uint32_t last_arg[256] = { 0 }, last_next = 0, i, k;
+	uint8_t last_len[256] = { 0 };
 	uint64_t prev, total = 0, ztotal = 0;
 	size_t pos = 0, at = 0;
 	uLongf out;
@@ -235,8 +257,9 @@ const char *hgt_unpack_records(const unsigned char *body, size_t nbytes, uint32_
 		struct hgt_rec h;
 		uint64_t hi, a, w, dz = 0;
 
-		h.len = cols[i];
 		h.type = cols[n + i];
+		h.len = cols[i] ^ last_len[h.type];
+		last_len[h.type] = h.len;
 		h.flags = cols[2 * (size_t)n + i];
 		h.aux = cols[3 * (size_t)n + i];
 		for (k = 0; k < 4; k++)
@@ -247,7 +270,7 @@ const char *hgt_unpack_records(const unsigned char *body, size_t nbytes, uint32_
 		dz |= hi << 32;
 		h.tsc = prev + (uint64_t)unzigzag(dz);
 		prev = h.tsc;
-		h.arg = (uint32_t)(last_arg[h.type] + unzigzag(a));
+		h.arg = (uint32_t)(last_arg[arg_ref(h.type)] + unzigzag(a));
 		last_arg[h.type] = h.arg;
 		memcpy(*buf + pos, &h, sizeof(h));
 		for (k = sizeof(h); k < h.len; k += 4) {

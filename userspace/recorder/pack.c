@@ -147,7 +147,7 @@ int hgt_pack_file(const char *in, const char *out, int level)
 		goto out;
 	if (hgt_writer_open(&k.w, tmp, meta))
 		goto out;
-	/* hgt_writer_open wrote version 1: packed chunks need readers of version 2 */
+	/* hgt_writer_open wrote version 1: packed chunks need readers of HGT_FILE_VERSION_PACKED */
 	{
 		uint32_t v = HGT_FILE_VERSION_PACKED;
 
