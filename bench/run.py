@@ -12,7 +12,8 @@ absolute time, because timings in an emulated guest swing by 2x.
               tracepoints (x86-tsc clock); overhead = median / median(none) - 1
   size        bytes per event of the .hgt file and of trace-cmd's trace.dat for
               the same workload (whole files, and trace.dat's event pages alone),
-              plain and compressed; event counts from trace-cmd's own --stat
+              plain and compressed; event counts from trace-cmd's own --stat;
+              then both recording one run at once (the same events in both files)
   split       (run on demand) the probes' cost alone against probes + reader
   throughput  how fast the recorder drains a full buffer (events/s), and the
               highest per-CPU rate the live recorder kept with zero loss
@@ -93,10 +94,7 @@ def ftrace_stat(path):
 
 def run_ftrace(i, extra=()):
     path = os.path.join(OUT, f"cost-{i}.dat")
-    args = ["trace-cmd", "record", "-q", *extra, "-C", "x86-tsc", "-b", "20000", "-o", path]
-    for e in FTRACE_EVENTS:
-        args += ["-e", e]
-    p = sh(args + HACKBENCH)
+    p = sh(ftrace_args(path, extra) + HACKBENCH)
     rep = subprocess.run(["trace-cmd", "report", "-q", path], capture_output=True, text=True)
     lost = sum(int(x) for x in re.findall(r"\[(\d+) EVENTS DROPPED\]", rep.stdout))
     n, data = ftrace_stat(path)
@@ -184,6 +182,41 @@ def bench_compressed_size(repeats=3):
     return out
 
 
+def ftrace_args(path, extra=()):
+    args = ["trace-cmd", "record", "-q", *extra, "-C", "x86-tsc", "-b", "20000", "-o", path]
+    for e in FTRACE_EVENTS:
+        args += ["-e", e]
+    return args
+
+
+def bench_same_run_size(repeats=3):
+    """Bytes per event of both recorders recording the same run at once
+    (hgtrace record -z -- trace-cmd record ... hackbench): the same events,
+    so no run-to-run change of hackbench's event mix enters the ratio. Each
+    recorder also sees the other's reader at work, as in test_ftrace_agreement."""
+    per = {"hgtrace_z": [], "ftrace": [], "ftrace_compressed": []}
+    for i in range(repeats):
+        for key, extra in (("ftrace", ()), ("ftrace_compressed", ("--compression", "any"))):
+            hgt, dat = os.path.join(OUT, f"same-{i}.hgt"), os.path.join(OUT, f"same-{i}.dat")
+            sh([HGTRACE, "record", "-q", "-z", "-o", hgt, "--", *ftrace_args(dat, extra), *HACKBENCH])
+            rec = read_hgt(hgt)
+            n = sum(1 for e in rec.events if e.kind != "lost")
+            if any(e.kind == "lost" for e in rec.events):
+                raise SystemExit(f"bench: hgtrace lost events in same-run repeat {i}; the sizes would be wrong")
+            m, _ = ftrace_stat(dat)
+            per[key].append((os.path.getsize(dat) / m) if m else None)
+            if key == "ftrace":
+                per["hgtrace_z"].append(os.path.getsize(hgt) / n)
+            os.remove(hgt)
+            os.remove(dat)
+    out = {k: statistics.median(v) for k, v in per.items()}
+    out["ratio_default"] = out["hgtrace_z"] / out["ftrace"]
+    out["ratio"] = out["hgtrace_z"] / out["ftrace_compressed"]
+    out["ratios_default"] = [a / b for a, b in zip(per["hgtrace_z"], per["ftrace"])]
+    out["repeats"] = repeats
+    return out
+
+
 def bench_throughput():
     """Drain rate of a full buffer, and the live zero-loss rate under hackbench."""
     drain = []
@@ -225,6 +258,7 @@ def main():
             res["cost_size"] = bench_cost_and_size()
         if "size" in parts:
             res["compressed"] = bench_compressed_size()
+            res["same_run"] = bench_same_run_size()
         if "split" in parts:
             res["split"] = bench_split()
         if "throughput" in parts:
@@ -238,6 +272,12 @@ def main():
         print_cost(res["cost_size"])
     if "compressed" in res:
         print_compressed(res["compressed"])
+    if "same_run" in res:
+        sr = res["same_run"]
+        print(f"size, both recording the same run ({sr['repeats']} repeats): hgtrace -z {sr['hgtrace_z']:.2f} "
+              f"bytes/event, trace.dat {sr['ftrace']:.1f} (ratio {sr['ratio_default']:.3f}, target <= 0.25; "
+              f"per run {', '.join(f'{r:.3f}' for r in sr['ratios_default'])}), trace-cmd --compression any "
+              f"{sr['ftrace_compressed']:.1f} (ratio {sr['ratio']:.3f})")
     if "split" in res:
         sp = res["split"]
         print(f"split ({sp['repeats']} repeats): overhead " +
