@@ -2,10 +2,12 @@
 /*
  * buffer.c - per-CPU storage of records, loss accounting, and draining.
  *
- * The kernel's own ring buffer does the hard part: lock-free per-CPU writes
- * that nest safely (task, softirq, hard irq, NMI), a stop-when-full and an
- * overwrite mode, and a count of what was overwritten. We add what it does
- * not do for us:
+ * Two stores, chosen by the mode. Stop-when-full (the default) writes to our
+ * own per-CPU ring (ring.c): a reservation, a copy and a commit, where the
+ * kernel's ring buffer also reads a second clock and keeps time stamps we do
+ * not use. Overwrite uses the kernel's own ring buffer, which already solves
+ * a writer reclaiming space under a reader, and counts what it overwrote.
+ * Both nest safely (task, softirq, hard irq, NMI). We add:
  *  - a producer-side count of every record attempted and refused, so that
  *    delivered + lost = produced can be checked exactly;
  *  - HGT_REC_LOST markers in the stream at the place where events went
@@ -27,37 +29,61 @@ DEFINE_PER_CPU(struct hgt_pcpu, hgt_pcpu);
 #define HGT_BOUNCE	(64 * 1024)
 static char *bounce;
 
-/* hgt_buffer_alloc - (re)create the ring buffer; caller holds both locks, stopped */
+/*
+ * hgt_buffer_alloc - (re)create the store of a mode; caller holds both locks, stopped
+ *
+ * On failure the old store is kept as it was.
+ */
 int hgt_buffer_alloc(unsigned long bytes, u32 mode)
 {
 	static struct lock_class_key key;
-	struct trace_buffer *rb;
+	struct trace_buffer *rb = NULL;
+	int ret;
 
 	if (!bounce) {
 		bounce = kvmalloc(HGT_BOUNCE, GFP_KERNEL);
 		if (!bounce)
 			return -ENOMEM;
 	}
-	rb = __ring_buffer_alloc(bytes, mode == HGT_MODE_OVERWRITE ? RB_FL_OVERWRITE : 0, &key);
-	if (!rb)
-		return -ENOMEM;
+	if (mode == HGT_MODE_OVERWRITE) {
+		rb = __ring_buffer_alloc(bytes, RB_FL_OVERWRITE, &key);
+		if (!rb)
+			return -ENOMEM;
+		hgt_ring_free();
+	} else {
+		ret = hgt_ring_alloc(bytes);
+		if (ret)
+			return ret;
+	}
 	if (hgt.rb)
 		ring_buffer_free(hgt.rb);
 	hgt.rb = rb;
 	hgt.rb_bytes = bytes;
+	hgt.buf_bytes = rb ? ring_buffer_size(rb, 0) : hgt_ring_bytes(bytes);
 	hgt.mode = mode;
+	hgt.buffer_ready = true;
 	hgt_buffer_reset();
 	return 0;
 }
 
-/* hgt_buffer_free - release the ring buffer; probes must be detached */
+/* hgt_buffer_free - release the store; probes must be detached */
 void hgt_buffer_free(void)
 {
+	hgt.buffer_ready = false;
 	if (hgt.rb)
 		ring_buffer_free(hgt.rb);
 	hgt.rb = NULL;
+	hgt_ring_free();
 	kvfree(bounce);
 	bounce = NULL;
+}
+
+/* hgt_store - one record into this CPU's store; non-zero when it did not fit */
+static inline int hgt_store(void *rec, unsigned int len)
+{
+	if (likely(hgt.mode == HGT_MODE_STOP))
+		return hgt_ring_write(rec, len);
+	return hgt_rb_write(hgt.rb, len, rec);
 }
 
 /* hgt_buffer_reset - empty every CPU and zero the counters; stopped only */
@@ -67,6 +93,8 @@ void hgt_buffer_reset(void)
 
 	if (hgt.rb)
 		ring_buffer_reset(hgt.rb);
+	else
+		hgt_ring_reset();
 	for_each_possible_cpu(cpu) {
 		struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
 
@@ -114,7 +142,7 @@ static void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc)
 	if (local64_cmpxchg(&pc->pending_lost, n, 0) != n)
 		return;
 	hgt_lost_fill(&m, tsc, n, 0);
-	if (hgt_rb_write(hgt.rb, sizeof(m), &m))
+	if (hgt_store(&m, sizeof(m)))
 		local64_add(n, &pc->pending_lost);
 }
 
@@ -135,12 +163,29 @@ void hgt_emit(void *rec, unsigned int len)
 		return;
 	}
 	hgt_flush_lost(pc, h->tsc);
-	if (unlikely(hgt_rb_write(hgt.rb, len, rec))) {
+	if (unlikely(hgt_store(rec, len))) {
 		local64_inc(&pc->refused);
 		local64_inc(&pc->pending_lost);
 		return;
 	}
 	local64_inc(&pc->written);
+}
+
+/* ring_fill - records of one CPU from our ring into dst; returns bytes used */
+static size_t ring_fill(int cpu, char *dst, size_t room, u32 *nr, u64 *data_records)
+{
+	long got = hgt_ring_read(cpu, dst, room, nr);
+	size_t pos;
+
+	if (got < 0) {
+		pr_err_ratelimited(HGT_NAME ": CPU %d's ring held a record of impossible length; "
+				   "its unread records were dropped\n", cpu);
+		return 0;
+	}
+	for (pos = 0; pos < got; pos += ((struct hgt_rec *)(dst + pos))->len)
+		if (((struct hgt_rec *)(dst + pos))->type != HGT_REC_LOST)
+			(*data_records)++;
+	return got;
 }
 
 /* hgt_chunk_fill - move records of one CPU into dst; returns bytes used */
@@ -157,7 +202,11 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 	c->nr_bytes = 0;
 	c->nr_records = 0;
 
-	while (room - used >= worst) {
+	/* room is left for the final LOST marker below */
+	if (!hgt.rb)
+		used += ring_fill(cpu, dst + used, room - used - sizeof(struct hgt_lost_rec),
+				  &c->nr_records, data_records);
+	while (hgt.rb && room - used >= worst) {
 		struct ring_buffer_event *ev;
 		unsigned long lost = 0;
 		struct hgt_rec *r;
@@ -188,11 +237,12 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 	}
 	/*
 	 * Refused records are reported by the next record that fits; after the
-	 * last one there is none, so once stopped (no producer left) the reader
-	 * writes the final marker itself.
+	 * last one there is none, so once stopped (no producer left) and the
+	 * CPU's store is empty, the reader writes the final marker itself.
 	 */
 	if (!READ_ONCE(hgt.running) && local64_read(&pc->pending_lost) &&
-	    room - used >= sizeof(struct hgt_lost_rec)) {
+	    room - used >= sizeof(struct hgt_lost_rec) &&
+	    (hgt.rb ? ring_buffer_empty_cpu(hgt.rb, cpu) : hgt_ring_empty(cpu))) {
 		hgt_lost_fill((struct hgt_lost_rec *)(dst + used), hgt.stop_tsc,
 			      local64_read(&pc->pending_lost), 0);
 		local64_set(&pc->pending_lost, 0);
@@ -218,7 +268,7 @@ ssize_t hgt_buffer_read(char __user *ubuf, size_t count)
 	if (count < HGT_READ_MIN)
 		return -EINVAL;
 	mutex_lock(&hgt.read_lock);
-	if (!hgt.rb) {
+	if (!hgt.buffer_ready) {
 		mutex_unlock(&hgt.read_lock);
 		return -ENODEV;
 	}
@@ -258,6 +308,6 @@ void hgt_buffer_stats(int cpu, struct hgt_cpu_stats *s)
 	s->written = local64_read(&pc->written);
 	s->refused = local64_read(&pc->refused);
 	s->reader_fault = pc->reader_fault;
-	s->overwritten = hgt.rb ? ring_buffer_overrun_cpu(hgt.rb, cpu) : 0;
+	s->overwritten = hgt.rb ? ring_buffer_overrun_cpu(hgt.rb, cpu) : 0;	/* our ring never overwrites */
 	s->read = pc->read;
 }

@@ -2,7 +2,8 @@
 /*
  * hgtrace.h - internal declarations shared by the module's files.
  *
- * main.c owns the global state; buffer.c the ring buffer and loss counters;
+ * main.c owns the global state; buffer.c the stores and loss counters, ring.c
+ * our own per-CPU ring (stop mode);
  * tracepoints.c finds and attaches the tracepoints; probes.c turns each event
  * into a record; msa.c keeps microstates; ctl.c is /dev/hgtrace; proc.c is
  * /proc/hgtrace.
@@ -37,8 +38,10 @@ struct hgt_pcpu {
 struct hgt_state {
 	struct mutex ctl_lock;		/* config, filter, start, stop, reset */
 	struct mutex read_lock;		/* consumers of the ring buffer */
-	struct trace_buffer *rb;
-	unsigned long rb_bytes;		/* per CPU */
+	struct trace_buffer *rb;	/* HGT_MODE_OVERWRITE's store; NULL in stop mode (ring.c) */
+	unsigned long rb_bytes;		/* per CPU, as asked for */
+	unsigned long buf_bytes;	/* per CPU, as allocated */
+	bool buffer_ready;		/* a store of hgt.mode exists */
 	u32 mode;
 	u32 events;			/* what is recorded (HGT_EV_*) */
 	u32 events_available;		/* what this kernel has */
@@ -63,6 +66,15 @@ void hgt_buffer_reset(void);
 void hgt_emit(void *rec, unsigned int len);
 ssize_t hgt_buffer_read(char __user *ubuf, size_t count);
 void hgt_buffer_stats(int cpu, struct hgt_cpu_stats *s);
+
+/* ring.c: the stop-when-full store */
+unsigned long hgt_ring_bytes(unsigned long bytes);
+int hgt_ring_alloc(unsigned long bytes);
+void hgt_ring_free(void);
+void hgt_ring_reset(void);
+int hgt_ring_write(const void *rec, unsigned int len);
+long hgt_ring_read(int cpu, char *dst, size_t room, u32 *nr);
+bool hgt_ring_empty(int cpu);
 
 /* tracepoints.c */
 int hgt_tracepoints_find(void);

@@ -21,7 +21,7 @@ struct hgt_state hgt;
 
 static unsigned long buffer_kb = 2048;
 module_param(buffer_kb, ulong, 0444);
-MODULE_PARM_DESC(buffer_kb, "ring buffer size per CPU at load, KiB (default 2048)");
+MODULE_PARM_DESC(buffer_kb, "buffer size per CPU at load, KiB (default 2048; stop mode rounds up to a power of two)");
 
 static unsigned int msa_threads = 4096;
 module_param(msa_threads, uint, 0444);

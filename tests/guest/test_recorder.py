@@ -103,6 +103,13 @@ def _loss_check(ctx, mode):
     hgtrace("record", "-q", "-b", "8", "-i", "1s", "-m", mode, "-o", path, "--", "sh", "-c", HACKBENCH)
     rec = read_hgt(path)
     assert rec.stats, "no final counters in the file"
+    # stop mode writes to hgtrace's own ring (a power of two), overwrite to the kernel's ring buffer
+    status = dict(l.split(" ", 1) for l in open("/proc/hgtrace/status").read().splitlines() if " " in l)
+    assert status["mode"] == mode, status
+    if mode == "stop":
+        assert (status["store"], status["buffer_bytes_allocated_per_cpu"]) == ("hgtrace ring", "8192"), status
+    else:
+        assert status["store"] == "kernel ring buffer", status
     tot_lost = 0
     for cpu, st in sorted(rec.stats.items()):
         delivered = len(data_records(rec, cpu))

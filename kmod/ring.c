@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ring.c - the per-CPU byte ring behind the stop-when-full mode.
+ *
+ * Why our own and not the kernel's ring buffer here: a record already
+ * carries its TSC stamp, yet ring_buffer_write() reads the ring buffer's
+ * clock again (sched_clock; ring_buffer_set_clock() is not exported to
+ * modules), checks recursion, keeps before/after stamps and commit pages.
+ * bench/run.py split measured that write at a third of the module's cost.
+ * Stopping when full needs none of that: one reservation by local_cmpxchg
+ * on this CPU's head, a copy, and a commit published by the outermost
+ * writer. The overwrite mode keeps the kernel's ring buffer (buffer.c),
+ * where a writer must reclaim space a reader may be copying.
+ *
+ * Positions are free-running byte counts (unsigned long, never wrapped in
+ * practice); the offset in data[] is the position modulo size, a power of
+ * two. A record may straddle the end of data[] and is copied in two parts.
+ *
+ * Writers run with preemption disabled (tracepoint probes) and nest: task,
+ * softirq, hard irq, NMI, each strictly inside the one it interrupted. So
+ * when the outermost writer of a CPU finishes, every reservation made on
+ * that CPU is complete, and only it publishes commit (the scheme of perf's
+ * ring buffer, kernel/events/ring_buffer.c). A single reader (hgt.read_lock)
+ * copies records below commit and then releases tail, which bounds writers.
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <asm/local.h>
+#include "hgtrace.h"
+
+struct hgt_ring {
+	local_t head;		/* bytes reserved */
+	local_t nest;		/* writers under way on this CPU */
+	unsigned long commit;	/* bytes written: readable below this */
+	unsigned long tail;	/* bytes consumed by the reader */
+	unsigned long size;	/* power of two */
+	char *data;
+};
+
+static DEFINE_PER_CPU(struct hgt_ring, hgt_ring);
+
+/* hgt_ring_bytes - what a request becomes: the next power of two */
+unsigned long hgt_ring_bytes(unsigned long bytes)
+{
+	return roundup_pow_of_two(bytes);
+}
+
+void hgt_ring_free(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct hgt_ring *r = per_cpu_ptr(&hgt_ring, cpu);
+
+		kvfree(r->data);
+		r->data = NULL;
+		r->size = 0;
+	}
+}
+
+/* hgt_ring_alloc - a ring of hgt_ring_bytes(bytes) on each possible CPU; stopped only */
+int hgt_ring_alloc(unsigned long bytes)
+{
+	unsigned long size = hgt_ring_bytes(bytes);
+	int cpu;
+
+	hgt_ring_free();
+	for_each_possible_cpu(cpu) {
+		struct hgt_ring *r = per_cpu_ptr(&hgt_ring, cpu);
+
+		r->data = kvmalloc_node(size, GFP_KERNEL | __GFP_NOWARN, cpu_to_node(cpu));
+		if (!r->data) {
+			hgt_ring_free();
+			return -ENOMEM;
+		}
+		r->size = size;
+	}
+	hgt_ring_reset();
+	return 0;
+}
+
+/* hgt_ring_reset - empty every ring; no writer and no reader may be running */
+void hgt_ring_reset(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct hgt_ring *r = per_cpu_ptr(&hgt_ring, cpu);
+
+		local_set(&r->head, 0);
+		local_set(&r->nest, 0);
+		r->commit = 0;
+		r->tail = 0;
+	}
+}
+
+/*
+ * ring_publish - end a write: the outermost writer makes everything reserved
+ * so far readable. A writer that interrupts us after we read head but before
+ * nest drops sees nest > 1 and leaves publishing to us, so we look at head
+ * again once nest is 0 and publish once more if it moved.
+ */
+static void ring_publish(struct hgt_ring *r)
+{
+	unsigned long head;
+
+again:
+	if (local_read(&r->nest) > 1) {
+		local_dec(&r->nest);
+		return;
+	}
+	head = local_read(&r->head);
+	smp_store_release(&r->commit, head);	/* the records' bytes before commit */
+	barrier();
+	local_dec(&r->nest);
+	barrier();
+	if (unlikely(head != local_read(&r->head))) {
+		local_inc(&r->nest);
+		goto again;
+	}
+}
+
+/* hgt_ring_write - copy one record into this CPU's ring; -ENOBUFS when full */
+int hgt_ring_write(const void *rec, unsigned int len)
+{
+	struct hgt_ring *r = this_cpu_ptr(&hgt_ring);
+	unsigned long head, off, first;
+
+	local_inc(&r->nest);
+	barrier();
+	do {
+		head = local_read(&r->head);
+		/* the reader releases tail after copying out what lies below it */
+		if (unlikely(head + len - smp_load_acquire(&r->tail) > r->size)) {
+			ring_publish(r);
+			return -ENOBUFS;
+		}
+	} while (local_cmpxchg(&r->head, head, head + len) != head);
+
+	off = head & (r->size - 1);
+	first = min_t(unsigned long, len, r->size - off);
+	memcpy(r->data + off, rec, first);
+	if (unlikely(first < len))
+		memcpy(r->data, rec + first, len - first);
+	ring_publish(r);
+	return 0;
+}
+
+/* ring_copy_out - len bytes from position pos of r into dst */
+static void ring_copy_out(struct hgt_ring *r, unsigned long pos, void *dst, unsigned int len)
+{
+	unsigned long off = pos & (r->size - 1);
+	unsigned long first = min_t(unsigned long, len, r->size - off);
+
+	memcpy(dst, r->data + off, first);
+	if (first < len)
+		memcpy(dst + first, r->data, len - first);
+}
+
+/* hgt_ring_empty - has the reader taken everything written? reader side */
+bool hgt_ring_empty(int cpu)
+{
+	struct hgt_ring *r = per_cpu_ptr(&hgt_ring, cpu);
+
+	return r->tail == smp_load_acquire(&r->commit);
+}
+
+/*
+ * hgt_ring_read - copy whole records of one CPU into dst, at most room bytes
+ *
+ * Reader side, under hgt.read_lock. Returns the bytes copied, sets *nr to the
+ * records; tail is released only after the copy, so writers cannot reuse the
+ * space before it is read. A length that is not a record's (impossible unless
+ * memory is corrupted) empties the ring and is returned as -EIO: the data are
+ * lost, counted by the caller, and nothing is misread.
+ */
+long hgt_ring_read(int cpu, char *dst, size_t room, u32 *nr)
+{
+	struct hgt_ring *r = per_cpu_ptr(&hgt_ring, cpu);
+	unsigned long pos = r->tail, end = smp_load_acquire(&r->commit);
+	size_t used = 0;
+
+	*nr = 0;
+	if (!r->data)
+		return 0;
+	while (pos != end) {
+		struct hgt_rec h;
+
+		ring_copy_out(r, pos, &h, sizeof(h));
+		if (h.len < sizeof(h) || h.len % 8 || h.len > end - pos) {
+			smp_store_release(&r->tail, end);
+			return -EIO;
+		}
+		if (h.len > room - used)
+			break;
+		ring_copy_out(r, pos, dst + used, h.len);
+		used += h.len;
+		pos += h.len;
+		(*nr)++;
+	}
+	smp_store_release(&r->tail, pos);
+	return used;
+}
