@@ -15,6 +15,10 @@ absolute time, because timings in an emulated guest swing by 2x.
               plain and compressed; event counts from trace-cmd's own --stat;
               then both recording one run at once (the same events in both files)
   split       (run on demand) the probes' cost alone against probes + reader
+  pipe        (run on demand) the same variants on perf bench sched pipe, both
+              tasks pinned to CPU 1: the same events every round, less noise
+  store       (run on demand) hgtrace's ring against the kernel's ring buffer
+              as the module's store, on the pipe workload
   throughput  how fast the recorder drains a full buffer (events/s), and the
               highest per-CPU rate the live recorder kept with zero loss
 """
@@ -57,19 +61,35 @@ def hackbench_time(output):
     return float(m.group(1))
 
 
-def run_none(i):
-    return hackbench_time(sh(HACKBENCH).stdout), None
+def pipe_time(output):
+    m = re.search(r"([0-9.]+)\s*usecs/op", output)
+    if not m:
+        raise SystemExit(f"bench: no 'usecs/op' in perf bench output: {output[-500:]}")
+    return float(m.group(1))
 
 
-def run_module(i, extra=()):
+# A workload: its command and how to read its own time from its output.
+# hackbench spreads over both CPUs and its time swings with how the scheduler
+# happens to place its tasks; the pipe ping-pong of two tasks pinned to one CPU
+# makes the same switches and wake-ups every round (2 switches, 2 wakings,
+# 2 wake-ups), so it measures the cost per event with far less noise.
+HACKBENCH_WORK = (HACKBENCH, hackbench_time)
+PIPE_WORK = (["taskset", "-c", "1", "perf", "bench", "sched", "pipe", "-l", "30000"], pipe_time)
+
+
+def run_none(i, work=HACKBENCH_WORK):
+    return work[1](sh(work[0]).stdout), None
+
+
+def run_module(i, extra=(), work=HACKBENCH_WORK):
     path = os.path.join(OUT, f"cost-{i}.hgt")
-    p = sh([HGTRACE, "record", "-q", *extra, "-o", path, "--", *HACKBENCH])
+    p = sh([HGTRACE, "record", "-q", *extra, "-o", path, "--", *work[0]])
     rec = read_hgt(path)
     n = sum(1 for e in rec.events if e.kind != "lost")
     lost = sum(e.fields["count"] for e in rec.events if e.kind == "lost")
     size = os.path.getsize(path)
     os.remove(path)
-    return hackbench_time(p.stdout), dict(events=n, lost=lost, bytes=size)
+    return work[1](p.stdout), dict(events=n, lost=lost, bytes=size)
 
 
 def ftrace_stat(path):
@@ -92,15 +112,15 @@ def ftrace_stat(path):
     return events, data or None
 
 
-def run_ftrace(i, extra=()):
+def run_ftrace(i, extra=(), work=HACKBENCH_WORK):
     path = os.path.join(OUT, f"cost-{i}.dat")
-    p = sh(ftrace_args(path, extra) + HACKBENCH)
+    p = sh(ftrace_args(path, extra) + work[0])
     rep = subprocess.run(["trace-cmd", "report", "-q", path], capture_output=True, text=True)
     lost = sum(int(x) for x in re.findall(r"\[(\d+) EVENTS DROPPED\]", rep.stdout))
     n, data = ftrace_stat(path)
     size = os.path.getsize(path)
     os.remove(path)
-    return hackbench_time(p.stdout), dict(events=n, lost=lost, bytes=size, data_bytes=data)
+    return work[1](p.stdout), dict(events=n, lost=lost, bytes=size, data_bytes=data)
 
 
 def bench_cost_and_size():
@@ -127,27 +147,33 @@ def bench_cost_and_size():
     )
 
 
-def run_discarding(i):
+def run_discarding(i, work=HACKBENCH_WORK):
     """The module's probes with nothing stored (module parameter discard)."""
     with open("/sys/module/hgtrace/parameters/discard", "w") as f:
         f.write("1")
     try:
         path = os.path.join(OUT, f"discard-{i}.hgt")
-        p = sh([HGTRACE, "record", "-q", "-o", path, "--", *HACKBENCH])
+        p = sh([HGTRACE, "record", "-q", "-o", path, "--", *work[0]])
         os.remove(path)
-        return hackbench_time(p.stdout), None
+        return work[1](p.stdout), None
     finally:
         with open("/sys/module/hgtrace/parameters/discard", "w") as f:
             f.write("0")
 
 
-def bench_split(repeats=7):
+def bench_split(repeats=7, work=HACKBENCH_WORK):
     """Where the module's cost goes: its probes alone (a 64 MiB buffer that the
     reader leaves alone until the run is over) against probes and live reader,
-    the probes storing nothing (the ring buffer's part), and trace-cmd."""
-    variants = {"none": run_none, "probes+reader": run_module,
-                "probes": lambda i: run_module(300 + i, ("-b", "65536", "-i", "10s")),
-                "probes, nothing stored": run_discarding, "ftrace": run_ftrace}
+    the probes storing nothing (the store's part), the kernel's ring buffer as
+    the store instead of hgtrace's ring, and trace-cmd."""
+    variants = {"none": lambda i: run_none(i, work=work),
+                "probes+reader": lambda i: run_module(i, work=work),
+                # the same with the kernel's ring buffer as the store (overwrite mode; the
+                # buffer never fills, so nothing is overwritten): hgtrace's ring against it
+                "probes+reader, kernel ring buffer": lambda i: run_module(200 + i, ("-m", "overwrite"), work=work),
+                "probes": lambda i: run_module(300 + i, ("-b", "65536", "-i", "10s"), work=work),
+                "probes, nothing stored": lambda i: run_discarding(i, work=work),
+                "ftrace": lambda i: run_ftrace(i, work=work)}
     times = {k: [] for k in variants}
     for i in range(repeats):
         for name in (list(variants) if i % 2 == 0 else list(reversed(variants))):
@@ -156,8 +182,34 @@ def bench_split(repeats=7):
             if info and info["lost"]:
                 raise SystemExit(f"bench: {name} lost {info['lost']} events; the split would be wrong")
     med = {k: statistics.median(v) for k, v in times.items()}
-    return dict(repeats=repeats, times=times, median_s=med,
+    return dict(repeats=repeats, workload=" ".join(work[0]), times=times, median_s=med,
                 overhead={k: med[k] / med["none"] - 1 for k in variants if k != "none"})
+
+
+def bench_store(repeats, work=PIPE_WORK):
+    """hgtrace's ring against the kernel's ring buffer as the store, nothing else
+    changed: 64 MiB buffers read after the run (no live reader to add noise),
+    the kernel's taken through overwrite mode (never full, so nothing is
+    overwritten), with the probes storing nothing and no tracing as anchors."""
+    variants = {"none": lambda i: run_none(i, work=work),
+                "hgtrace ring": lambda i: run_module(400 + i, ("-b", "65536", "-i", "10s"), work=work),
+                "kernel ring buffer": lambda i: run_module(500 + i, ("-m", "overwrite", "-b", "65536", "-i", "10s"),
+                                                           work=work),
+                "probes, nothing stored": lambda i: run_discarding(i, work=work)}
+    times = {k: [] for k in variants}
+    for i in range(repeats):
+        for name in (list(variants) if i % 2 == 0 else list(reversed(variants))):
+            t, info = variants[name](i)
+            times[name].append(t)
+            if info and info["lost"]:
+                raise SystemExit(f"bench: {name} lost {info['lost']} events; the comparison would be wrong")
+    med = {k: statistics.median(v) for k, v in times.items()}
+    over = {k: med[k] / med["none"] - 1 for k in variants if k != "none"}
+    # per repeat, the two stores ran next to each other: the paired difference is less noisy
+    paired = [(b - a) / n for a, b, n in zip(times["hgtrace ring"], times["kernel ring buffer"], times["none"])]
+    return dict(repeats=repeats, workload=" ".join(work[0]), times=times, median_s=med, overhead=over,
+                paired_kernel_minus_ring=statistics.median(paired),
+                paired_ring_cheaper=sum(1 for d in paired if d > 0))
 
 
 def bench_compressed_size(repeats=3):
@@ -276,6 +328,10 @@ def main():
             res["same_run"] = bench_same_run_size()
         if "split" in parts:
             res["split"] = bench_split()
+        if "pipe" in parts:
+            res["pipe"] = bench_split(REPEATS, PIPE_WORK)
+        if "store" in parts:
+            res["store"] = bench_store(REPEATS)
         if "throughput" in parts:
             res["throughput"] = bench_throughput()
     finally:
@@ -297,14 +353,28 @@ def main():
               f"{sr['ratio_default_data']:.3f} ({per('default', lambda r: r['hgtrace_z'] / r['ftrace_data'])})")
         print(f"  against trace-cmd --compression any: whole file {sr['ratio_any']:.3f}, its event data alone "
               f"{sr['ratio_any_data']:.3f}")
-    if "split" in res:
-        sp = res["split"]
-        print(f"split ({sp['repeats']} repeats): overhead " +
-              ", ".join(f"{k} {v * 100:.1f}%" for k, v in sp["overhead"].items()) +
-              f"; probes storing nothing against ftrace {sp['overhead']['probes, nothing stored'] / sp['overhead']['ftrace']:.2f}"
-              if sp["overhead"]["ftrace"] > 0 else "")
+    for part in ("split", "pipe"):
+        if part in res:
+            print_split(part, res[part])
+    if "store" in res:
+        st = res["store"]
+        print(f"store ({st['repeats']} interleaved repeats of '{st['workload']}'): overhead " +
+              ", ".join(f"{k} {v * 100:.1f}%" for k, v in st["overhead"].items()))
+        print(f"store: kernel ring buffer minus hgtrace ring, paired per repeat, median "
+              f"{st['paired_kernel_minus_ring'] * 100:+.1f}% of the untraced time; the ring was cheaper in "
+              f"{st['paired_ring_cheaper']} of {st['repeats']} repeats")
     if "throughput" in res:
         print_throughput(res["throughput"])
+
+
+def print_split(part, sp):
+    ft = sp["overhead"]["ftrace"]
+    print(f"{part} ({sp['repeats']} interleaved repeats of '{sp['workload']}'): overhead " +
+          ", ".join(f"{k} {v * 100:.1f}%" for k, v in sp["overhead"].items()))
+    if ft > 0:
+        print(f"{part}: against ftrace's overhead: " +
+              ", ".join(f"{k} {v / ft:.2f}" for k, v in sp["overhead"].items() if k != "ftrace") +
+              " (target for probes+reader <= 0.5)")
 
 
 def print_cost(cs):
