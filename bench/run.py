@@ -161,6 +161,19 @@ def run_discarding(i, work=HACKBENCH_WORK):
             f.write("0")
 
 
+def interleaved(variants, repeats, what):
+    """Each variant's times, the variants run in turn, in reverse order every other
+    repeat; a variant that lost events stops the benchmark (what: what would be wrong)."""
+    times = {k: [] for k in variants}
+    for i in range(repeats):
+        for name in (list(variants) if i % 2 == 0 else list(reversed(variants))):
+            t, info = variants[name](i)
+            times[name].append(t)
+            if info and info["lost"]:
+                raise SystemExit(f"bench: {name} lost {info['lost']} events; {what} would be wrong")
+    return times
+
+
 def bench_split(repeats=7, work=HACKBENCH_WORK):
     """Where the module's cost goes: its probes alone (a 64 MiB buffer that the
     reader leaves alone until the run is over) against probes and live reader,
@@ -174,13 +187,7 @@ def bench_split(repeats=7, work=HACKBENCH_WORK):
                 "probes": lambda i: run_module(300 + i, ("-b", "65536", "-i", "10s"), work=work),
                 "probes, nothing stored": lambda i: run_discarding(i, work=work),
                 "ftrace": lambda i: run_ftrace(i, work=work)}
-    times = {k: [] for k in variants}
-    for i in range(repeats):
-        for name in (list(variants) if i % 2 == 0 else list(reversed(variants))):
-            t, info = variants[name](i)
-            times[name].append(t)
-            if info and info["lost"]:
-                raise SystemExit(f"bench: {name} lost {info['lost']} events; the split would be wrong")
+    times = interleaved(variants, repeats, "the split")
     med = {k: statistics.median(v) for k, v in times.items()}
     return dict(repeats=repeats, workload=" ".join(work[0]), times=times, median_s=med,
                 overhead={k: med[k] / med["none"] - 1 for k in variants if k != "none"})
@@ -196,13 +203,7 @@ def bench_store(repeats, work=PIPE_WORK):
                 "kernel ring buffer": lambda i: run_module(500 + i, ("-m", "overwrite", "-b", "65536", "-i", "10s"),
                                                            work=work),
                 "probes, nothing stored": lambda i: run_discarding(i, work=work)}
-    times = {k: [] for k in variants}
-    for i in range(repeats):
-        for name in (list(variants) if i % 2 == 0 else list(reversed(variants))):
-            t, info = variants[name](i)
-            times[name].append(t)
-            if info and info["lost"]:
-                raise SystemExit(f"bench: {name} lost {info['lost']} events; the comparison would be wrong")
+    times = interleaved(variants, repeats, "the comparison")
     med = {k: statistics.median(v) for k, v in times.items()}
     over = {k: med[k] / med["none"] - 1 for k in variants if k != "none"}
     # per repeat, the two stores ran next to each other: the paired difference is less noisy
