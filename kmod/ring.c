@@ -60,23 +60,37 @@ void hgt_ring_free(void)
 	}
 }
 
-/* hgt_ring_alloc - a ring of hgt_ring_bytes(bytes) on each possible CPU; stopped only */
+/*
+ * hgt_ring_alloc - a ring of hgt_ring_bytes(bytes) on each possible CPU; stopped only
+ *
+ * All new rings are allocated before the old ones are freed, so a failure
+ * leaves the old rings (if any) as they were.
+ */
 int hgt_ring_alloc(unsigned long bytes)
 {
 	unsigned long size = hgt_ring_bytes(bytes);
+	char **fresh = kcalloc(nr_cpu_ids, sizeof(*fresh), GFP_KERNEL);
 	int cpu;
 
+	if (!fresh)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		fresh[cpu] = kvmalloc_node(size, GFP_KERNEL | __GFP_NOWARN, cpu_to_node(cpu));
+		if (!fresh[cpu]) {
+			for_each_possible_cpu(cpu)
+				kvfree(fresh[cpu]);
+			kfree(fresh);
+			return -ENOMEM;
+		}
+	}
 	hgt_ring_free();
 	for_each_possible_cpu(cpu) {
 		struct hgt_ring *r = per_cpu_ptr(&hgt_ring, cpu);
 
-		r->data = kvmalloc_node(size, GFP_KERNEL | __GFP_NOWARN, cpu_to_node(cpu));
-		if (!r->data) {
-			hgt_ring_free();
-			return -ENOMEM;
-		}
+		r->data = fresh[cpu];
 		r->size = size;
 	}
+	kfree(fresh);
 	hgt_ring_reset();
 	return 0;
 }
