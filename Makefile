@@ -44,6 +44,10 @@ demo: setup userspace
 bench: setup userspace bench-loop
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
 
+# the cost parts on the instruction-count clock: figures the host's load cannot move
+bench-icount: setup userspace
+	@scripts/vm --icount -k 6.1 -o out/bench-icount -- bench/run.py pipe store
+
 HG_SRC := userspace/hourglass
 build/bench/loopcost: bench/loopcost.c $(HG_SRC)/*.c $(HG_SRC)/*.h
 	@mkdir -p build/bench
@@ -59,4 +63,4 @@ clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all userspace setup check demo bench bench-loop clean
+.PHONY: all userspace setup check demo bench bench-icount bench-loop clean
