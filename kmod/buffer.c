@@ -25,7 +25,7 @@
 
 DEFINE_PER_CPU(struct hgt_pcpu, hgt_pcpu);
 
-/* A read() chunk is built in this bounce buffer, under hgt.read_lock. */
+/* In overwrite mode a read() chunk is built in this bounce buffer, under hgt.read_lock. */
 #define HGT_BOUNCE	(64 * 1024)
 static char *bounce;
 
@@ -171,25 +171,71 @@ void hgt_emit(void *rec, unsigned int len)
 	local64_inc(&pc->written);
 }
 
-/* ring_fill - records of one CPU from our ring into dst; returns bytes used */
-static size_t ring_fill(int cpu, char *dst, size_t room, u32 *nr, u64 *data_records)
+/*
+ * final_lost - the marker for refused records that no later record reported
+ *
+ * Refused records are reported by the next record that fits; after the last
+ * one there is none, so once stopped (no producer left) and the CPU's store
+ * is empty, the reader writes the final marker itself. The count is cleared
+ * by the caller once the marker is delivered.
+ */
+static bool final_lost(int cpu, struct hgt_lost_rec *m)
 {
-	long got = hgt_ring_read(cpu, dst, room, nr);
-	size_t pos;
+	struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
+	u64 n = local64_read(&pc->pending_lost);
 
-	if (got < 0) {
+	if (READ_ONCE(hgt.running) || !n ||
+	    !(hgt.rb ? ring_buffer_empty_cpu(hgt.rb, cpu) : hgt_ring_empty(cpu)))
+		return false;
+	hgt_lost_fill(m, hgt.stop_tsc, n, 0);
+	return true;
+}
+
+/*
+ * ring_chunk_to_user - one CPU's chunk straight from our ring (stop mode)
+ *
+ * The records are copied once, ring to user; the chunk header goes in front
+ * of them afterwards, when they are counted. Returns the bytes written, 0
+ * when the CPU had nothing, -EFAULT when the user buffer faulted (*data then
+ * holds the records consumed but not delivered).
+ */
+static long ring_chunk_to_user(int cpu, char __user *ubuf, size_t room, u64 *data)
+{
+	struct hgt_chunk c = { .magic = HGT_CHUNK_MAGIC, .cpu = cpu };
+	struct hgt_lost_rec m;
+	size_t used = sizeof(c);
+	long got;
+
+	/* room is left for the final LOST marker */
+	got = hgt_ring_read_user(cpu, ubuf + used, room - used - sizeof(m), &c.nr_records, data);
+	if (got == -EIO) {
 		pr_err_ratelimited(HGT_NAME ": CPU %d's ring held a record of impossible length; "
 				   "its unread records were dropped\n", cpu);
 		return 0;
 	}
-	for (pos = 0; pos < got; pos += ((struct hgt_rec *)(dst + pos))->len)
-		if (((struct hgt_rec *)(dst + pos))->type != HGT_REC_LOST)
-			(*data_records)++;
-	return got;
+	if (got < 0)
+		return got;
+	used += got;
+	if (final_lost(cpu, &m)) {
+		if (copy_to_user(ubuf + used, &m, sizeof(m)))
+			return -EFAULT;
+		local64_set(&per_cpu_ptr(&hgt_pcpu, cpu)->pending_lost, 0);
+		used += sizeof(m);
+		c.nr_records++;
+	}
+	if (!c.nr_records)
+		return 0;
+	c.nr_bytes = used - sizeof(c);
+	if (copy_to_user(ubuf, &c, sizeof(c)))
+		return -EFAULT;
+	return used;
 }
 
-/* hgt_chunk_fill - move records of one CPU into dst; returns bytes used */
-static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
+/*
+ * rb_chunk_fill - records of one CPU from the kernel's ring buffer into dst
+ * (overwrite mode); returns bytes used, 0 when the CPU had nothing
+ */
+static size_t rb_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 {
 	struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
 	struct hgt_chunk *c = (struct hgt_chunk *)dst;
@@ -203,10 +249,7 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 	c->nr_records = 0;
 
 	/* room is left for the final LOST marker below */
-	if (!hgt.rb)
-		used += ring_fill(cpu, dst + used, room - used - sizeof(struct hgt_lost_rec),
-				  &c->nr_records, data_records);
-	while (hgt.rb && room - used >= worst) {
+	while (room - used >= worst) {
 		struct ring_buffer_event *ev;
 		unsigned long lost = 0;
 		struct hgt_rec *r;
@@ -219,7 +262,7 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 		r = ring_buffer_event_data(ev);
 		evlen = ring_buffer_event_length(ev);
 		if (lost) {
-			/* overwritten before we could read them (HGT_MODE_OVERWRITE) */
+			/* overwritten before we could read them */
 			hgt_lost_fill((struct hgt_lost_rec *)(dst + used),
 				      evlen >= sizeof(*r) ? r->tsc : 0, lost, 1);
 			used += sizeof(struct hgt_lost_rec);
@@ -235,22 +278,24 @@ static size_t hgt_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 		if (r->type != HGT_REC_LOST)
 			(*data_records)++;
 	}
-	/*
-	 * Refused records are reported by the next record that fits; after the
-	 * last one there is none, so once stopped (no producer left) and the
-	 * CPU's store is empty, the reader writes the final marker itself.
-	 */
-	if (!READ_ONCE(hgt.running) && local64_read(&pc->pending_lost) &&
-	    room - used >= sizeof(struct hgt_lost_rec) &&
-	    (hgt.rb ? ring_buffer_empty_cpu(hgt.rb, cpu) : hgt_ring_empty(cpu))) {
-		hgt_lost_fill((struct hgt_lost_rec *)(dst + used), hgt.stop_tsc,
-			      local64_read(&pc->pending_lost), 0);
+	if (room - used >= sizeof(struct hgt_lost_rec) &&
+	    final_lost(cpu, (struct hgt_lost_rec *)(dst + used))) {
 		local64_set(&pc->pending_lost, 0);
 		used += sizeof(struct hgt_lost_rec);
 		c->nr_records++;
 	}
 	c->nr_bytes = used - sizeof(*c);
 	return c->nr_records ? used : 0;
+}
+
+/* rb_chunk_to_user - one CPU's chunk from the kernel's ring buffer, through the bounce buffer */
+static long rb_chunk_to_user(int cpu, char __user *ubuf, size_t room, u64 *data)
+{
+	size_t used = rb_chunk_fill(cpu, bounce, min_t(size_t, room, HGT_BOUNCE), data);
+
+	if (used && copy_to_user(ubuf, bounce, used))
+		return -EFAULT;
+	return used;
 }
 
 /*
@@ -274,18 +319,18 @@ ssize_t hgt_buffer_read(char __user *ubuf, size_t count)
 	}
 	cpu = hgt.read_cpu;
 	for (n = 0; n < nr_cpu_ids && count - done >= HGT_READ_MIN; n++, cpu = (cpu + 1) % nr_cpu_ids) {
-		size_t room = min_t(size_t, count - done, HGT_BOUNCE);
+		/* a chunk's nr_bytes is 32 bits; 16 MiB keeps it far from that */
+		size_t room = min_t(size_t, count - done, 16 << 20);
 		struct hgt_pcpu *pc;
 		u64 data = 0;
-		size_t used;
+		long used;
 
 		if (!cpu_possible(cpu))
 			continue;
 		pc = per_cpu_ptr(&hgt_pcpu, cpu);
-		used = hgt_chunk_fill(cpu, bounce, room, &data);
-		if (!used)
-			continue;
-		if (copy_to_user(ubuf + done, bounce, used)) {
+		used = hgt.rb ? rb_chunk_to_user(cpu, ubuf + done, room, &data) :
+				ring_chunk_to_user(cpu, ubuf + done, room, &data);
+		if (used < 0) {
 			/* consumed but not delivered: count it, never hide it */
 			pc->reader_fault += data;
 			mutex_unlock(&hgt.read_lock);

@@ -73,7 +73,7 @@ int hgt_ring_alloc(unsigned long bytes);
 void hgt_ring_free(void);
 void hgt_ring_reset(void);
 int hgt_ring_write(const void *rec, unsigned int len);
-long hgt_ring_read(int cpu, char *dst, size_t room, u32 *nr);
+long hgt_ring_read_user(int cpu, char __user *dst, size_t room, u32 *nr, u64 *data);
 bool hgt_ring_empty(int cpu);
 
 /* tracepoints.c */
