@@ -186,18 +186,6 @@ static void probe_sched_migrate(void *data, struct task_struct *p, int dest_cpu)
 	hgt_emit(&r, sizeof(r));
 }
 
-static void probe_sched_exit(void *data, struct task_struct *p)
-{
-	u64 tsc = rdtsc_ordered();
-	struct hgt_rec r;
-
-	if (!hgt_cpu_on() || !hgt_task_traced(p))
-		return;
-	hgt_comm_once(tsc, p);
-	hgt_hdr(&r, tsc, HGT_REC_EXIT, p->pid);
-	hgt_emit(&r, sizeof(r));
-}
-
 /* ---- interrupts ---- */
 
 static void probe_irq_entry(void *data, int irq, struct irqaction *action)
@@ -238,11 +226,26 @@ static void probe_irq_exit(void *data, int irq, struct irqaction *action, int re
 	hgt_msa_irq(tsc, true, false);
 }
 
-/* softirq_entry and softirq_exit; data = type */
-static void probe_softirq(void *data, unsigned int vec)
+/*
+ * Stamp order on a CPU is write order only if nothing writes between a
+ * probe's stamp and its write. Most tracepoints fire with interrupts off;
+ * softirq_entry/exit, sys_enter/exit and sched_process_exit fire with them
+ * on, so an interrupt there would write its records first, with later
+ * stamps (seen: a tick slipped in after softirq_entry's stamp). Those probes
+ * hold interrupts off from their stamp to their write. Only an NMI can still
+ * land in between (docs/hgtrace-abi.md, "Order").
+ */
+#define HGT_IRQS_OFF(call)			\
+	do {					\
+		unsigned long irqf;		\
+						\
+		local_irq_save(irqf);		\
+		call;				\
+		local_irq_restore(irqf);	\
+	} while (0)
+
+static void softirq_record(u64 tsc, u8 type, unsigned int vec)
 {
-	u64 tsc = rdtsc_ordered();
-	u8 type = (u8)(unsigned long)data;
 	struct hgt_rec r;
 
 	if (type == HGT_REC_SOFTIRQ_ENTRY)
@@ -253,6 +256,28 @@ static void probe_softirq(void *data, unsigned int vec)
 	}
 	if (type == HGT_REC_SOFTIRQ_EXIT)
 		hgt_msa_irq(tsc, false, false);
+}
+
+/* softirq_entry and softirq_exit; data = type */
+static void probe_softirq(void *data, unsigned int vec)
+{
+	HGT_IRQS_OFF(softirq_record(rdtsc_ordered(), (u8)(unsigned long)data, vec));
+}
+
+static void sched_exit_record(u64 tsc, struct task_struct *p)
+{
+	struct hgt_rec r;
+
+	if (!hgt_cpu_on() || !hgt_task_traced(p))
+		return;
+	hgt_comm_once(tsc, p);
+	hgt_hdr(&r, tsc, HGT_REC_EXIT, p->pid);
+	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_sched_exit(void *data, struct task_struct *p)
+{
+	HGT_IRQS_OFF(sched_exit_record(rdtsc_ordered(), p));
 }
 
 /* The x86 irq_vectors tracepoints; data = enum hgt_vec, entry and exit separate */
@@ -333,9 +358,8 @@ static void probe_hrtimer_exit(void *data, struct hrtimer *t)
 
 /* ---- system calls (off by default) ---- */
 
-static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
+static void sys_enter_record(u64 tsc, long id)
 {
-	u64 tsc = rdtsc_ordered();
 	struct hgt_rec r;
 
 	if (!hgt_task_traced(current))
@@ -347,9 +371,8 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	hgt_emit(&r, sizeof(r));
 }
 
-static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
+static void sys_exit_record(u64 tsc, long ret)
 {
-	u64 tsc = rdtsc_ordered();
 	struct hgt_rec r;
 
 	if (!hgt_task_traced(current))
@@ -359,6 +382,16 @@ static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 		hgt_emit(&r, sizeof(r));
 	}
 	hgt_msa_syscall(tsc, false);
+}
+
+static void probe_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	HGT_IRQS_OFF(sys_enter_record(rdtsc_ordered(), id));
+}
+
+static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	HGT_IRQS_OFF(sys_exit_record(rdtsc_ordered(), ret));
 }
 
 /* hgt_check_types - never called: fails the build if a prototype changed */

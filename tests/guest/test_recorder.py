@@ -66,6 +66,13 @@ def test_ftrace_agreement(ctx):
     # pair: a missing event still leaves one unmatched, because both streams
     # must have the same count. Agreement of the stamps is asserted separately
     # on the distribution.
+    # stamp order is write order on each CPU (kmod/probes.c, HGT_IRQS_OFF)
+    last, back = {}, []
+    for e in rec.events:
+        if e.tsc < last.get(e.cpu, (0, None))[0]:
+            back.append((e.cpu, last[e.cpu][1], e.kind, last[e.cpu][0] - e.tsc))
+        last[e.cpu] = (e.tsc, e.kind)
+    assert not back, f"{len(back)} records went back in time on their CPU: {back[:5]}"
     tol = rec.tsc_khz * 50                   # 50 ms in cycles
     res = matching.match(rec.events, fev, drops, rec.window, tol)
     total = res["ftrace"] + res["hgtrace"]
