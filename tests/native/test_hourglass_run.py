@@ -151,7 +151,12 @@ def test_cpu_scan_counts_work_and_cpu_periodic_counts_periods(hg):
     r = hg("-n 2 -d 1s -t 0 -w CPU_SCAN 32 --affinity 0 -t 1 -w CPU_PERIODIC 1ms 4ms --affinity 1")
     t0, t1 = r.json["threads"]
     assert t0["work_units"] > 1000
-    assert t1["deadlines"]["hit"] >= 700, t1   # ~1 ms jobs back to back, 1 s
+    # 1 ms jobs back to back: about one completed job per ms of CPU the
+    # thread got. Judged against its CPU time, not the run's 1 s: on a
+    # loaded host (CI with guests running) it got 73% of the CPU and hit 701.
+    cpu_ms = t1["cpu_time_ns"] / 1e6
+    assert cpu_ms > 100, t1
+    assert t1["deadlines"]["hit"] >= 0.7 * cpu_ms, (cpu_ms, t1["deadlines"])
 
 
 def test_raw_cycles(hg):
