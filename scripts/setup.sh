@@ -17,7 +17,8 @@
 #     trace in a real KernelShark window and the HTML report in Chromium,
 #     without a screen, and checks the screenshots;
 #   - librsvg2-bin: rsvg-convert, for `hourglass export --png`;
-#   - libtracecmd-dev, libtraceevent-dev, pkg-config: hgtrace-import reads
+#   - libtracecmd-dev, libtracefs-dev (its .pc requires libtracefs),
+#     libtraceevent-dev, pkg-config: hgtrace-import reads
 #     trace-cmd's trace.dat through the libraries trace-cmd itself uses;
 #   - virtme-ng in a virtual environment at $HG_VENV (default .venv).
 set -euo pipefail
@@ -32,7 +33,7 @@ pkgs=(
 	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64
 	qemu-system-x86 trace-cmd rt-tests stress-ng kmod kernelshark
 	xvfb imagemagick chromium-headless-shell librsvg2-bin
-	gcc make python3-venv libtracecmd-dev libtraceevent-dev pkg-config
+	gcc make python3-venv libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config
 )
 
 missing=()
