@@ -119,6 +119,30 @@ static void hgt_name_func(u64 tsc, u32 id, const void *fn)
 	hgt_emit(&r, sizeof(r));
 }
 
+/*
+ * Stamp order on a CPU is write order only if nothing writes between a
+ * probe's stamp and its write. Most tracepoints fire with interrupts off;
+ * these can fire with them on, so an interrupt there would write its records
+ * first, with later stamps (seen: a tick slipped in after softirq_entry's
+ * stamp, and on PREEMPT_RT after a soft hrtimer's):
+ *   softirq_entry/exit     softirqs run with interrupts enabled;
+ *   hrtimer_expire_*       soft hrtimers run in the timer softirq, and on
+ *                          PREEMPT_RT every hrtimer not marked HARD does;
+ *   sched_waking/wakeup    try_to_wake_up() on current takes no lock;
+ *   sched_process_exit, sys_enter/exit   process context.
+ * Those probes hold interrupts off from their stamp to their write. Where
+ * interrupts are off already this costs a flags save and restore. Only an
+ * NMI can still land in between (docs/hgtrace-abi.md, "Order").
+ */
+#define HGT_IRQS_OFF(call)			\
+	do {					\
+		unsigned long irqf;		\
+						\
+		local_irq_save(irqf);		\
+		call;				\
+		local_irq_restore(irqf);	\
+	} while (0)
+
 /* ---- scheduler ---- */
 
 static void probe_sched_switch(void *data, bool preempt, struct task_struct *prev,
@@ -146,11 +170,8 @@ static void probe_sched_switch(void *data, bool preempt, struct task_struct *pre
 	hgt_emit(&r, sizeof(r));
 }
 
-/* sched_waking, sched_wakeup and sched_wakeup_new share this probe; data = type */
-static void probe_sched_wake(void *data, struct task_struct *p)
+static void sched_wake_record(u64 tsc, u8 type, struct task_struct *p)
 {
-	u64 tsc = rdtsc_ordered();
-	u8 type = (u8)(unsigned long)data;
 	struct {
 		struct hgt_rec h;
 		struct hgt_wake w;
@@ -166,6 +187,12 @@ static void probe_sched_wake(void *data, struct task_struct *p)
 	r.w.prio = p->prio;
 	r.w.pad = 0;
 	hgt_emit(&r, sizeof(r));
+}
+
+/* sched_waking, sched_wakeup and sched_wakeup_new share this probe; data = type */
+static void probe_sched_wake(void *data, struct task_struct *p)
+{
+	HGT_IRQS_OFF(sched_wake_record(rdtsc_ordered(), (u8)(unsigned long)data, p));
 }
 
 static void probe_sched_migrate(void *data, struct task_struct *p, int dest_cpu)
@@ -225,24 +252,6 @@ static void probe_irq_exit(void *data, int irq, struct irqaction *action, int re
 	}
 	hgt_msa_irq(tsc, true, false);
 }
-
-/*
- * Stamp order on a CPU is write order only if nothing writes between a
- * probe's stamp and its write. Most tracepoints fire with interrupts off;
- * softirq_entry/exit, sys_enter/exit and sched_process_exit fire with them
- * on, so an interrupt there would write its records first, with later
- * stamps (seen: a tick slipped in after softirq_entry's stamp). Those probes
- * hold interrupts off from their stamp to their write. Only an NMI can still
- * land in between (docs/hgtrace-abi.md, "Order").
- */
-#define HGT_IRQS_OFF(call)			\
-	do {					\
-		unsigned long irqf;		\
-						\
-		local_irq_save(irqf);		\
-		call;				\
-		local_irq_restore(irqf);	\
-	} while (0)
 
 static void softirq_record(u64 tsc, u8 type, unsigned int vec)
 {
@@ -326,9 +335,8 @@ static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
 
 /* ---- timers ---- */
 
-static void probe_hrtimer_entry(void *data, struct hrtimer *t, ktime_t *now)
+static void hrtimer_entry_record(u64 tsc, struct hrtimer *t)
 {
-	u64 tsc = rdtsc_ordered();
 	struct {
 		struct hgt_rec h;
 		struct hgt_hrtimer t;
@@ -345,15 +353,24 @@ static void probe_hrtimer_entry(void *data, struct hrtimer *t, ktime_t *now)
 	hgt_emit(&r, sizeof(r));
 }
 
-static void probe_hrtimer_exit(void *data, struct hrtimer *t)
+static void probe_hrtimer_entry(void *data, struct hrtimer *t, ktime_t *now)
 {
-	u64 tsc = rdtsc_ordered();
+	HGT_IRQS_OFF(hrtimer_entry_record(rdtsc_ordered(), t));
+}
+
+static void hrtimer_exit_record(u64 tsc, struct hrtimer *t)
+{
 	struct hgt_rec r;
 
 	if (!hgt_cpu_on())
 		return;
 	hgt_hdr(&r, tsc, HGT_REC_HRTIMER_EXIT, hgt_ptr_id(t));
 	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_hrtimer_exit(void *data, struct hrtimer *t)
+{
+	HGT_IRQS_OFF(hrtimer_exit_record(rdtsc_ordered(), t));
 }
 
 /* ---- system calls (off by default) ---- */
