@@ -41,6 +41,10 @@ sys.path.insert(0, os.path.join(TOP, "tests", "guest"))
 from hgtrace_file import read_hgt  # noqa: E402
 
 OUT = os.environ.get("HGT_OUT", "/tmp/bench")
+# where the recorders write while measured (default OUT). In a guest OUT is the
+# host's directory shared over 9p, whose writes cost extra copies a local disk
+# does not; HGT_BENCH_REC_DIR=/tmp/rec puts both recorders on the guest's tmpfs.
+REC = os.environ.get("HGT_BENCH_REC_DIR", OUT)
 KO = os.environ["HGT_KO"]
 HGTRACE = os.path.join(TOP, "build", "hgtrace")
 REPEATS = int(os.environ.get("HGT_BENCH_REPEATS", "11"))
@@ -92,7 +96,7 @@ def run_none(i, work=HACKBENCH_WORK):
 
 
 def run_module(i, extra=(), work=HACKBENCH_WORK):
-    path = os.path.join(OUT, f"cost-{i}.hgt")
+    path = os.path.join(REC, f"cost-{i}.hgt")
     p = sh([HGTRACE, "record", "-q", *extra, "-o", path, "--", *work[0]])
     rec = read_hgt(path)
     n = sum(1 for e in rec.events if e.kind != "lost")
@@ -123,7 +127,7 @@ def ftrace_stat(path):
 
 
 def run_ftrace(i, extra=(), work=HACKBENCH_WORK):
-    path = os.path.join(OUT, f"cost-{i}.dat")
+    path = os.path.join(REC, f"cost-{i}.dat")
     p = sh(ftrace_args(path, extra) + work[0])
     rep = subprocess.run(["trace-cmd", "report", "-q", path], capture_output=True, text=True)
     lost = sum(int(x) for x in re.findall(r"\[(\d+) EVENTS DROPPED\]", rep.stdout))
@@ -162,7 +166,7 @@ def run_discarding(i, work=HACKBENCH_WORK):
     with open("/sys/module/hgtrace/parameters/discard", "w") as f:
         f.write("1")
     try:
-        path = os.path.join(OUT, f"discard-{i}.hgt")
+        path = os.path.join(REC, f"discard-{i}.hgt")
         p = sh([HGTRACE, "record", "-q", "-o", path, "--", *work[0]])
         os.remove(path)
         return work[1](p.stdout), None
@@ -273,7 +277,7 @@ def bench_same_run_size(repeats=3):
     runs = {"default": [], "any": []}
     for i in range(repeats):
         for key, extra in (("default", ()), ("any", ("--compression", "any"))):
-            hgt, dat = os.path.join(OUT, f"same-{i}.hgt"), os.path.join(OUT, f"same-{i}.dat")
+            hgt, dat = os.path.join(REC, f"same-{i}.hgt"), os.path.join(REC, f"same-{i}.dat")
             sh([HGTRACE, "record", "-q", "-z", "-o", hgt, "--", *ftrace_args(dat, extra), *HACKBENCH])
             rec = read_hgt(hgt)
             n = sum(1 for e in rec.events if e.kind != "lost")
@@ -299,7 +303,7 @@ def bench_throughput():
     """Drain rate of a full buffer, and the live zero-loss rate under hackbench."""
     drain = []
     for i in range(5):
-        path = os.path.join(OUT, f"drain-{i}.hgt")
+        path = os.path.join(REC, f"drain-{i}.hgt")
         # record with a large buffer and a drain period longer than the run, so
         # that everything is drained in one go after STOP; time that drain
         p = sh([HGTRACE, "record", "-b", "65536", "-i", "10s", "-o", path, "--", *HACKBENCH])
@@ -310,7 +314,7 @@ def bench_throughput():
         os.remove(path)
     live = []
     for i in range(5):
-        path = os.path.join(OUT, f"live-{i}.hgt")
+        path = os.path.join(REC, f"live-{i}.hgt")
         sh([HGTRACE, "record", "-q", "-o", path, "--", *HACKBENCH])
         rec = read_hgt(path)
         span = (rec.window[1] - rec.window[0]) / (rec.tsc_khz * 1000)
@@ -326,12 +330,25 @@ def bench_throughput():
                 live=live)
 
 
+def fs_of(path):
+    """The file system type of the mount holding path (from /proc/self/mounts)."""
+    path, best, kind = os.path.realpath(path), "", "?"
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            mnt, typ = line.split()[1:3]
+            if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+                best, kind = mnt, typ
+    return kind
+
+
 def main():
     parts = sys.argv[1:] or ["cost", "size", "throughput"]
     os.makedirs(OUT, exist_ok=True)
+    os.makedirs(REC, exist_ok=True)
     subprocess.run(["insmod", KO], check=True)
     try:
-        res = dict(kernel=os.uname().release, cpus=len(os.sched_getaffinity(0)), icount=ICOUNT)
+        res = dict(kernel=os.uname().release, cpus=len(os.sched_getaffinity(0)), icount=ICOUNT,
+                   recordings_on=fs_of(REC))
         if "cost" in parts:
             res["cost_size"] = bench_cost_and_size()
         if "size" in parts:
@@ -351,7 +368,8 @@ def main():
         json.dump(res, f, indent=1)
     print(f"kernel {res['kernel']}, {res['cpus']} CPU(s), " +
           ("instruction-count clock (scripts/vm --icount): times count instructions" if ICOUNT else
-           "the host's clock: times swing with the host's load"))
+           "the host's clock: times swing with the host's load") +
+          f"; recorders write to {REC} ({res['recordings_on']})")
     if "cost_size" in res:
         print_cost(res["cost_size"])
     if "compressed" in res:
