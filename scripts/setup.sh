@@ -9,6 +9,7 @@
 #   - the four guest kernels with matching headers (6.1, 6.1 PREEMPT_RT, 6.12,
 #     6.12 PREEMPT_RT): the module is built for and tested inside each;
 #   - qemu-system-x86: virtme-ng boots those kernels under TCG emulation;
+#     busybox-static: virtme-ng builds the guest's initramfs from it;
 #   - trace-cmd, rt-tests (hackbench, cyclictest), stress-ng: loads and the
 #     independent ftrace ground truth the module is checked against;
 #   - kernelshark: the viewer of exported traces; its library (libkshark)
@@ -31,7 +32,7 @@ pkgs=(
 	linux-image-rt-amd64 linux-headers-rt-amd64
 	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64
-	qemu-system-x86 trace-cmd rt-tests stress-ng kmod kernelshark
+	qemu-system-x86 busybox-static trace-cmd rt-tests stress-ng kmod kernelshark
 	xvfb imagemagick chromium-headless-shell librsvg2-bin
 	gcc make python3-venv libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config
 )
