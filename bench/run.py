@@ -27,6 +27,11 @@ instruction costs the same (no caches): a count of work, not a timing.
               as the module's store, on the pipe workload
   throughput  how fast the recorder drains a full buffer (events/s), and the
               highest per-CPU rate the live recorder kept with zero loss
+
+Environment: HGT_BENCH_REPEATS (11) repeats of the timed parts;
+HGT_BENCH_SIZE_REPEATS (3) runs of each variant in size; HGT_BENCH_REC_DIR
+(the output directory) where both recorders write while measured, e.g. the
+guest's tmpfs instead of the 9p-shared output directory.
 """
 import json
 import os
@@ -48,6 +53,8 @@ REC = os.environ.get("HGT_BENCH_REC_DIR", OUT)
 KO = os.environ["HGT_KO"]
 HGTRACE = os.path.join(TOP, "build", "hgtrace")
 REPEATS = int(os.environ.get("HGT_BENCH_REPEATS", "11"))
+# runs of each variant in the size part (each run records about 250 k events)
+SIZE_REPEATS = int(os.environ.get("HGT_BENCH_SIZE_REPEATS", "3"))
 ICOUNT = os.environ.get("HGT_VM_ICOUNT") == "1"
 HACKBENCH = ["hackbench", "-l", "150", "-g", "2"]
 # the tracepoints of hgtrace's default event set, as ftrace events
@@ -352,8 +359,8 @@ def main():
         if "cost" in parts:
             res["cost_size"] = bench_cost_and_size()
         if "size" in parts:
-            res["compressed"] = bench_compressed_size()
-            res["same_run"] = bench_same_run_size()
+            res["compressed"] = bench_compressed_size(SIZE_REPEATS)
+            res["same_run"] = bench_same_run_size(SIZE_REPEATS)
         if "split" in parts:
             res["split"] = bench_split()
         if "pipe" in parts:
