@@ -1,0 +1,30 @@
+"""scripts/vm refuses bad input with a message and exit 2, before it builds or boots anything."""
+import os
+import subprocess
+
+import pytest
+
+VM = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "vm")
+
+
+def vm(*args):
+    return subprocess.run([VM, *args], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--bogus", "true"], "unknown option --bogus"),
+    (["-k", "6.1"], "no command to run"),
+    (["-k", "9.9", "--", "true"], "kernel '9.9' is not installed"),
+    (["-o", "/tmp/a=b", "--", "true"], "contains '='"),
+    (["--icount", "-c", "2", "--", "true"], "--icount runs one CPU"),
+])
+def test_bad_input(args, msg):
+    p = vm(*args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert msg in p.stderr, p.stderr
+
+
+def test_list_names_the_four_aliases():
+    p = vm("--list")
+    assert p.returncode == 0, p.stderr
+    assert [line.split()[0] for line in p.stdout.splitlines()] == ["6.1", "6.1-rt", "6.12", "6.12-rt"], p.stdout
