@@ -3,8 +3,9 @@
 Both recorders hook the same tracepoints, so each event should appear in both,
 on the same CPU, with the same identity (pids, irq, vector), a few
 microseconds apart (the other probe runs in between). Events inside a window
-where either recorder reported a loss are excluded, as are events outside the
-module's start/stop window; every other event must find its partner.
+where either recorder reported a loss are excluded, as are events near or
+outside the edges of the module's start/stop window; every other event must
+find its partner.
 """
 from collections import defaultdict
 
@@ -43,50 +44,76 @@ def _covered(cpu, ts, windows, slack):
     return any(c == cpu and lo - slack <= ts <= hi + slack for c, lo, hi in windows)
 
 
-def match(hgt_events, fevents, drops, window, tol):
-    """Match; returns a dict of counts and up to 20 unmatched examples per side."""
+def _pair(fa, hb, tol):
+    """Pair two sorted stamp lists in order within tol; returns (pairs, rest_f, rest_h)."""
+    pairs, rest_f, rest_h = [], [], []
+    i = j = 0
+    while i < len(fa) and j < len(hb):
+        dt = hb[j] - fa[i]
+        if abs(dt) <= tol:
+            pairs.append((fa[i], hb[j]))
+            i += 1
+            j += 1
+        elif dt < 0:
+            rest_h.append(hb[j])
+            j += 1
+        else:
+            rest_f.append(fa[i])
+            i += 1
+    return pairs, rest_f + fa[i:], rest_h + hb[j:]
+
+
+def match(hgt_events, fevents, drops, window, tol, near=None):
+    """Match; returns a dict of counts, the pairs' stamp differences and the
+    unmatched events as (key, stamp).
+
+    Pairing runs in two passes per (cpu, kind, identity): first in order
+    within near (default tol / 250), where almost every pair lies, then what
+    is left within tol, for the pairs a stalled vCPU pulled apart. One pass at
+    the wide tol would pair a missing event's neighbour in its place and shift
+    every later pair by one: the loss would surface at the end of the run,
+    with the shifted pairs' differences counted as disagreement.
+
+    Events are paired over the whole window but judged only inside it less
+    tol at each end: a pair whose two stamps lie on either side of the
+    trimmed edge is still a pair.  A pair is judged by its ftrace event.
+    """
     lo, hi = window
+    near = tol // 250 if near is None else near
     losses = loss_windows_hgt(hgt_events) + loss_windows_ftrace(fevents, drops)
     a, b = defaultdict(list), defaultdict(list)      # (cpu, kind, key) -> [ts]
     excluded = 0
+    judged = lambda ts: lo + tol <= ts <= hi - tol
     for e in fevents:
-        if e["event"] not in KINDS or not (lo + tol <= e["ts"] <= hi - tol):
+        if e["event"] not in KINDS or not lo <= e["ts"] <= hi:
             continue
         if _covered(e["cpu"], e["ts"], losses, tol):
-            excluded += 1
+            excluded += judged(e["ts"])
             continue
         kind, fkey, _ = KINDS[e["event"]]
         a[(e["cpu"], kind, fkey(e["fields"]))].append(e["ts"])
     for e in hgt_events:
-        if e.kind not in HGT_KIND or not (lo + tol <= e.tsc <= hi - tol):
+        if e.kind not in HGT_KIND or not lo <= e.tsc <= hi:
             continue
         if _covered(e.cpu, e.tsc, losses, tol):
-            excluded += 1
+            excluded += judged(e.tsc)
             continue
         b[(e.cpu, e.kind, HGT_KIND[e.kind][1](e.fields))].append(e.tsc)
 
     res = dict(ftrace=0, hgtrace=0, matched=0, excluded=excluded, max_dt=0, dts=[],
                only_ftrace=[], only_hgtrace=[])
     for key in set(a) | set(b):
-        fa, hb = sorted(a.get(key, [])), sorted(b.get(key, []))
-        res["ftrace"] += len(fa)
-        res["hgtrace"] += len(hb)
-        i = j = 0
-        while i < len(fa) and j < len(hb):
-            dt = hb[j] - fa[i]
-            if abs(dt) <= tol:
-                res["matched"] += 1
-                res["dts"].append(dt)
-                i += 1
-                j += 1
-            elif hb[j] < fa[i]:
-                res["only_hgtrace"].append((key, hb[j]))
-                j += 1
-            else:
-                res["only_ftrace"].append((key, fa[i]))
-                i += 1
-        res["only_ftrace"] += [(key, t) for t in fa[i:]]
-        res["only_hgtrace"] += [(key, t) for t in hb[j:]]
+        close, rest_f, rest_h = _pair(sorted(a.get(key, [])), sorted(b.get(key, [])), near)
+        far, rest_f, rest_h = _pair(rest_f, rest_h, tol)
+        dts = [h - f for f, h in close + far if judged(f)]
+        only_f = [t for t in rest_f if judged(t)]
+        only_h = [t for t in rest_h if judged(t)]
+        res["matched"] += len(dts)
+        res["dts"] += dts
+        res["ftrace"] += len(dts) + len(only_f)
+        res["hgtrace"] += len(dts) + len(only_h)
+        res["only_ftrace"] += [(key, t) for t in only_f]
+        res["only_hgtrace"] += [(key, t) for t in only_h]
     if res["dts"]:
         res["max_dt"] = max(abs(d) for d in res["dts"])
     return res

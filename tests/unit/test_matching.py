@@ -58,3 +58,35 @@ def test_wide_window_still_counts_a_missing_event():
     f = [fsw(0, 0, 1, 2), fsw(0, 4000, 1, 2), fsw(0, 8000, 1, 2)]
     r = matching.match(h, f, [], (-100000, 100000), tol=50000)
     assert r["matched"] == 2 and len(r["only_ftrace"]) == 1 and not r["only_hgtrace"]
+
+
+def test_a_missing_event_is_reported_where_it_is():
+    """One event missing mid-run is that event, and the pairs after it stay
+    true: the wide window must not pair each event with its neighbour."""
+    f = [fsw(0, t, 1, 2) for t in range(0, 100000, 4000)]
+    h = [sw(0, t + 3, 1, 2) for t in range(0, 100000, 4000) if t != 40000]
+    r = matching.match(h, f, [], (-100000, 200000), tol=50000)
+    assert [t for _key, t in r["only_ftrace"]] == [40000] and not r["only_hgtrace"]
+    assert r["matched"] == len(h) and r["max_dt"] == 3
+
+
+def test_a_stalled_pair_still_pairs():
+    """A vCPU stall between the two probes pulls a pair apart, within tol."""
+    f = [fsw(0, t, 1, 2) for t in range(0, 100000, 4000)]
+    h = [sw(0, t + (3000 if t == 40000 else 3), 1, 2) for t in range(0, 100000, 4000)]
+    r = matching.match(h, f, [], (-100000, 200000), tol=50000)
+    assert r["matched"] == len(f) and not r["only_ftrace"] and not r["only_hgtrace"]
+    assert r["max_dt"] == 3000
+
+
+def test_a_pair_across_the_trimmed_edge_is_a_pair():
+    """Events within tol of the window's ends are not judged, but they still
+    pair: an ftrace stamp just inside the edge whose partner lies just
+    outside it is matched, not reported missing."""
+    window, tol = (0, 100000), 1000
+    f = [fsw(0, 50000, 1, 2), fsw(0, 98999, 3, 4), fsw(0, 999, 5, 6)]
+    h = [sw(0, 50002, 1, 2), sw(0, 99001, 3, 4), sw(0, 1001, 5, 6)]
+    r = matching.match(h, f, [], window, tol)
+    assert not r["only_ftrace"] and not r["only_hgtrace"]
+    # the pair at 98999 is judged (its ftrace stamp is inside), the one at 999 is not
+    assert r["matched"] == 2 and r["ftrace"] == 2 and r["hgtrace"] == 2
