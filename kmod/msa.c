@@ -19,6 +19,7 @@
  * the same reason; a thread that finds no slot is counted in msa_overflow.
  */
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/vmalloc.h>
@@ -47,6 +48,8 @@ struct hgt_msa_ent {
 static struct hgt_msa_ent *tab;
 static u32 cap;			/* power of two */
 static atomic64_t overflow;
+/* msa_sched_at(): switch sides placed at the scheduler's clock, their lag, and stale ones */
+static atomic64_t lag_n, lag_ns, lag_stale;
 
 int hgt_msa_alloc(u32 capacity)
 {
@@ -85,6 +88,9 @@ void hgt_msa_reset(void)
 	for (i = 0; i < cap; i++)
 		raw_spin_lock_init(&tab[i].lock);
 	atomic64_set(&overflow, 0);
+	atomic64_set(&lag_n, 0);
+	atomic64_set(&lag_ns, 0);
+	atomic64_set(&lag_stale, 0);
 }
 
 u64 hgt_msa_overflow(void)
@@ -178,28 +184,71 @@ static u8 msa_offcpu_state(unsigned int prev_state, bool preempt)
 	return HGT_MSA_SLEEP;
 }
 
+/*
+ * msa_sched_at - the TSC at which the scheduler switched p out or in
+ *
+ * __schedule() updates the run queue's clock before it picks next; prev's
+ * runtime is summed up to that instant (update_curr() leaves it in
+ * se.exec_start) and next's starts at the clock of its pick (set_next_entity()
+ * and the other classes' set_next_task). That is the sum_exec_runtime of
+ * /proc/<pid>/schedstat. The two instants differ when a newly idle CPU pulled
+ * next from another one: the clock moved on while it balanced. sched_switch
+ * fires later, after the pick, and under emulation a host stall can fall in
+ * between; placing both sides at the tracepoint would give that time to the
+ * wrong thread. So microstates take each side where the scheduler does. A lag
+ * below 0 or above 10 ms means the field was stale (the idle task's is not
+ * kept before 6.6, and idle is never accounted); that side then stays at the
+ * tracepoint, and is counted. The scheduler's clock and the TSC are read
+ * together, once per switch, so that the time the probe spends before it
+ * looks at next does not move next's side.
+ */
+static u64 msa_sched_at(struct task_struct *p, u64 tsc, u64 now_tsc, u64 now_ns)
+{
+	s64 ns = (s64)(now_ns - p->se.exec_start);
+
+	if (ns < 0 || ns > 10 * NSEC_PER_MSEC) {
+		atomic64_inc(&lag_stale);
+		return tsc;
+	}
+	atomic64_inc(&lag_n);
+	atomic64_add(ns, &lag_ns);
+	return now_tsc - div_u64((u64)ns * tsc_khz, USEC_PER_SEC);
+}
+
 void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
 		    unsigned int prev_state, bool preempt)
 {
 	struct hgt_msa_ent *e;
 	unsigned long flags;
+	bool tprev, tnext;
+	u64 now_tsc, now_ns;
 	u8 off;
 
 	if (!msa_active())
 		return;
+	tprev = hgt_task_traced(prev);
+	tnext = hgt_task_traced(next);
+	if (!tprev && !tnext)
+		return;
+	now_tsc = rdtsc_ordered();
+	now_ns = sched_clock_cpu(smp_processor_id());
 	off = msa_offcpu_state(prev_state, preempt);
 	/* PREEMPT_RT: waiting for a sleeping spinlock is a blocked, uninterruptible wait */
 	if (!preempt && (prev_state & TASK_RTLOCK_WAIT))
 		off = HGT_MSA_DISK;
-	if (hgt_task_traced(prev) && (e = msa_find(prev->pid, true))) {
+	if (tprev && (e = msa_find(prev->pid, true))) {
+		u64 at = msa_sched_at(prev, tsc, now_tsc, now_ns);
+
 		raw_spin_lock_irqsave(&e->lock, flags);
-		msa_set(e, tsc, off, prev->tgid);
+		msa_set(e, at, off, prev->tgid);
 		e->nr_switches++;
 		raw_spin_unlock_irqrestore(&e->lock, flags);
 	}
-	if (hgt_task_traced(next) && (e = msa_find(next->pid, true))) {
+	if (tnext && (e = msa_find(next->pid, true))) {
+		u64 at = msa_sched_at(next, tsc, now_tsc, now_ns);
+
 		raw_spin_lock_irqsave(&e->lock, flags);
-		msa_set(e, tsc, msa_oncpu_state(e, this_cpu_read(hgt_pcpu.hard_depth)), next->tgid);
+		msa_set(e, at, msa_oncpu_state(e, this_cpu_read(hgt_pcpu.hard_depth)), next->tgid);
 		raw_spin_unlock_irqrestore(&e->lock, flags);
 	}
 }
@@ -321,9 +370,15 @@ void hgt_msa_show(struct seq_file *m)
 	};
 	struct hgt_msa s;
 	u32 i, k;
+	u64 n;
 
 	seq_puts(m, "# hgtrace microstates, ns (TSC at ");
-	seq_printf(m, "%u kHz); state = current state\n# pid tgid state switches", tsc_khz);
+	seq_printf(m, "%u kHz); state = current state\n", tsc_khz);
+	n = atomic64_read(&lag_n);
+	seq_printf(m, "# switch sides placed at the scheduler's clock: %llu, on average %llu ns before "
+		   "sched_switch; at sched_switch (stale clock): %lld\n",
+		   n, n ? div64_u64(atomic64_read(&lag_ns), n) : 0, atomic64_read(&lag_stale));
+	seq_puts(m, "# pid tgid state switches");
 	for (k = 0; k < HGT_MSA_NR; k++)
 		seq_printf(m, " %s", names[k]);
 	seq_puts(m, " total\n");
