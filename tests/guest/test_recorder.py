@@ -7,7 +7,7 @@ import os
 import statistics
 import subprocess
 
-from harness import HGTRACE, KO, TESTBIN, load, module_loaded, run, unload
+from harness import HGTRACE, KO, TESTBIN, dmesg_lines, load, module_loaded, run, unload
 from hgtrace_file import read_hgt
 import ftrace_text
 import matching
@@ -268,9 +268,28 @@ def test_load_unload_cycles(ctx):
     ctx.note(f"100 cycles; rmmod refused {refused} times while a reader was open; 25 unloads while recording")
 
 
+def _sched_clock_stable():
+    """Is the scheduler's clock the raw TSC? Without a stable TSC (these guests
+    by default: "TSCs unsynchronized") sched_clock_cpu() is filtered and held
+    back within a tick of the wall clock, so it loses time the TSC counts."""
+    log = "\n".join(dmesg_lines())
+    return "sched_clock: Marking stable" in log and "Marking TSC unstable" not in log
+
+
 def test_microstates(ctx):
     """Per thread, states add up to its wall time and on-CPU time agrees with schedstat."""
     load()
+    # The module places each side of a switch at the scheduler's clock read,
+    # as schedstat does (kmod/msa.c, msa_sched_at). Where that clock is the
+    # TSC, the issue's 1% per thread holds (measured +0.04%..+0.43%, 18
+    # threads). Where it is filtered, a host stall can hold it back between
+    # the scheduler's read and the probe's, and time moves between threads at
+    # that switch: up to 1.5% seen, so 3% per thread and 1.5% over the three.
+    # scripts/check-kernels runs this test again in a boot with tsc=reliable.
+    stable = _sched_clock_stable()
+    per_thread, overall = (0.01, 0.01) if stable else (0.03, 0.015)
+    ctx.note(f"scheduler's clock {'stable (the TSC)' if stable else 'filtered (TSC unstable)'}: "
+             f"limits {per_thread:.0%} per thread, {overall:.1%} over the three")
     # -F selects the command's own process, so msa_check runs directly, not under sh
     p = hgtrace("record", "-q", "-F", "-o", ctx.path("msa.hgt"), "--", os.path.join(TESTBIN, "msa_check"))
     open(ctx.path("msa.txt"), "w").write(p.stdout)
@@ -287,12 +306,9 @@ def test_microstates(ctx):
         assert 0.99 * wall_min <= total <= 1.01 * wall_max, \
             f"tid {tid}: states sum to {total} ns, its age is {wall_min}..{wall_max} ns"
         # schedstat's sum_exec_runtime includes time in interrupts (none of the
-        # four kernels has CONFIG_IRQ_TIME_ACCOUNTING). Under emulation a host
-        # stall inside a switch lands on one side of it: per thread we have
-        # seen -1.3%..+1.7% (docs/testing.md), so 3% per thread, and the three
-        # threads together, where such errors average out, within 1.5%.
-        assert abs(oncpu + intr - sched) <= 0.03 * sched, \
-            f"tid {tid}: on-CPU {oncpu} + interrupted {intr} ns vs schedstat {sched} ns (limit 3%)"
+        # four kernels has CONFIG_IRQ_TIME_ACCOUNTING)
+        assert abs(oncpu + intr - sched) <= per_thread * sched, \
+            f"tid {tid}: on-CPU {oncpu} + interrupted {intr} ns vs schedstat {sched} ns (limit {per_thread:.0%})"
         tot_msa += oncpu + intr
         tot_sched += sched
         # 8 nanosleeps of 25 ms, which never return early. The switch count
@@ -302,10 +318,14 @@ def test_microstates(ctx):
             f"tid {tid}: the worker slept 8 times 25 ms: sleep {int(sleep) / 1e6:.2f} ms, {switches} switches"
     ctx.note(f"all threads: on-CPU + interrupted {tot_msa / 1e6:.2f} ms, schedstat {tot_sched / 1e6:.2f} ms "
              f"({(tot_msa - tot_sched) / tot_sched * 100:+.2f}%)")
-    assert abs(tot_msa - tot_sched) <= 0.015 * tot_sched, \
-        f"all threads: on-CPU + interrupted {tot_msa} ns vs schedstat {tot_sched} ns (limit 1.5%)"
+    assert abs(tot_msa - tot_sched) <= overall * tot_sched, \
+        f"all threads: on-CPU + interrupted {tot_msa} ns vs schedstat {tot_sched} ns (limit {overall:.1%})"
     msa = open("/proc/hgtrace/msa").read()
-    assert msa.startswith("# hgtrace microstates") and len(msa.splitlines()) >= 5, msa[:500]
+    open(ctx.path("msa-table.txt"), "w").write(msa)
+    assert msa.startswith("# hgtrace microstates") and len(msa.splitlines()) >= 6, msa[:500]
+    lag = msa.splitlines()[1]
+    assert lag.startswith("# switch sides placed at the scheduler's clock: "), lag
+    ctx.note(lag[2:])
 
 
 def test_discard_stores_nothing(ctx):
