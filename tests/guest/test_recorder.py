@@ -269,7 +269,7 @@ def test_load_unload_cycles(ctx):
 
 
 def _sched_clock_stable():
-    """Is the scheduler's clock the raw TSC? Without a stable TSC (these guests
+    """Is the scheduler's clock the raw TSC? Without a stable TSC (the 6.1 guests
     by default: "TSCs unsynchronized") sched_clock_cpu() is filtered and held
     back within a tick of the wall clock, so it loses time the TSC counts."""
     log = "\n".join(dmesg_lines())
