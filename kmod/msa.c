@@ -48,8 +48,12 @@ struct hgt_msa_ent {
 static struct hgt_msa_ent *tab;
 static u32 cap;			/* power of two */
 static atomic64_t overflow;
-/* msa_sched_at(): switch sides placed at the scheduler's clock, their lag, and stale ones */
-static atomic64_t lag_n, lag_ns, lag_stale;
+/*
+ * msa_sched_at(): switch sides placed at the scheduler's clock, their lag,
+ * stale ones; and sides that fell before the thread's last transition (an
+ * irq exit after the scheduler's clock read) with the cycles by which they did
+ */
+static atomic64_t lag_n, lag_ns, lag_stale, lag_before, lag_before_cyc;
 
 int hgt_msa_alloc(u32 capacity)
 {
@@ -91,6 +95,8 @@ void hgt_msa_reset(void)
 	atomic64_set(&lag_n, 0);
 	atomic64_set(&lag_ns, 0);
 	atomic64_set(&lag_stale, 0);
+	atomic64_set(&lag_before, 0);
+	atomic64_set(&lag_before_cyc, 0);
 }
 
 u64 hgt_msa_overflow(void)
@@ -154,6 +160,23 @@ static void msa_set(struct hgt_msa_ent *e, u64 tsc, u8 state, s32 tgid)
 		e->last_tsc = tsc;
 	}
 	e->state = state;
+}
+
+/*
+ * msa_set_side - msa_set() for one side of a switch placed at the scheduler's
+ * clock. When a wake-up inside an irq makes the scheduler skip its next clock
+ * update (rq_clock_skip_update), that clock read lies inside the irq, before
+ * the irq's exit: schedstat gives the rest of the irq to the next thread,
+ * while here it stays the interrupted time of the thread that was current.
+ * Counted, so that the difference from schedstat can be told apart.
+ */
+static void msa_set_side(struct hgt_msa_ent *e, u64 tsc, u8 state, s32 tgid)
+{
+	if (e->first_tsc && tsc < e->last_tsc) {
+		atomic64_inc(&lag_before);
+		atomic64_add(e->last_tsc - tsc, &lag_before_cyc);
+	}
+	msa_set(e, tsc, state, tgid);
 }
 
 static u8 msa_oncpu_state(struct hgt_msa_ent *e, int hard_depth)
@@ -240,7 +263,7 @@ void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
 		u64 at = msa_sched_at(prev, tsc, now_tsc, now_ns);
 
 		raw_spin_lock_irqsave(&e->lock, flags);
-		msa_set(e, at, off, prev->tgid);
+		msa_set_side(e, at, off, prev->tgid);
 		e->nr_switches++;
 		raw_spin_unlock_irqrestore(&e->lock, flags);
 	}
@@ -248,7 +271,7 @@ void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
 		u64 at = msa_sched_at(next, tsc, now_tsc, now_ns);
 
 		raw_spin_lock_irqsave(&e->lock, flags);
-		msa_set(e, at, msa_oncpu_state(e, this_cpu_read(hgt_pcpu.hard_depth)), next->tgid);
+		msa_set_side(e, at, msa_oncpu_state(e, this_cpu_read(hgt_pcpu.hard_depth)), next->tgid);
 		raw_spin_unlock_irqrestore(&e->lock, flags);
 	}
 }
@@ -378,6 +401,8 @@ void hgt_msa_show(struct seq_file *m)
 	seq_printf(m, "# switch sides placed at the scheduler's clock: %llu, on average %llu ns before "
 		   "sched_switch; at sched_switch (stale clock): %lld\n",
 		   n, n ? div64_u64(atomic64_read(&lag_ns), n) : 0, atomic64_read(&lag_stale));
+	seq_printf(m, "# switch sides before the thread's last transition: %lld, by %llu ns in all\n",
+		   atomic64_read(&lag_before), cyc2ns(atomic64_read(&lag_before_cyc)));
 	seq_puts(m, "# pid tgid state switches");
 	for (k = 0; k < HGT_MSA_NR; k++)
 		seq_printf(m, " %s", names[k]);
