@@ -12,6 +12,8 @@
  * The thread was created between the two stamps around pthread_create(), so
  * its true age at the snapshot lies between wall_min and wall_max.
  * Run it under `hgtrace record -F` so that its threads are traced.
+ * `msa_check [ROUNDS]`: each worker spins 40 ms and sleeps 25 ms ROUNDS
+ * times (default 8).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +39,7 @@ struct worker {
 };
 
 static struct worker w[NWORKERS];
+static int rounds = 8;
 static int block_pipe[2];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -56,7 +59,7 @@ static void *work(void *arg)
 	int i;
 
 	me->tid = syscall(SYS_gettid);
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < rounds; i++) {
 		uint64_t until = now_ns() + 40000000;
 		struct timespec sl = { 0, 25000000 };
 
@@ -89,11 +92,17 @@ static uint64_t schedstat_ns(pid_t tid)
 	return v;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct hgt_hello h = { .abi_major = HGT_ABI_MAJOR, .abi_minor = HGT_ABI_MINOR };
 	int fd, i, all;
 
+	if (argc > 1)
+		rounds = atoi(argv[1]);
+	if (argc > 2 || rounds < 1 || rounds > 1000) {
+		fprintf(stderr, "usage: msa_check [ROUNDS (1..1000, default 8)]\n");
+		return 1;
+	}
 	fd = open(HGT_DEVICE, O_RDONLY);
 	if (fd < 0 || ioctl(fd, HGT_IOC_HELLO, &h)) {
 		fprintf(stderr, "msa_check: %s: %s\n", HGT_DEVICE, strerror(errno));
