@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * export.h - the exporters hgmerge feeds during its one pass: a trace.dat
+ * for trace-cmd and KernelShark (ks_*), Chrome trace-event JSON for
+ * Perfetto (pf_*). They see what the merger sees, in the same order:
+ *
+ *   every kernel record of a CPU, in that CPU's file order (nearly time
+ *     order: a record may come up to a few microseconds late; the
+ *     trace.dat writer reorders within a horizon and counts what it could
+ *     not), CPUs interleaved by time; COMM and NAME records included,
+ *   every hourglass record (intervals, jobs, wake-ups), per thread in file
+ *     order, threads interleaved roughly by time,
+ *   every gap when it closes (per CPU in time order), judged,
+ *   then finish, with every name the recording gave.
+ *
+ * Times are TSC cycles; each output shows t = (tsc - base_tsc) / tsc_hz
+ * seconds, the one time base of the report, the exports and hgtrace dump.
+ * Memory must not grow with the trace: pages go to temporary files beside
+ * the output, and only a bounded reorder window is held.
+ */
+#ifndef HG_EXPORT_H
+#define HG_EXPORT_H
+
+#include <stdint.h>
+#include "hg_err.h"
+#include "hgtrace.h"
+#include "hgl_trace.h"
+#include "../merger/hg_gaps.h"
+
+/* what the exporters may ask the merger about names, at any time */
+struct exp_names {
+	void *ctx;
+	const char *(*comm)(void *ctx, uint32_t pid);		/* NULL if not known (yet) */
+	const char *(*irq)(void *ctx, uint32_t irq);		/* irqaction name, NULL if none */
+	const char *(*func)(void *ctx, uint32_t func_id);	/* hrtimer callback / NMI handler symbol */
+	/* every pid with a name, for trace.dat's cmdlines: calls @fn for each */
+	void (*each_comm)(void *ctx, void (*fn)(void *arg, uint32_t pid, const char *comm), void *arg);
+	/* the gap's cause as every output names it ("switched to stress-ng:555", "irq 30 virtio0",
+	 * "local_timer", "hidden"): the engine's one naming function */
+	const char *(*cause)(void *ctx, const struct hgg_gap *g, char *buf, unsigned len);
+	/* a task's display name: "hg-thread-1" for hourglass's threads, else "comm:pid" */
+	const char *(*task)(void *ctx, uint32_t pid, char *buf, unsigned len);
+};
+
+struct exp_run {
+	double tsc_hz;
+	uint64_t base_tsc;
+	uint32_t ncpus;			/* CPUs 0..ncpus-1 appear in either timeline */
+	const char *uname;		/* the recorded kernel's release and version */
+	int nthreads;
+	const uint32_t *tids;		/* hourglass thread k is kernel pid tids[k] (0: unknown) */
+	const char *const *thread_names;/* "hg-thread-k": what every output calls thread k */
+	const char *const *workloads;	/* per thread: its workload, for labels */
+	struct exp_names names;
+	const char *command;		/* hourglass's command line, for metadata */
+};
+
+struct ks_export;
+struct pf_export;
+
+/* ks_open - a trace.dat at @path (must end in .dat); with @session, also a KernelShark
+ * session opening on the first wrong inference, and PATH-hourglass.dat beside it */
+struct ks_export *ks_open(const char *path, const char *session, const struct exp_run *run, struct hg_err *err);
+int ks_kernel(struct ks_export *x, uint32_t cpu, const struct hgt_rec *r, struct hg_err *err);
+int ks_hourglass(struct ks_export *x, const struct hgl_rec *r, struct hg_err *err);
+int ks_gap(struct ks_export *x, const struct hgg_gap *g, struct hg_err *err);
+/* ks_finish - assemble the file(s); NULL @err-free result on success; fills @summary */
+struct ks_summary {
+	uint64_t kernel_events, hourglass_events, gaps, reordered, clamped;
+	uint32_t cpus;
+	int session_written;
+	double session_gap_s;		/* the gap the session opens on, t from base_tsc */
+	char companion[4096];
+};
+int ks_finish(struct ks_export *x, struct ks_summary *summary, struct hg_err *err);
+void ks_abort(struct ks_export *x);	/* on error: remove what was written */
+
+struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg_err *err);
+int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct hg_err *err);
+int pf_hourglass(struct pf_export *x, const struct hgl_rec *r, struct hg_err *err);
+int pf_gap(struct pf_export *x, const struct hgg_gap *g, struct hg_err *err);
+struct pf_summary { uint64_t events, gaps; };
+int pf_finish(struct pf_export *x, struct pf_summary *summary, struct hg_err *err);
+void pf_abort(struct pf_export *x);
+
+/* names of the enums, shared by every output (defined in export_names.c) */
+extern const char *const hgg_class_name[HGG_C_N];	/* "switch_hg", ... "voluntary" */
+extern const char *const hgg_kind_name[HGG_KD_N];
+extern const char *const hgt_vector_name[HGT_VEC_MAX];	/* "local_timer", ... */
+extern const char *const softirq_name[10];		/* "HI", "TIMER", ... "RCU" */
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hg_hgt.h - the one reader of .hgt recordings (docs/hgtrace-file.md).
+ *
+ * hgt_open() reads the prelude and the metadata and walks every chunk header
+ * once (seeking over payloads), so that the whole file is checked for shape
+ * before any record is handed out: every size against what is there and
+ * against the format's limits, every CPU against the recording's nr_cpu_ids,
+ * the trailer (one time chunk, at most one stats chunk per CPU, END last and
+ * nothing after it). What it finds wrong is an error naming the file, the
+ * offset and the problem. A cursor then decodes one CPU's chunks in file
+ * order (plain, deflated or packed), checking each record's length against
+ * its type's payload, and decompression against the chunk's declared size.
+ *
+ * Memory: the chunk index (24 bytes a chunk, a chunk holding up to 64K
+ * records) and one decoded chunk per open cursor.
+ */
+#ifndef HG_HGT_H
+#define HG_HGT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hg_err.h"
+#include "hgtrace.h"		/* kmod/uapi: struct hgt_rec, hgt_chunk, hgt_cpu_stats */
+
+/* the format's limits: anything beyond is a corrupt file, never an allocation */
+#define HGT_MAX_META_BYTES	(1u << 20)
+#define HGT_MAX_CHUNK_BYTES	(64u << 20)	/* a chunk's payload, compressed or not */
+#define HGT_MAX_RAW_BYTES	(64u << 20)	/* a chunk's records once inflated or unpacked */
+#define HGT_MAX_CPUS		8192		/* x86_64's NR_CPUS ceiling */
+
+#define HGT_OPEN_ALLOW_INCOMPLETE 1	/* no END marker: read what is there (hgtrace dump) */
+
+struct hgt_file;
+struct hgt_cursor;
+
+struct hgt_chunk_info {
+	uint64_t offset;	/* of the chunk header */
+	uint32_t magic, cpu, nr_bytes, nr_records;
+};
+
+int hgt_open(struct hgt_file **out, const char *path, unsigned flags, struct hg_err *err);
+void hgt_close(struct hgt_file *f);
+
+const char *hgt_path(const struct hgt_file *f);
+uint32_t hgt_version(const struct hgt_file *f);
+/* hgt_meta - the value of "key: value" in the metadata, NULL if absent */
+const char *hgt_meta(const struct hgt_file *f, const char *key);
+/* hgt_meta_text - the whole metadata text */
+const char *hgt_meta_text(const struct hgt_file *f);
+/* hgt_nr_cpus - nr_cpu_ids from the metadata, else 1 + the highest CPU of any chunk */
+uint32_t hgt_nr_cpus(const struct hgt_file *f);
+int hgt_complete(const struct hgt_file *f);		/* an END marker was found */
+/* hgt_window - the recording window (time chunk): 1 and the stamps, or 0 if none */
+int hgt_window(const struct hgt_file *f, uint64_t *start, uint64_t *stop);
+/* hgt_cpu_stats - the stats chunk of @cpu, NULL if none */
+const struct hgt_cpu_stats *hgt_cpu_stats(const struct hgt_file *f, uint32_t cpu);
+uint64_t hgt_nr_records(const struct hgt_file *f);	/* over every record chunk */
+size_t hgt_nr_chunks(const struct hgt_file *f);		/* every chunk, trailer included */
+const struct hgt_chunk_info *hgt_chunk(const struct hgt_file *f, size_t i);
+
+/*
+ * hgt_read_chunk - the records of chunk @i (a records chunk of any coding),
+ * decoded and checked; *records stays valid until the next call on @f.
+ */
+int hgt_read_chunk(struct hgt_file *f, size_t i, const char **records, size_t *len, struct hg_err *err);
+
+/* hgt_cursor_open - the records of @cpu in file order; its own file handle and buffers */
+struct hgt_cursor *hgt_cursor_open(struct hgt_file *f, uint32_t cpu, struct hg_err *err);
+/*
+ * hgt_cursor_next - 1 and *rec (valid until the next call: rec->len bytes,
+ * at least the payload its type needs), 0 at the end, -1 on a bad file
+ */
+int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_err *err);
+uint64_t hgt_cursor_chunk_offset(const struct hgt_cursor *c);	/* of the current chunk, for messages */
+void hgt_cursor_close(struct hgt_cursor *c);
+
+/* hgt_type_min_len - the least len a record of @type may have (16 for unknown types) */
+unsigned hgt_type_min_len(unsigned type);
+
+#endif
