@@ -218,6 +218,22 @@ int hgev_map_has(const struct hgev_map *m, unsigned int i)
 	return i < NR_TABLE && m->has[i];
 }
 
+void hgev_map_drop(struct hgev_map *m, unsigned int i)
+{
+	int id;
+
+	if (i >= NR_TABLE || !m->has[i])
+		return;
+	m->has[i] = 0;
+	m->groups = 0;
+	for (id = 0; id <= m->max_id; id++) {
+		if (m->by_id[id].e == &table[i])
+			m->by_id[id].e = NULL;
+		else if (m->by_id[id].e)
+			m->groups |= m->by_id[id].e->d.group;
+	}
+}
+
 uint32_t hgev_map_groups(const struct hgev_map *m)
 {
 	return m->groups;

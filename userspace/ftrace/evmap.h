@@ -54,6 +54,8 @@ struct hgev_map *hgev_map_alloc(struct tep_handle *tep, uint32_t groups, const s
 void hgev_map_free(struct hgev_map *m);
 /* hgev_map_has - is table entry @i known to the map's tep (and in its groups)? */
 int hgev_map_has(const struct hgev_map *m, unsigned int i);
+/* hgev_map_drop - leave table entry @i out, as if the kernel lacked it */
+void hgev_map_drop(struct hgev_map *m, unsigned int i);
 /* hgev_map_groups - the groups with at least one event known */
 uint32_t hgev_map_groups(const struct hgev_map *m);
 

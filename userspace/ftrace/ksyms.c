@@ -13,7 +13,7 @@ unsigned int ksyms_name(const uint64_t *addr, unsigned int n, char (*names)[32])
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512], name[256] = "", type;
 	unsigned long long a;
-	unsigned int i, named = 0;
+	unsigned int i, named = 0, exact = 0;
 
 	for (i = 0; i < n; i++)
 		names[i][0] = 0;
@@ -34,7 +34,11 @@ unsigned int ksyms_name(const uint64_t *addr, unsigned int n, char (*names)[32])
 				best[i] = a;
 				memcpy(names[i], name, 31);
 				names[i][31] = 0;
+				exact += a == addr[i];
 			}
+		/* callbacks are function entries: once each has its exact symbol, the rest cannot do better */
+		if (exact == n)
+			break;
 	}
 	fclose(f);
 	for (i = 0; i < n; i++)

@@ -109,7 +109,8 @@ struct tep_handle *tfs_load_events(struct tfs *t)
 
 void tfs_remove_stale(int quiet)
 {
-	char **list = tracefs_instances("^" FT_INSTANCE_PREFIX "[0-9]+$");
+	/* libtracefs compiles a basic regular expression: no '+' */
+	char **list = tracefs_instances("^" FT_INSTANCE_PREFIX "[0-9][0-9]*$");
 	int i;
 
 	for (i = 0; list && list[i]; i++) {
