@@ -408,7 +408,8 @@ static int setup(struct rec *r)
 		return -1;
 	}
 	r->map = hgev_map_alloc(r->tep, r->o->events, &key);
-	r->kbuf = tep_kbuffer(r->tep);
+	/* the sub-buffer's commit word is a long: 8 bytes, as checked above */
+	r->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	if (!r->map || !r->kbuf) {
 		fprintf(stderr, "hgtrace-ftrace: out of memory\n");
 		return -1;
