@@ -41,7 +41,8 @@ int conv_init(struct conv *cv, struct hgev_map *map, struct kbuffer *kbuf, struc
 	/* the kernel rounds a CPU's buffer to whole sub-buffers of psize - header bytes of data */
 	cv->buffer_pages = (buffer_kb * 1024 + psize - PAGE_HDR - 1) / (psize - PAGE_HDR);
 	cv->cpu = calloc(ncpus, sizeof(*cv->cpu));
-	return cv->cpu ? 0 : -1;
+	cv->peek = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
+	return cv->cpu && cv->peek ? 0 : -1;
 }
 
 void conv_free(struct conv *cv)
@@ -56,6 +57,9 @@ void conv_free(struct conv *cv)
 	}
 	free(cv->cpu);
 	cv->cpu = NULL;
+	if (cv->peek)
+		kbuffer_free(cv->peek);
+	cv->peek = NULL;
 }
 
 /* grow - make room for @n more items of @size in *@p; -1 when out of memory */
@@ -77,7 +81,7 @@ static int grow(void **p, size_t *cap, size_t used, size_t n, size_t size)
 }
 
 static void add_mark(struct conv *cv, struct conv_cpu *c, int64_t page, uint64_t pos, uint64_t count,
-		     uint8_t aux, uint8_t estimated)
+		     uint8_t aux, uint8_t estimated, uint8_t or_next)
 {
 	if (!count)
 		return;
@@ -85,7 +89,7 @@ static void add_mark(struct conv *cv, struct conv_cpu *c, int64_t page, uint64_t
 		cv->error = 1;
 		return;
 	}
-	c->marks[c->nmarks++] = (struct conv_mark){ page, pos, count, aux, estimated };
+	c->marks[c->nmarks++] = (struct conv_mark){ page, pos, count, aux, estimated, or_next };
 }
 
 /* put_lost - a LOST record into @c's records; returns its offset there */
@@ -121,8 +125,18 @@ void conv_pass_begin(struct conv *cv, int cpu, const struct tfs_stats *s, int64_
 	c->s = *s;
 	c->start_page = page < 0 ? 0 : page;
 	/* the buffer filled while nobody read it: the drops follow all it held */
-	add_mark(cv, c, page, pos, s->dropped - c->prev.dropped, 0, 0);
-	add_mark(cv, c, page, pos, s->commit_overrun - c->prev.commit_overrun, 0, 1);
+	add_mark(cv, c, page, pos, s->dropped - c->prev.dropped, 0, 0, 0);
+	add_mark(cv, c, page, pos, s->commit_overrun - c->prev.commit_overrun, 0, 1, 0);
+}
+
+void conv_page_read(struct conv *cv, int cpu, const struct tfs_stats *s, uint64_t page)
+{
+	struct conv_cpu *c = &cv->cpu[cpu];
+	uint64_t n = s->dropped - c->s.dropped + s->commit_overrun - c->s.commit_overrun;
+
+	/* full while @page was read: the writer stopped a buffer's worth of pages further on */
+	add_mark(cv, c, page + cv->buffer_pages, 0, n, 0, 1, 1);
+	c->s = *s;
 }
 
 /* resolve_holes - give the LOST records of a finished drain that had no count what the counter says */
@@ -148,12 +162,13 @@ void conv_pass_end(struct conv *cv, int cpu, const struct tfs_stats *t, int64_t 
 
 	if (page < 0) {
 		/* events were converted as they came: the drain's drops go after them */
-		add_mark(cv, c, -1, c->events, dd + dco, 0, 1);
+		add_mark(cv, c, -1, c->events, dd + dco, 0, 1, 0);
 		resolve_holes(c, t);
 	} else {
 		uint64_t at = c->start_page + cv->buffer_pages;
 
-		add_mark(cv, c, at < (uint64_t)page ? (int64_t)at : page, 0, dd + dco, 0, 1);
+		/* not seen page by page (the reader does so in stop mode only): a buffer after the start */
+		add_mark(cv, c, at < (uint64_t)page ? (int64_t)at : page, 0, dd + dco, 0, 1, 0);
 		if (grow((void **)&c->passes, &c->passes_cap, c->npasses, 1, sizeof(*c->passes)))
 			cv->error = 1;
 		else
@@ -162,16 +177,49 @@ void conv_pass_end(struct conv *cv, int cpu, const struct tfs_stats *t, int64_t 
 	c->prev = *t;
 }
 
-/* arm - the marks that belong in page @page now know their event's number */
-static void arm(struct conv_cpu *c, uint64_t page)
+/* page_span - the first and last stamps of a page's events; 0 if it has none */
+static int page_span(struct conv *cv, char *page, uint64_t *first, uint64_t *last)
+{
+	unsigned long long ts;
+	int n = 0;
+
+	if (kbuffer_load_subbuffer(cv->peek, page) < 0)
+		return 0;
+	for (void *d = kbuffer_read_event(cv->peek, &ts); d; d = kbuffer_next_event(cv->peek, &ts)) {
+		if (!n++)
+			*first = ts;
+		*last = ts;
+	}
+	return n;
+}
+
+/*
+ * arm - the marks that belong in page @page now know their event's number
+ *
+ * A mark that may belong one page later goes where the events pause: the
+ * writer stood still from the drop until a page was freed.
+ */
+static void arm(struct conv *cv, struct conv_cpu *c, struct spool *sp, int cpu, uint64_t page)
 {
 	size_t i;
 
-	for (i = 0; i < c->nmarks; i++)
-		if (c->marks[i].page >= 0 && (uint64_t)c->marks[i].page <= page) {
-			c->marks[i].pos += c->events;
-			c->marks[i].page = -1;
+	for (i = 0; i < c->nmarks; i++) {
+		struct conv_mark *m = &c->marks[i];
+		uint64_t f0, l0, f1, l1;
+
+		if (m->page < 0 || (uint64_t)m->page > page)
+			continue;
+		if (m->or_next && sp && page + 1 < spool_next(sp, cpu) && c->events &&
+		    page_span(cv, spool_page(sp, cpu, page), &f0, &l0) &&
+		    page_span(cv, spool_page(sp, cpu, page + 1), &f1, &l1) &&
+		    f1 - l0 > f0 - c->last_ts) {
+			m->page = page + 1;
+			m->or_next = 0;
+			continue;
 		}
+		m->pos += c->events;
+		m->page = -1;
+	}
 }
 
 /* emit_due - the LOST records due before event number @upto (all of them with UINT64_MAX) */
@@ -270,7 +318,7 @@ int conv_pages(struct conv *cv, struct spool *sp, int cpu)
 			missed = missed < 0 || c->carry_missed < 0 ? -1 : missed + c->carry_missed;
 			c->carry_missed = 0;
 		}
-		arm(c, p);
+		arm(cv, c, sp, cpu, p);
 		if (kbuffer_load_subbuffer(cv->kbuf, page) < 0) {
 			c->bad_pages++;
 			continue;
@@ -282,7 +330,7 @@ int conv_pages(struct conv *cv, struct spool *sp, int cpu)
 		if (missed)
 			c->carry_missed = missed;
 	}
-	arm(c, end);
+	arm(cv, c, NULL, cpu, end);
 	while (k < c->npasses && c->passes[k].end_page <= end)
 		resolve_holes(c, &c->passes[k++].t);
 	memmove(c->passes, c->passes + k, (c->npasses - k) * sizeof(*c->passes));
@@ -306,8 +354,8 @@ void conv_finish(struct conv *cv, int cpu, uint64_t end_ts, const struct tfs_sta
 	}
 	resolve_holes(c, final);
 	/* drops counted after the last drain, and marks whose page never came */
-	add_mark(cv, c, -1, 0, final->dropped - c->prev.dropped, 0, 1);
-	add_mark(cv, c, -1, 0, final->commit_overrun - c->prev.commit_overrun, 0, 1);
+	add_mark(cv, c, -1, 0, final->dropped - c->prev.dropped, 0, 1, 0);
+	add_mark(cv, c, -1, 0, final->commit_overrun - c->prev.commit_overrun, 0, 1, 0);
 	c->prev = *final;
 	emit_due(cv, c, UINT64_MAX, ts);
 	/* overwritten events no flagged page told of: counted, placed at the end */

@@ -9,14 +9,18 @@
  *    the count is the instance's overrun counter read after that drain,
  *    less what earlier LOST records already counted.
  *  - stop mode (and a commit overrun in either): the kernel only counts
- *    (per_cpu/cpuN/stats). The recorder reads the counters before and after
- *    draining each CPU. Drops counted before the drain happened while the
- *    buffer sat full, so after every event it then held ("entries"): the
- *    LOST record goes after that many events, exact. Drops counted during a
- *    drain (the buffer refilled while being read, tiny buffers under heavy
- *    load) happened when a whole buffer was unread: the LOST record goes a
- *    buffer's worth of pages after where the drain began, an estimate, and
- *    the recording says how many LOST records are estimates.
+ *    (per_cpu/cpuN/stats). The recorder reads the counters before draining
+ *    each CPU and after each page it reads. Drops counted before the drain
+ *    happened while the buffer sat full, so after every event it then held
+ *    ("entries"): the LOST record goes after that many events, exact.
+ *    Drops counted while a page was being read happened when the buffer had
+ *    refilled behind the reader (tiny buffers, heavy load): the writer
+ *    stopped at the end of a full buffer, a buffer's worth of pages after
+ *    the page being read, and resumed on the next page once it was freed.
+ *    The LOST record goes at that page boundary, or the next one if the
+ *    pause in the events is there (the reader page can add one): an
+ *    estimate to a page, and the recording says how many LOST records are
+ *    estimates.
  * The file's per-CPU counters then satisfy the module's invariants: records
  * in the file + LOST counts = produced (docs/hgtrace-ftrace.md).
  */
@@ -39,6 +43,7 @@ struct conv_mark {
 	uint64_t count;
 	uint8_t aux;		/* as the module's LOST: 0 refused (full), 1 overwritten */
 	uint8_t estimated;
+	uint8_t or_next;	/* the page after may be the one: take the one with the pause before it */
 };
 
 struct conv_pass {
@@ -55,7 +60,7 @@ struct conv_cpu {
 	size_t nmarks, marks_cap;
 	struct conv_pass *passes;
 	size_t npasses, passes_cap;
-	struct tfs_stats s, prev;	/* counters at the start of this drain, at the end of the last */
+	struct tfs_stats s, prev;	/* counters last seen in this drain, at the end of the last */
 	uint64_t start_page;	/* where this drain began */
 	int64_t carry_missed;	/* a flagged page held no event: its loss goes on the next one */
 	uint64_t events;	/* ring-buffer events seen */
@@ -70,6 +75,7 @@ struct conv_cpu {
 struct conv {
 	struct hgev_map *map;
 	struct kbuffer *kbuf;
+	struct kbuffer *peek;	/* a second one, to look at a page ahead */
 	struct hgt_writer *w;
 	int ncpus;
 	struct conv_cpu *cpu;
@@ -83,6 +89,8 @@ int conv_init(struct conv *cv, struct hgev_map *map, struct kbuffer *kbuf, struc
 void conv_free(struct conv *cv);
 /* conv_pass_begin, conv_pass_end - the counters around one CPU's drain; @page: spool_next() or -1 */
 void conv_pass_begin(struct conv *cv, int cpu, const struct tfs_stats *s, int64_t page);
+/* conv_page_read - the counters right after page number @page was read (stop mode) */
+void conv_page_read(struct conv *cv, int cpu, const struct tfs_stats *s, uint64_t page);
 void conv_pass_end(struct conv *cv, int cpu, const struct tfs_stats *t, int64_t page);
 /* conv_pages - convert every page @cpu holds in @sp (then released) */
 int conv_pages(struct conv *cv, struct spool *sp, int cpu);

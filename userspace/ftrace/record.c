@@ -200,6 +200,12 @@ static int drain_pages(struct rec *r, long limit)
 				break;
 			spool_commit(&r->sp, cpu);
 			n++;
+			/* stop mode: drops while a page is read are placed by the page (convert.h) */
+			if (!r->o->overwrite) {
+				if (tfs_read_stats(&r->t, cpu, &e))
+					return -1;
+				conv_page_read(&r->cv, cpu, &e, spool_next(&r->sp, cpu) - 1);
+			}
 		}
 		if (tfs_read_stats(&r->t, cpu, &e))
 			return -1;

@@ -278,8 +278,8 @@ static void test_convert(struct tep_handle *tep)
 	struct pg pg;
 	const struct hgt_rec *r;
 
-	spool_init(&sp, 2, 4096);
-	conv_init(&cv, m, kb, NULL, 2, 8, 4096);
+	spool_init(&sp, 3, 4096);
+	conv_init(&cv, m, kb, NULL, 3, 8, 4096);
 	CHECK(cv.buffer_pages == 3, "an 8 KiB buffer is %llu pages", (unsigned long long)cv.buffer_pages);
 
 	/* CPU 0, overwrite mode: a page flagged with its count, one flagged without */
@@ -358,6 +358,30 @@ static void test_convert(struct tep_handle *tep)
 	conv_stats(&cv, 1, &hs);
 	CHECK(hs.read == 7 && hs.refused == 9 && hs.produced == 16 && hs.written == 7, "cpu 1 stats");
 	CHECK(cv.cpu[1].estimated == 2, "two placed by estimate: %llu", (unsigned long long)cv.cpu[1].estimated);
+
+	/* CPU 2, stop mode, drops seen while a page was read: a buffer (3 pages) on, or one more */
+	memset(&st, 0, sizeof(st));
+	conv_pass_begin(&cv, 2, &st, spool_next(&sp, 2));
+	{
+		static const uint64_t first[] = { 100, 120, 140, 160, 180, 500, 600, 620, 630, 900, 910 };
+		static const int nev[] = { 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1 };
+		unsigned int i;
+
+		for (i = 0; i < sizeof(first) / sizeof(first[0]); i++) {
+			pg_start(&pg, &sp, 2, first[i]);
+			pg_irq_exit(&pg, 0, 1);
+			if (nev[i] > 1)
+				pg_irq_exit(&pg, 10, 1);
+			pg_end(&pg, &sp, 2, 0, 0);
+			/* 5 dropped while page 1 was read, 2 while page 6 was */
+			st.dropped = i >= 6 ? 7 : i >= 1 ? 5 : 0;
+			conv_page_read(&cv, 2, &st, spool_next(&sp, 2) - 1);
+		}
+	}
+	conv_pass_end(&cv, 2, &st, spool_next(&sp, 2));
+	CHECK(!conv_pages(&cv, &sp, 2), "conv_pages failed");
+	/* page 1 + 3 = 4, but the pause is before page 5; page 6 + 3 = 9, and the pause is there */
+	expect(&cv, 2, "E E E E E E E E E E R5 E E E E E E R2 E E ");
 
 	conv_free(&cv);
 	spool_free(&sp);
