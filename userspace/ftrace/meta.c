@@ -3,7 +3,8 @@
  * meta.c - provenance of an ftrace recording (docs/hgtrace-file.md, docs/hgtrace-ftrace.md).
  *
  * The keys are the module recorder's, with the same meanings where they
- * apply, plus `recorder`, `clock`, `tracefs_instance`, `reader` and where
+ * apply, plus `recorder`, `clock: tsc` (what readers check), `trace_clock`,
+ * `tracefs_instance`, `reader` and where
  * tsc_khz came from. tsc_khz: the module asks the kernel; without it the
  * recorder measures the TSC against CLOCK_MONOTONIC_RAW across its own
  * set-up (at least 20 ms); docs/hgtrace-ftrace.md compares the two.
@@ -74,7 +75,9 @@ char *meta_build(const struct ft_opts *o, const struct tfs *t, uint32_t groups, 
 	fprintf(m, "host: %s\n", host);
 	fprintf(m, "tsc_khz: %u\n", tsc_khz);
 	fprintf(m, "tsc_khz_source: measured against CLOCK_MONOTONIC_RAW\n");
-	fprintf(m, "clock: x86-tsc\n");
+	/* what readers check (tools/hgmerge/load.py): the stamps are the TSC */
+	fprintf(m, "clock: tsc\n");
+	fprintf(m, "trace_clock: x86-tsc\n");
 	fprintf(m, "nr_cpu_ids: %d\n", t->ncpus);
 	fprintf(m, "mode: %s\n", o->overwrite ? "overwrite" : "stop");
 	fprintf(m, "buffer_bytes_per_cpu: %llu\n", (unsigned long long)t->buffer_kb * 1024);
