@@ -103,7 +103,7 @@ def agreement(ctx, mod, ours, name):
              f"({len(drops)} hgtrace-ftrace LOST, {sum(1 for e in mod.events if e.kind == 'lost')} module LOST)")
     if edge:
         ctx.note(f"{name}: {edge} pairs straddle the edge of a loss stretch (one event inside, its partner "
-                 f"just outside): paired, not counted")
+                 f"outside): not counted")
     ctx.note(f"{name}: match rate {2 * res['matched'] / total * 100:.3f}% of uncovered events; |dt| median "
              f"{statistics.median(dts):.2f} us, p95 {dts[int(len(dts) * .95)]:.2f} us, max {dts[-1]:.2f} us")
     assert not res["only_ftrace"] and not res["only_hgtrace"], (
@@ -117,16 +117,17 @@ def _pairs_across_the_edge(res, mod, fev, drops, tol):
     side alone: when a stretch's edge falls between the two stamps of a pair (a
     few microseconds apart), one is left out and the other is unmatched. Such an
     event is taken off the unmatched lists if the other side has an event of the
-    same CPU, kind and key within 200 us that the losses left out. Returns how many."""
+    same CPU, kind and key within @tol (the pairing's own reach: a stalled vCPU can
+    hold the two probes of one event milliseconds apart) that the losses left out.
+    Returns how many."""
     losses = matching.loss_windows_hgt(mod.events) + matching.loss_windows_ftrace(fev, drops)
-    near = tol // 250
     other = {"only_ftrace": [(e.cpu, e.kind, KEYS[e.kind](e.fields), e.tsc) for e in mod.events if e.kind in KEYS],
              "only_hgtrace": [(e["cpu"], e["event"], KEYS[e["event"]](e["fields"]), e["ts"]) for e in fev]}
     n = 0
     for side, evs in other.items():
         keep = []
         for (cpu, kind, key), ts in res[side]:
-            if any(c == cpu and k == kind and kk == key and abs(t - ts) <= near and
+            if any(c == cpu and k == kind and kk == key and abs(t - ts) <= tol and
                    matching._covered(c, t, losses, tol) for c, k, kk, t in evs):
                 n += 1
                 res["ftrace" if side == "only_ftrace" else "hgtrace"] -= 1
@@ -185,15 +186,52 @@ def test_ftrace_report_agrees(ctx):
         reports[name] = json.load(open(js))
     a, b = reports["module"], reports["ftrace"]
     assert b["kernel_recording"]["path"].endswith("ftrace.hgt"), b["kernel_recording"]
-    ctx.note(f"{_r(a, 'total')} gaps; classes from the module {_r(a, 'classes')}, "
-             f"from hgtrace-ftrace {_r(b, 'classes')}")
-    assert _r(a, "total") > 100 and _r(a, "unexplainable") == 0 == _r(b, "unexplainable"), (a, b)
-    assert _r(a, "classes") == _r(b, "classes"), (_r(a, "classes"), _r(b, "classes"))
-    assert _r(a, "confusion") == _r(b, "confusion"), (_r(a, "confusion"), _r(b, "confusion"))
-    assert _r(a, "disagreements") == _r(b, "disagreements"), \
-        f"disagreements differ: {len(_r(a, 'disagreements'))} against {len(_r(b, 'disagreements'))}"
-    ctx.note(f"same classes, same confusion matrix, the same {len(_r(a, 'disagreements'))} disagreements "
-             f"(cpu, thread, classes, length) from either recording")
+    # every kernel event of the run is in both recordings, stamped a few microseconds apart
+    res = agreement(ctx, read_hgt(f"{d}/kernel.hgt"), read_hgt(f"{d}/ftrace.hgt"), "hourglass's run")
+    dts = sorted(abs(x) * 1000 / int(a["kernel_recording"]["meta"]["tsc_khz"]) for x in res["dts"])
+    margin = max(5.0, 2 * dts[int(len(dts) * .99)])
+    total = _r(a, "total")
+    ctx.note(f"{total} gaps; classes from the module {_r(a, 'classes')}, from hgtrace-ftrace {_r(b, 'classes')}")
+    assert total > 100 and _r(a, "unexplainable") == 0 == _r(b, "unexplainable"), (a, b)
+    # A gap whose two largest causes are within the stamps' difference can be
+    # charged to either; any other difference is a disagreement of the recordings.
+    flips = _flips(a, b)
+    for key, (was, now, close) in flips.items():
+        assert close is not None and close <= margin, \
+            f"gap {key}: {was} from the module, {now} from hgtrace-ftrace, causes {close} us apart (> {margin:.1f})"
+    counts = dict(_r(a, "classes"))
+    for was, now, _ in flips.values():
+        counts[was] -= 1
+        counts[now] = counts.get(now, 0) + 1
+    assert {k: v for k, v in counts.items() if v} == {k: v for k, v in _r(b, "classes").items() if v}, \
+        f"class counts differ beyond the {len(flips)} borderline gaps: {counts} against {_r(b, 'classes')}"
+    ctx.note(f"every gap alike but {len(flips)} whose two largest causes lie within {margin:.1f} us (twice the "
+             f"stamps' p99 difference) and went the other way: "
+             + "; ".join(f"{w} -> {n} ({c:.2f} us apart)" for w, n, c in flips.values()))
+    assert len(flips) <= max(2, total // 1000), f"{len(flips)} borderline gaps of {total}"
+
+
+def _flips(a, b):
+    """Gaps whose actual class differs between two reports, from their
+    disagreement lists (a gap missing from one list was called as inferred
+    there): {gap: (class from a, class from b, how far apart its two largest
+    causes are in the report that lists it, None if it has fewer than two)}."""
+    def listed(rep):
+        return {(x["cpu"], x["thread"], x["next_thread"], x["length_us"]): x for x in _r(rep, "listed")}
+
+    def close(x):
+        c = sorted((v for k, v in x["components_us"].items() if k != "self"), reverse=True)
+        return c[0] - c[1] if len(c) > 1 else None
+
+    la, lb, out = listed(a), listed(b), {}
+    for key in set(la) | set(lb):
+        xa, xb = la.get(key), lb.get(key)
+        was = xa["actual"] if xa else xb["inferred"]
+        now = xb["actual"] if xb else xa["inferred"]
+        if was != now:
+            gaps = [close(x) for x in (xa, xb) if x]
+            out[key] = (was, now, None if None in gaps else max(gaps))
+    return out
 
 
 def _r(rep, what):
@@ -210,6 +248,8 @@ def _r(rep, what):
     if what == "confusion":
         return rep["inference"]["confusion"] if v2 else rep["confusion"]
     listed = rep["disagreements"]["listed"] if v2 else rep["disagreements"]
+    if what == "listed":
+        return listed
     return sorted((x["cpu"], x["thread"], x["actual"], x["inferred"], round(x["length_us"], 1)) for x in listed)
 
 
