@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """test_ftrace - hgtrace-ftrace, the module-less recorder, checked inside a real kernel.
 
 Run by run.py in a guest booted with scripts/vm. The recorder must be built
