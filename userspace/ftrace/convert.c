@@ -12,6 +12,7 @@
 #include "convert.h"
 
 #define CHUNK_BYTES	(64u << 10)	/* records per chunk in the file, as hgtrace-import */
+#define CANDIDATES	5		/* page boundaries a drop seen while reading may lie at */
 
 /*
  * The sub-buffer header (events/header_page on x86_64): u64 timestamp, then
@@ -81,7 +82,7 @@ static int grow(void **p, size_t *cap, size_t used, size_t n, size_t size)
 }
 
 static void add_mark(struct conv *cv, struct conv_cpu *c, int64_t page, uint64_t pos, uint64_t count,
-		     uint8_t aux, uint8_t estimated, uint8_t or_next)
+		     uint8_t aux, uint8_t estimated, uint8_t span)
 {
 	if (!count)
 		return;
@@ -89,7 +90,7 @@ static void add_mark(struct conv *cv, struct conv_cpu *c, int64_t page, uint64_t
 		cv->error = 1;
 		return;
 	}
-	c->marks[c->nmarks++] = (struct conv_mark){ page, pos, count, aux, estimated, or_next };
+	c->marks[c->nmarks++] = (struct conv_mark){ page, pos, count, aux, estimated, span };
 }
 
 /* put_lost - a LOST record into @c's records; returns its offset there */
@@ -133,9 +134,18 @@ void conv_page_read(struct conv *cv, int cpu, const struct tfs_stats *s, uint64_
 {
 	struct conv_cpu *c = &cv->cpu[cpu];
 	uint64_t n = s->dropped - c->s.dropped + s->commit_overrun - c->s.commit_overrun;
+	/* from three pages short of a buffer on to one past it */
+	uint64_t at = page + cv->buffer_pages > 3 ? page + cv->buffer_pages - 3 : 0;
 
-	/* full while @page was read: the writer stopped a buffer's worth of pages further on */
-	add_mark(cv, c, page + cv->buffer_pages, 0, n, 0, 1, 1);
+	/*
+	 * Full while @page was read: the writer stopped a buffer's worth of
+	 * pages further on. Our pages are not exactly the kernel's (a page read
+	 * while the writer was on it comes in two parts), so the LOST record
+	 * goes at the boundary with the longest pause among the few around
+	 * there: the writer stood still from the drop until a page was freed
+	 * (a guest run had it one page short of a buffer on).
+	 */
+	add_mark(cv, c, at > page + 1 ? at : page + 1, 0, n, 0, 1, CANDIDATES);
 	c->s = *s;
 }
 
@@ -196,8 +206,8 @@ static int page_span(struct conv *cv, char *page, uint64_t *first, uint64_t *las
 /*
  * arm - the marks that belong in page @page now know their event's number
  *
- * A mark that may belong one page later goes where the events pause: the
- * writer stood still from the drop until a page was freed.
+ * A mark with candidates goes to the boundary, of @page and the pages held
+ * after it, with the longest pause in the events before it.
  */
 static void arm(struct conv *cv, struct conv_cpu *c, struct spool *sp, int cpu, uint64_t page)
 {
@@ -205,16 +215,22 @@ static void arm(struct conv *cv, struct conv_cpu *c, struct spool *sp, int cpu, 
 
 	for (i = 0; i < c->nmarks; i++) {
 		struct conv_mark *m = &c->marks[i];
-		uint64_t f0, l0, f1, l1;
+		uint64_t best = page, last = c->last_ts, first, lst, pause = 0, p;
 
 		if (m->page < 0 || (uint64_t)m->page > page)
 			continue;
-		if (m->or_next && sp && page + 1 < spool_next(sp, cpu) && c->events &&
-		    page_span(cv, spool_page(sp, cpu, page), &f0, &l0) &&
-		    page_span(cv, spool_page(sp, cpu, page + 1), &f1, &l1) &&
-		    f1 - l0 > f0 - c->last_ts) {
-			m->page = page + 1;
-			m->or_next = 0;
+		for (p = page; m->span && sp && c->events && p < page + m->span && p < spool_next(sp, cpu); p++) {
+			if (!page_span(cv, spool_page(sp, cpu, p), &first, &lst))
+				continue;
+			if (first - last > pause) {
+				pause = first - last;
+				best = p;
+			}
+			last = lst;
+		}
+		m->span = 0;
+		if (best > page) {
+			m->page = best;
 			continue;
 		}
 		m->pos += c->events;

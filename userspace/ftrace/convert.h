@@ -15,12 +15,12 @@
  *    ("entries"): the LOST record goes after that many events, exact.
  *    Drops counted while a page was being read happened when the buffer had
  *    refilled behind the reader (tiny buffers, heavy load): the writer
- *    stopped at the end of a full buffer, a buffer's worth of pages after
- *    the page being read, and resumed on the next page once it was freed.
- *    The LOST record goes at that page boundary, or the next one if the
- *    pause in the events is there (the reader page can add one): an
- *    estimate to a page, and the recording says how many LOST records are
- *    estimates.
+ *    stopped at the end of a full buffer, about a buffer's worth of pages
+ *    after the page being read, and resumed on a page once one was freed.
+ *    Of the five page boundaries around there, the LOST record goes at
+ *    the one with the longest pause in the events before it: the writer
+ *    stood still from the drop until then. An estimate to a page, and the
+ *    recording says how many LOST records are estimates.
  * The file's per-CPU counters then satisfy the module's invariants: records
  * in the file + LOST counts = produced (docs/hgtrace-ftrace.md).
  */
@@ -43,7 +43,7 @@ struct conv_mark {
 	uint64_t count;
 	uint8_t aux;		/* as the module's LOST: 0 refused (full), 1 overwritten */
 	uint8_t estimated;
-	uint8_t or_next;	/* the page after may be the one: take the one with the pause before it */
+	uint8_t span;		/* boundaries from page on where it may lie: the one after the longest pause */
 };
 
 struct conv_pass {
