@@ -430,9 +430,8 @@ def supply_bounds(rep: Report) -> Optional[Chart]:
         if not win:
             continue
         color = THREAD_COLORS[i % len(THREAD_COLORS)]
-        share = lambda vals: [v / d if d > 0 else 0.0 for v, d in zip(vals, win)]  # noqa: E731
-        ax.plot(win, share(s.get("upper_ms") or []), color=color, linewidth=1.6)
-        ax.plot(win, share(s.get("lower_ms") or []), color=color, linewidth=1.6, linestyle="--")
+        ax.plot(win, _share(s.get("upper_ms") or [], win), color=color, linewidth=1.6)
+        ax.plot(win, _share(s.get("lower_ms") or [], win), color=color, linewidth=1.6, linestyle="--")
         handles.append(Line2D([], [], color=color, linewidth=2.5, label=s.get("name") or thread_name(rep, int(k))))
         lo, hi = min(lo, min(win)), max(hi, max(win))
     if not handles:
@@ -450,3 +449,8 @@ def supply_bounds(rep: Report) -> Optional[Chart]:
                  "For each window length, the least (dashed) and the most (solid) CPU time the thread received "
                  "in any window of that length, as a share of the window: where a dashed line leaves zero is "
                  "the longest the thread went without the CPU.", fig)
+
+
+def _share(vals: Sequence[float], win: Sequence[float]) -> List[float]:
+    """CPU received as a share of each window."""
+    return [v / d if d > 0 else 0.0 for v, d in zip(vals, win)]

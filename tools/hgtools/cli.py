@@ -81,7 +81,7 @@ def report_main(argv: Sequence[str]) -> int:
         _check_output(a.json)
     rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps))
     if a.json == "-":
-        _print(lambda out: (json.dump(rep, out, indent=1), out.write("\n")))
+        _print(lambda out: out.write(json.dumps(rep, indent=1) + "\n"))
         return 0
     if a.json:
         _write_json(rep, a.json)

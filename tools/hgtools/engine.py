@@ -75,22 +75,21 @@ def _run(cmd: List[str]) -> None:
     prog = os.path.basename(cmd[0])
     relay = progress.Relay(sys.stderr)
     try:
-        # the child's stdout is not ours to print: our stdout may be the report
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(), stderr=subprocess.PIPE)
+        # the child's stdout is not ours to print (our stdout may be the report): it joins its stderr
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as e:
         raise HgError(f"cannot run {cmd[0]}: {e.strerror or e}", EXIT_ENV)
-    assert p.stderr is not None
+    assert p.stdout is not None
     try:
-        relay.pump(p.stderr)
+        relay.pump(p.stdout)
     finally:
         rc = p.wait()
     if rc == 0:
         relay.flush()
         return
-    msg = relay.last_line()
-    for prefix in (prog + ": ", "hgmerge: ", "hgtrace-import: "):
-        if msg.startswith(prefix):
-            msg = msg[len(prefix):]
+    msg = relay.last_line(prog + ": ")
+    if msg.startswith(prog + ": "):
+        msg = msg[len(prog) + 2:]
     if rc == EXIT_BAD_INPUT:
         raise HgError(msg or f"{prog} found a bad input (exit 3) and said nothing", EXIT_BAD_INPUT)
     if rc < 0:

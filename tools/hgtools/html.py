@@ -12,7 +12,7 @@ from __future__ import annotations
 import html as _html
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from . import charts as _charts
 from .errors import cannot
@@ -158,7 +158,9 @@ def run_section(rep: Report, label: str, drawn: Dict[str, _charts.Chart], prefix
     """One run: its summary, provenance, warnings, then every section it has."""
     r = rep["run"]
     k = r.get("kernel") or {}
-    fig = lambda name: _figure(drawn.get(name), prefix)  # noqa: E731
+
+    def fig(name: str) -> str:
+        return _figure(drawn.get(name), prefix)
     s = [f"<h2>{esc(label)}</h2>"]
     if rep.get("summary"):
         s.append("<ul class=summary>" + "".join(f"<li>{esc(x)}</li>" for x in rep["summary"]) + "</ul>")
@@ -188,7 +190,7 @@ def run_section(rep: Report, label: str, drawn: Dict[str, _charts.Chart], prefix
     return "<section>" + "".join(s) + "</section>"
 
 
-def _gaps(rep: Report, fig: Any) -> str:
+def _gaps(rep: Report, fig: Callable[[str], str]) -> str:
     g = section(rep, "gaps")
     if not g:
         return ""
@@ -206,7 +208,7 @@ def _gaps(rep: Report, fig: Any) -> str:
     return "".join(out)
 
 
-def _inference(rep: Report, fig: Any) -> str:
+def _inference(rep: Report, fig: Callable[[str], str]) -> str:
     inf = section(rep, "inference")
     if not inf:
         return ""
@@ -254,7 +256,7 @@ def _causes(rep: Report) -> str:
     return "".join(out)
 
 
-def _switches(rep: Report, fig: Any) -> str:
+def _switches(rep: Report, fig: Callable[[str], str]) -> str:
     cs = section(rep, "context_switch")
     if not cs:
         return ""
@@ -297,7 +299,7 @@ def _microstates(rep: Report) -> str:
           way(m, "rusage")] for m in ms])
 
 
-def _latency(rep: Report, fig: Any) -> str:
+def _latency(rep: Report, fig: Callable[[str], str]) -> str:
     lat = section(rep, "latency")
     threads = lat_threads(rep)
     if not lat or not threads:
@@ -324,7 +326,7 @@ def _latency(rep: Report, fig: Any) -> str:
     return "".join(out)
 
 
-def _sbf(fig: Any) -> str:
+def _sbf(fig: Callable[[str], str]) -> str:
     body = fig("sbf")
     return "<h3>Supply-bound functions</h3>" + body if body else ""
 

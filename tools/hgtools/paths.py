@@ -34,8 +34,7 @@ def search_dirs() -> List[str]:
     if config.LIBEXEC_DIR:
         dirs.append(config.LIBEXEC_DIR)
     dirs.append(os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build")))
-    seen = set()
-    return [d for d in dirs if not (d in seen or seen.add(d))]
+    return list(dict.fromkeys(dirs))
 
 
 def locate(name: str) -> Optional[str]:

@@ -71,13 +71,23 @@ class Relay:
         if self.tail:
             self.feed("\n")
 
-    def last_line(self) -> str:
-        """The held line (the child's last message), taken: the caller says it its own way."""
+    def last_line(self, start: str = "") -> str:
+        """The held line (the child's last message), taken: the caller says it its own way.
+        A message glued to an unfinished progress line begins at @start (the program's name):
+        what comes before it is shown as progress."""
         line, self.held = self.held, None
+        line = line or ""
+        at = line.find(start) if start else -1
+        if at > 0:
+            self.dst.write(line[:at])
+            self.mid_line = True
+            line = line[at:]
         if self.mid_line:
             self.dst.write("\n")
             self.mid_line = False
-        return (line or "").replace("\r", "").strip()
+        self.dst.flush()
+        # what a redraw left on that line is not part of the message
+        return line.rsplit("\r", 1)[-1].strip()
 
     def flush(self) -> None:
         """Write the held line: the child succeeded and its last message is just a message."""

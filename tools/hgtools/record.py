@@ -126,9 +126,9 @@ def _record(argv: List[str]) -> int:
             return fail(f"{out}: exists and is not a directory", 1)
         if os.listdir(out) and not force:
             return fail(f"{out}: not empty (use --force to reuse it)", 1)
-        for f in OUR_FILES:
-            if os.path.exists(os.path.join(out, f)):
-                os.unlink(os.path.join(out, f))
+        for name in OUR_FILES:
+            if os.path.exists(os.path.join(out, name)):
+                os.unlink(os.path.join(out, name))
     else:
         try:
             os.makedirs(out)
@@ -138,8 +138,8 @@ def _record(argv: List[str]) -> int:
     with open(marker, "w") as f:
         f.write("recording in progress\n")
     meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
-            "start_unix": time.time(), "ftrace": ftrace, "module": module,
-            "hgtrace_stat": st.stdout if st else None}
+                            "start_unix": time.time(), "ftrace": ftrace, "module": module,
+                            "hgtrace_stat": st.stdout if st else None}
     tc: Optional[subprocess.Popen[bytes]] = None
     status = "incomplete"
     rc = 0
@@ -151,8 +151,8 @@ def _record(argv: List[str]) -> int:
         if ftrace:
             tc_log = os.path.join(out, "trace-cmd.log")
             args = ["trace-cmd", "record", "-C", "x86-tsc", "-o", os.path.join(out, "trace.dat")]
-            for e in FTRACE_EVENTS:
-                args += ["-e", e]
+            for ev in FTRACE_EVENTS:
+                args += ["-e", ev]
             with open(tc_log, "w") as log:
                 tc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
             # trace-cmd says so once its readers run

@@ -26,7 +26,8 @@ def load(path: str) -> Report:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise HgError(f"{path}: not a report (JSON): {e}")
     check(rep, path)
-    return rep
+    out: Report = rep
+    return out
 
 
 def check(rep: Any, path: str) -> None:
