@@ -100,12 +100,9 @@ def _time_lost(rep: Report, w: Writer) -> None:
     if not tl:
         return
     w("\ntime lost, each component charged its own time over every gap:\n")
-    w(f"  {'what':40s} {'kind':>14s} {'ms':>10s} {'gaps':>7s}\n")
+    w(f"  {'kind':14s} {'ms':>10s} {'gaps':>7s}  what\n")
     for x in tl[:15]:
-        what = x["what"]
-        if len(what) > 40:
-            what = what[:39] + "~"
-        w(f"  {what:40s} {x.get('kind', ''):>14s} {x['ms']:10.3f} {x.get('gaps', 0):7d}\n")
+        w(f"  {x.get('kind', ''):14s} {x['ms']:10.3f} {x.get('gaps', 0):7d}  {x['what']}\n")
 
 
 def _inference(rep: Report, w: Writer) -> None:
