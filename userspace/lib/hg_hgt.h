@@ -30,7 +30,8 @@
 #define HGT_MAX_RAW_BYTES	(64u << 20)	/* a chunk's records once inflated or unpacked */
 #define HGT_MAX_CPUS		8192		/* x86_64's NR_CPUS ceiling */
 
-#define HGT_OPEN_ALLOW_INCOMPLETE 1	/* no END marker: read what is there (hgtrace dump) */
+#define HGT_OPEN_ALLOW_INCOMPLETE 1	/* no END marker: read what is there (hgtrace dump), up to a
+					 * last chunk cut short */
 
 struct hgt_file;
 struct hgt_cursor;
@@ -91,6 +92,12 @@ uint32_t hgt_tsc_khz(const struct hgt_file *f);
 int hgt_meta_at(const struct hgt_file *f, size_t i, const char **key, const char **value);
 /* hgt_cpu_nr_records - what the chunk headers of @cpu say they hold (LOST markers included) */
 uint64_t hgt_cpu_nr_records(const struct hgt_file *f, uint32_t cpu);
+/*
+ * hgt_cut_offset - with HGT_OPEN_ALLOW_INCOMPLETE, where a last chunk cut
+ * short starts (a recorder that died while writing it; the file is read up
+ * to there and is not complete), else 0
+ */
+uint64_t hgt_cut_offset(const struct hgt_file *f);
 /* hgt_type_name - "switch", "irq_entry"...; "unknown" for a type this ABI does not have */
 const char *hgt_type_name(unsigned type);
 

@@ -34,7 +34,7 @@ int hgt_writer_open(struct hgt_writer *w, const char *path, uint32_t version, co
 int hgt_writer_put(struct hgt_writer *w, const void *buf, size_t len);
 /* hgt_writer_chunks - write what read() returned: whole chunks, compressed if asked */
 int hgt_writer_chunks(struct hgt_writer *w, const char *buf, size_t len);
-/* hgt_writer_trailer - the time chunk, one stats chunk per CPU (@stats may be NULL) */
+/* hgt_writer_trailer - the time chunk (none if @win is NULL), then a stats chunk for each of @cpus */
 int hgt_writer_trailer(struct hgt_writer *w, const struct hgt_file_window *win,
 		       const struct hgt_cpu_stats *stats, const uint32_t *cpus, size_t nstats);
 /* hgt_writer_end - the END marker: the file is complete */

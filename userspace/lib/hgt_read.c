@@ -46,6 +46,8 @@ struct hgt_file {
 	uint32_t cpu_limit;		/* nr_cpu_ids, else HGT_MAX_CPUS */
 	uint32_t tsc_khz;
 	int complete;
+	int allow_cut;			/* HGT_OPEN_ALLOW_INCOMPLETE: a last chunk cut short ends the file */
+	uint64_t cut_offset;		/* where such a chunk starts, 0 if none */
 	int has_window;
 	uint64_t window_offset;
 	struct hgt_file_window win;
@@ -347,9 +349,12 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 	char m[48];
 	const char *why;
 
-	if (left < sizeof(c))
+	if (left < sizeof(c)) {
+		if (f->allow_cut)
+			goto cut;
 		return bad_at(f, err, off, "truncated chunk header (%llu bytes left, 16 needed)",
 			      (unsigned long long)left);
+	}
 	if (hgt_pread_all(f->fd, &c, sizeof(c), off))
 		return bad_at(f, err, off, "truncated chunk header (cannot read it)");
 	ci = (struct hgt_chunk_info){ off, c.magic, c.cpu, c.nr_bytes, c.nr_records };
@@ -374,9 +379,12 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 		return bad_at(f, err, off, "corrupt chunk: %u bytes, not a multiple of 8", c.nr_bytes);
 	if (c.nr_bytes > HGT_MAX_CHUNK_BYTES)
 		return bad_at(f, err, off, "corrupt chunk: %u bytes, beyond the format's 64 MiB", c.nr_bytes);
-	if (c.nr_bytes > left)
+	if (c.nr_bytes > left) {
+		if (f->allow_cut)
+			goto cut;
 		return bad_at(f, err, off, "truncated chunk: %u bytes claimed, %llu left in the file", c.nr_bytes,
 			      (unsigned long long)left);
+	}
 	*next = off + sizeof(c) + c.nr_bytes;
 
 	if (c.magic == HGT_TIME_MAGIC) {
@@ -451,6 +459,11 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 	f->cpu[c.cpu].nr_records += c.nr_records;
 	f->nr_records += c.nr_records;
 	return add_chunk(f, &ci, err);
+cut:
+	/* a recorder that died while writing: the file ends before this chunk */
+	f->cut_offset = off;
+	*next = f->size;
+	return 0;
 }
 
 /*
@@ -458,7 +471,8 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
  * produced = written + refused, written = read + overwritten + reader_fault;
  * the chunks hold the records read plus one LOST marker for some of those
  * refused or overwritten, so read <= records <= read + refused + overwritten.
- * Stats are all or nothing: a CPU with records has its own when any has.
+ * Stats are all or nothing: in a complete file, a CPU with records has its
+ * own when any has.
  */
 static int check_stats(struct hgt_file *f, struct hg_err *err)
 {
@@ -475,7 +489,8 @@ static int check_stats(struct hgt_file *f, struct hg_err *err)
 		unsigned long long n = t->nr_records;
 
 		if (!t->has_stats) {
-			if (!t->nr_records)
+			/* an unfinished file may have stopped in the middle of its trailer */
+			if (!t->nr_records || !f->complete)
 				continue;
 			return bad_at(f, err, t->first_offset, "CPU %u has %llu records but no stats chunk, "
 				      "while other CPUs have theirs", cpu, n);
@@ -573,6 +588,7 @@ int hgt_open(struct hgt_file **out, const char *path, unsigned flags, struct hg_
 	free(raw);
 	raw = NULL;
 	f->cpu_limit = f->nr_cpu_ids ? f->nr_cpu_ids : HGT_MAX_CPUS;
+	f->allow_cut = !!(flags & HGT_OPEN_ALLOW_INCOMPLETE);
 	for (off = sizeof(struct hgt_file_prelude) + meta_bytes; off < f->size; off = next)
 		if (walk_chunk(f, off, &trailer, &next, err))
 			goto fail;
@@ -655,6 +671,11 @@ uint32_t hgt_tsc_khz(const struct hgt_file *f)
 int hgt_complete(const struct hgt_file *f)
 {
 	return f->complete;
+}
+
+uint64_t hgt_cut_offset(const struct hgt_file *f)
+{
+	return f->cut_offset;
 }
 
 int hgt_window(const struct hgt_file *f, uint64_t *start, uint64_t *stop)

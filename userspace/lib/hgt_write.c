@@ -110,7 +110,7 @@ int hgt_writer_trailer(struct hgt_writer *w, const struct hgt_file_window *win,
 	struct hgt_chunk tc = { .magic = HGT_TIME_MAGIC, .nr_bytes = sizeof(*win), .nr_records = 1 };
 	size_t i;
 
-	if (hgt_writer_put(w, &tc, sizeof(tc)) || hgt_writer_put(w, win, sizeof(*win)))
+	if (win && (hgt_writer_put(w, &tc, sizeof(tc)) || hgt_writer_put(w, win, sizeof(*win))))
 		return -1;
 	for (i = 0; i < nstats; i++) {
 		struct hgt_chunk c = { .magic = HGT_STATS_MAGIC, .cpu = cpus[i],
