@@ -22,10 +22,11 @@ all: userspace
 		[ -n "$$rel" ] && $(MAKE) -s -C kmod KVER=$$rel || true; done
 
 userspace:
+	$(MAKE) -s -C userspace/lib
 	$(MAKE) -s -C userspace/recorder
-	$(MAKE) -s -C userspace/merger
 	$(MAKE) -s -C userspace/hourglass
 	$(MAKE) -s -C tests/guest/progs
+	$(MAKE) -s -C userspace/merger
 
 setup:
 	@scripts/setup.sh
@@ -49,11 +50,11 @@ bench-icount: setup userspace
 	@scripts/vm --icount -k 6.1 -o out/bench-icount -- bench/run.py pipe store
 
 HG_SRC := userspace/hourglass
-build/bench/loopcost: bench/loopcost.c $(HG_SRC)/*.c $(HG_SRC)/*.h
+build/bench/loopcost: bench/loopcost.c $(HG_SRC)/*.c $(HG_SRC)/*.h userspace/lib/cpulist.c
 	@mkdir -p build/bench
-	$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -DHG_SPIN_COUNT -pthread -I $(HG_SRC) -o $@ \
+	$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -DHG_SPIN_COUNT -pthread -I $(HG_SRC) -I userspace/lib -o $@ \
 		bench/loopcost.c $(addprefix $(HG_SRC)/,workloads.c acct.c tsc.c calibrate.c timers.c policy.c \
-		options.c timeunits.c) -lm -lrt
+		options.c timeunits.c) userspace/lib/cpulist.c -lm -lrt
 
 bench-loop: build/bench/loopcost
 	@mkdir -p out/bench

@@ -20,6 +20,7 @@
 #define HGL_MAX_CPUS		8192
 #define HGL_MAX_THREADS		4096
 #define HGL_MAX_INFO_BYTES	(16u << 20)
+#define HGL_MAX_TSC_HZ		1e12	/* tsc.hz: 1 Hz .. 1 THz, else the figures derived from it are nonsense */
 
 #define HGL_OPEN_ALLOW_INCOMPLETE 1	/* no end! section: read what is there */
 

@@ -8,41 +8,24 @@
  * committed them, which can differ from TSC order by a nested event (an irq
  * that interrupted a probe between its rdtsc and its write). The header
  * metadata is printed as '# key: value' lines, the final counters as
- * '# stats' lines. A truncated or corrupt file is an error (exit 3) after
- * printing what could be read.
+ * '# stats' lines. A file whose shape is wrong is refused before anything is
+ * printed; a record found wrong while reading, or a recording that did not
+ * finish, is an error (exit 3) after printing what could be read.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hg_hgt.h"
 #include "hgt_dev.h"
-#include "hgt_file.h"
 #include "hgtrace_cmds.h"
-
-static const char *const type_names[HGT_REC_MAX] = {
-	[HGT_REC_NONE] = "none", [HGT_REC_SWITCH] = "switch", [HGT_REC_WAKING] = "waking",
-	[HGT_REC_WAKEUP] = "wakeup", [HGT_REC_WAKEUP_NEW] = "wakeup_new",
-	[HGT_REC_MIGRATE] = "migrate", [HGT_REC_EXIT] = "exit",
-	[HGT_REC_IRQ_ENTRY] = "irq_entry", [HGT_REC_IRQ_EXIT] = "irq_exit",
-	[HGT_REC_SOFTIRQ_ENTRY] = "softirq_entry", [HGT_REC_SOFTIRQ_EXIT] = "softirq_exit",
-	[HGT_REC_VEC_ENTRY] = "vec_entry", [HGT_REC_VEC_EXIT] = "vec_exit",
-	[HGT_REC_NMI] = "nmi", [HGT_REC_HRTIMER_ENTRY] = "hrtimer_entry",
-	[HGT_REC_HRTIMER_EXIT] = "hrtimer_exit", [HGT_REC_SYS_ENTER] = "sys_enter",
-	[HGT_REC_SYS_EXIT] = "sys_exit", [HGT_REC_COMM] = "comm", [HGT_REC_NAME] = "name",
-	[HGT_REC_LOST] = "lost",
-};
 
 static const char *const vec_names[HGT_VEC_MAX] = {
 	"local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
 	"x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic",
 };
 
-const char *hgt_type_name(unsigned int type)
-{
-	return type < HGT_REC_MAX && type_names[type] ? type_names[type] : "unknown";
-}
-
-/* print_payload - the type-specific key=value part; -1 if the record is too short */
+/* print_payload - the type-specific key=value part (the reader has checked the length) */
 static int print_payload(const struct hgt_rec *r)
 {
 	const void *p = r + 1;
@@ -152,15 +135,37 @@ static void dump_usage(FILE *f)
 		"Exit status: 0 complete file, 3 truncated, corrupt or unfinished recording.\n");
 }
 
+/* print_trailer - the window and the final counters, as '#' lines */
+static void print_trailer(const struct hgt_file *f)
+{
+	uint64_t start, stop;
+	uint32_t cpu, ncpu = hgt_nr_cpus(f);
+
+	if (hgt_window(f, &start, &stop))
+		printf("# window start_tsc=%llu stop_tsc=%llu\n", (unsigned long long)start,
+		       (unsigned long long)stop);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		const struct hgt_cpu_stats *s = hgt_cpu_stats(f, cpu);
+
+		if (s)
+			printf("# stats cpu=%u produced=%llu written=%llu refused=%llu "
+			       "overwritten=%llu read=%llu reader_fault=%llu\n", cpu,
+			       (unsigned long long)s->produced, (unsigned long long)s->written,
+			       (unsigned long long)s->refused, (unsigned long long)s->overwritten,
+			       (unsigned long long)s->read, (unsigned long long)s->reader_fault);
+	}
+}
+
 int hgt_cmd_dump(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "meta", no_argument, 0, 'm' }, { "stats", no_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
-	struct hgt_reader r;
-	struct hgt_chunk c;
-	const char *data;
+	struct hgt_file *f;
+	struct hgt_cursor *c;
+	const struct hgt_rec *rec;
+	struct hg_err err;
 	int opt, meta = 0, stats = 0, ret;
 
 	optind = 1;
@@ -176,75 +181,43 @@ int hgt_cmd_dump(int argc, char **argv)
 		dump_usage(stderr);
 		return HGT_EXIT_USAGE;
 	}
-	if (hgt_reader_open(&r, argv[optind]))
+	if (hgt_open(&f, argv[optind], HGT_OPEN_ALLOW_INCOMPLETE, &err)) {
+		fprintf(stderr, "hgtrace: %s\n", err.msg);
 		return HGT_EXIT_DATA;
+	}
 	if (meta) {
-		char *line, *save = NULL;
+		char *text = strdup(hgt_meta_text(f)), *line, *save = NULL;
 
-		for (line = strtok_r(r.meta, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 			printf("# %s\n", line);
+		free(text);
 	}
-	while ((ret = hgt_reader_next(&r, &c, &data)) == 1) {
-		uint32_t off = 0;
-
-		if (c.magic == HGT_TIME_MAGIC) {
-			const struct hgt_file_window *win = (const void *)data;
-
-			if (c.nr_bytes < sizeof(*win)) {
-				fprintf(stderr, "hgtrace: %s: short time chunk\n", r.path);
-				ret = -1;
-				break;
-			}
-			if (stats)
-				printf("# window start_tsc=%llu stop_tsc=%llu\n",
-				       (unsigned long long)win->start_tsc, (unsigned long long)win->stop_tsc);
-			continue;
-		}
-		if (c.magic == HGT_STATS_MAGIC) {
-			const struct hgt_cpu_stats *s = (const void *)data;
-
-			if (c.nr_bytes < sizeof(*s)) {
-				fprintf(stderr, "hgtrace: %s: short stats chunk\n", r.path);
-				ret = -1;
-				break;
-			}
-			if (stats)
-				printf("# stats cpu=%u produced=%llu written=%llu refused=%llu "
-				       "overwritten=%llu read=%llu reader_fault=%llu\n", c.cpu,
-				       (unsigned long long)s->produced, (unsigned long long)s->written,
-				       (unsigned long long)s->refused, (unsigned long long)s->overwritten,
-				       (unsigned long long)s->read, (unsigned long long)s->reader_fault);
-			continue;
-		}
-		while (off < c.nr_bytes) {
-			const struct hgt_rec *rec = (const void *)(data + off);
-
-			if (c.nr_bytes - off < sizeof(*rec) || rec->len < sizeof(*rec) ||
-			    rec->len % 8 || rec->len > c.nr_bytes - off) {
-				fprintf(stderr, "hgtrace: %s: corrupt record in chunk ending at offset %llu\n",
-					r.path, (unsigned long long)r.offset);
-				ret = -1;
-				break;
-			}
-			printf("%u %llu %s", c.cpu, (unsigned long long)rec->tsc, hgt_type_name(rec->type));
-			if (print_payload(rec)) {
-				printf("\n");
-				fprintf(stderr, "hgtrace: %s: record too short for its type at offset %llu\n",
-					r.path, (unsigned long long)r.offset);
-				ret = -1;
-				break;
-			}
-			printf("\n");
-			off += rec->len;
-		}
-		if (ret < 0)
-			break;
+	c = hgt_cursor_open(f, HGT_ALL_CPUS, &err);
+	ret = c ? 0 : -1;
+	while (c && (ret = hgt_cursor_next(c, &rec, &err)) > 0) {
+		printf("%u %llu %s", hgt_cursor_cpu(c), (unsigned long long)rec->tsc, hgt_type_name(rec->type));
+		print_payload(rec);
+		putchar('\n');
 	}
-	if (ret == 0 && !r.complete) {
-		fprintf(stderr, "hgtrace: %s: the recording did not finish (no END marker): "
-			"it may be missing its last events\n", r.path);
-		ret = -1;
+	hgt_cursor_close(c);
+	if (ret < 0) {
+		fflush(stdout);
+		fprintf(stderr, "hgtrace: %s\n", err.msg);
+	} else {
+		if (stats)
+			print_trailer(f);
+		if (!hgt_complete(f)) {
+			fflush(stdout);
+			if (hgt_cut_offset(f))
+				fprintf(stderr, "hgtrace: %s: offset %llu: the recording did not finish (no END marker) "
+					"and its last chunk is cut short: it may be missing its last events\n",
+					hgt_path(f), (unsigned long long)hgt_cut_offset(f));
+			else
+				fprintf(stderr, "hgtrace: %s: the recording did not finish (no END marker): it may be "
+					"missing its last events\n", hgt_path(f));
+			ret = -1;
+		}
 	}
-	hgt_reader_close(&r);
+	hgt_close(f);
 	return ret < 0 ? HGT_EXIT_DATA : HGT_EXIT_OK;
 }

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <trace-cmd.h>
-#include "hgt_file.h"
+#include "hg_hgt_write.h"
 
 #define CHUNK_BYTES	(64 << 10)
 #define MAX_CPUS	4096
@@ -359,8 +359,7 @@ int main(int argc, char **argv)
 	const char *out = NULL, *path;
 	char meta[512];
 	int c, compress = 0, cpu, rc;
-	struct hgt_chunk end = { .magic = HGT_END_MAGIC };
-	struct { struct hgt_chunk c; struct hgt_file_window win; } tw;
+	struct hgt_file_window win;
 
 	while ((c = getopt_long(argc, argv, "o:zh", opts, NULL)) != -1) {
 		switch (c) {
@@ -394,8 +393,10 @@ int main(int argc, char **argv)
 	find_events(im);
 	snprintf(meta, sizeof(meta), "format: hgtrace 1\nsource: trace-cmd\nimported_from: %s\n"
 		 "clock: as recorded (trace-cmd record -C x86-tsc gives the TSC)\n", path);
-	if (hgt_writer_open(&im->w, out, meta))
+	if (hgt_writer_open(&im->w, out, HGT_FILE_VERSION, meta)) {
+		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
 		return 4;
+	}
 	crash_out = out;
 	im->w.compress = compress;
 	rc = tracecmd_iterate_events(in, NULL, 0, on_record, im);
@@ -410,15 +411,14 @@ int main(int argc, char **argv)
 		tracecmd_close(in);
 		return im->w.error ? 4 : 3;
 	}
-	memset(&tw, 0, sizeof(tw));
-	tw.c.magic = HGT_TIME_MAGIC;
-	tw.c.nr_bytes = sizeof(tw.win);
-	tw.c.nr_records = 1;
-	tw.win.start_tsc = im->first_ts;
-	tw.win.stop_tsc = im->last_ts;
-	if (hgt_writer_put(&im->w, &tw, sizeof(tw)) || hgt_writer_put(&im->w, &end, sizeof(end)) ||
-	    hgt_writer_close(&im->w))
+	win.start_tsc = im->first_ts;
+	win.stop_tsc = im->last_ts;
+	if (hgt_writer_trailer(&im->w, &win, NULL, NULL, 0) || hgt_writer_end(&im->w) ||
+	    hgt_writer_close(&im->w)) {
+		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
+		unlink(out);
 		return 4;
+	}
 	/* one line of key=value: for people, and for the merger, which needs
 	 * the time span before it reads the records */
 	printf("hgtrace-import: %s: events=%llu records=%llu cpus=%d dropped=%llu first_ts=%llu last_ts=%llu%s\n",
