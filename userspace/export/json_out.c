@@ -42,6 +42,11 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* the bytes a JSON string may hold as they are: printable ASCII but the quote and the backslash */
+static const uint8_t plain[256] = {
+	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7f] = 1,
+};
+
 size_t json_escape(char *dst, const char *src, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -51,11 +56,15 @@ size_t json_escape(char *dst, const char *src, size_t n)
 
 	while (i < n) {
 		unsigned c = s[i];
-		size_t len;
+		size_t len, j;
 
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			*d++ = (char)c;
-			i++;
+		if (plain[c]) {
+			/* a run of plain characters: one copy */
+			for (j = i + 1; j < n && plain[s[j]]; j++)
+				;
+			memcpy(d, s + i, j - i);
+			d += j - i;
+			i = j;
 			continue;
 		}
 		if (c == '"' || c == '\\') {

@@ -19,25 +19,31 @@ extern const char json_digits2[200];
 /* put_u64 - @v in decimal at @p; returns the length */
 static inline unsigned put_u64(char *p, uint64_t v)
 {
-	char tmp[20];
-	unsigned n = 20, len;
+	static const uint64_t p10[19] = {
+		10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL,
+		1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+		100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+		1000000000000000000ULL, 10000000000000000000ULL,
+	};
+	unsigned len = 1, i;
 
+	/* the length first, then the digits from the end, two at a time */
+	while (len < 20 && v >= p10[len - 1])
+		len++;
+	i = len;
 	while (v >= 100) {
 		unsigned d = (unsigned)(v % 100) * 2;
 
 		v /= 100;
-		tmp[--n] = json_digits2[d + 1];
-		tmp[--n] = json_digits2[d];
+		p[--i] = json_digits2[d + 1];
+		p[--i] = json_digits2[d];
 	}
 	if (v >= 10) {
-		tmp[--n] = json_digits2[v * 2 + 1];
-		tmp[--n] = json_digits2[v * 2];
+		p[--i] = json_digits2[v * 2 + 1];
+		p[--i] = json_digits2[v * 2];
 	} else {
-		tmp[--n] = '0' + (char)v;
+		p[--i] = '0' + (char)v;
 	}
-	len = 20 - n;
-	for (unsigned i = 0; i < len; i++)
-		p[i] = tmp[n + i];
 	return len;
 }
 
@@ -56,14 +62,12 @@ static inline unsigned put_us(char *p, uint64_t ns)
 	unsigned n = put_u64(p, ns / 1000), f = (unsigned)(ns % 1000);
 
 	if (f) {
-		p[n++] = '.';
-		p[n++] = '0' + f / 100;
-		f %= 100;
-		if (f) {
-			p[n++] = '0' + f / 10;
-			if (f % 10)
-				p[n++] = '0' + f % 10;
-		}
+		/* three digits, the trailing zeros dropped */
+		p[n] = '.';
+		p[n + 1] = '0' + f / 100;
+		p[n + 2] = json_digits2[(f % 100) * 2];
+		p[n + 3] = json_digits2[(f % 100) * 2 + 1];
+		n += f % 10 ? 4 : f % 100 ? 3 : 2;
 	}
 	return n;
 }

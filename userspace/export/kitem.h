@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kitem.h - a kernel record as the exporters hold it in their reorder
- * windows (reorder.h): 40 bytes, its key first.
+ * windows (reorder.h): RO_ITEM bytes, its key first.
  */
 #ifndef KITEM_H
 #define KITEM_H
@@ -9,15 +9,16 @@
 #include <stdint.h>
 #include <string.h>
 #include "hgtrace.h"
+#include "reorder.h"
 
 struct kitem {
 	uint64_t ts;		/* as written: TSC cycles from base_tsc */
-	uint32_t rank;
-	uint8_t type, flags, aux, pad;
+	uint8_t rank;
+	uint8_t type, flags, aux;
 	uint32_t arg;
 	uint32_t p[4];		/* the payload's first 16 bytes (every type the exports use fits) */
-	uint32_t pad2;
 };
+_Static_assert(sizeof(struct kitem) == RO_ITEM, "a kernel record fills a reorder slot");
 
 /* kitem_payload - the payload bytes a record of @type must have */
 static inline unsigned kitem_payload(unsigned type)
@@ -49,7 +50,11 @@ static inline void kitem_fill(struct kitem *it, const struct hgt_rec *r, unsigne
 	it->flags = r->flags;
 	it->aux = r->aux;
 	it->arg = r->arg;
-	memcpy(it->p, r + 1, payload < sizeof(it->p) ? payload : sizeof(it->p));
+	/* constant sizes: a call to memcpy would cost more than the copy */
+	if (payload >= 16)
+		memcpy(it->p, r + 1, 16);
+	else if (payload >= 8)
+		memcpy(it->p, r + 1, 8);
 }
 
 #endif

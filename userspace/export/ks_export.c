@@ -36,12 +36,13 @@ enum hkind { HK_IV_START, HK_IV_END, HK_GAP, HK_RELEASE, HK_DONE, HK_MISS, HK_WA
 /* an event of buffer "hourglass" held for order */
 struct hitem {
 	uint64_t ts;
-	uint32_t rank;
-	uint8_t kind, flags;
-	uint16_t thread;
+	uint8_t rank;
+	uint8_t kind, flags, pad;
+	uint16_t thread, pad2;
 	uint64_t a;		/* cycles (duration, deadline, response) or the lateness in ns */
-	struct hgg_gap *gap;	/* HK_GAP: a copy, freed once written */
+	struct hgg_gap *gap;	/* HK_GAP: a copy, back to the pool once written */
 };
+_Static_assert(sizeof(struct hitem) == RO_ITEM, "an hourglass event fills a reorder slot");
 
 struct comm_slot {
 	uint32_t pid;
@@ -71,9 +72,12 @@ struct ks_export {
 	struct ks_events ev;
 	int hg_buf;
 	double hz;
+	uint32_t mult, shift;	/* TSC2NSEC */
+	unsigned check_in;	/* hooks until the writer's error state is looked at again */
 	struct ro_window kwin, hwin;
 	struct ks_cpu *cpu;
 	struct ro_lane *hlane;
+	struct td_lane **hg_lane;	/* buffer "hourglass", per CPU */
 	uint8_t *hg_cpus;	/* CPUs with hourglass events */
 	uint64_t hg_front, hg_swept;
 	uint64_t early;		/* records before base_tsc */
@@ -85,7 +89,35 @@ struct ks_export {
 	size_t nfuncs, capfuncs;
 	int func_zero;
 	struct ks_focus focus[KS_FOCUS_N];
+	struct gap_block *pool;	/* gap copies free for reuse: as many as the window held at most */
 };
+
+struct gap_block {
+	union {
+		struct hgg_gap g;
+		struct gap_block *next;
+	};
+};
+
+static struct hgg_gap *gap_get(struct ks_export *x)
+{
+	struct gap_block *b = x->pool;
+
+	if (!b)
+		return malloc(sizeof(struct gap_block));
+	x->pool = b->next;
+	return &b->g;
+}
+
+static void gap_put(struct ks_export *x, struct hgg_gap *g)
+{
+	struct gap_block *b = (struct gap_block *)g;
+
+	if (!g)
+		return;
+	b->next = x->pool;
+	x->pool = b;
+}
 
 static inline void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 static inline void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
@@ -97,12 +129,19 @@ static inline void put_common(uint8_t *p, const struct td_event *e, int32_t pid)
 	put32(p + 4, (uint32_t)pid);
 }
 
-/* a char[16] field: at most 15 bytes, the rest already zero */
-static inline void put_comm(uint8_t *p, const char *s)
+/* a char[16] field from a cached name: 15 bytes at most, zero-padded to 16 */
+static inline void put_comm(uint8_t *p, const char *s16)
 {
-	size_t n = strnlen(s, 15);
+	memcpy(p, s16, 16);
+}
 
-	memcpy(p, s, n);
+/* a failed write is kept by the writer: looked at every few thousand hooks, and at the end */
+static inline int check(struct ks_export *x, struct hg_err *err)
+{
+	if (__builtin_expect(--x->check_in, 1))
+		return 0;
+	x->check_in = 4096;
+	return td_failed(x->td, err);
 }
 
 static uint64_t rebase(struct ks_export *x, uint64_t tsc, uint64_t *early)
@@ -114,9 +153,10 @@ static uint64_t rebase(struct ks_export *x, uint64_t tsc, uint64_t *early)
 	return 1;
 }
 
-static uint64_t cycles_ns(const struct ks_export *x, uint64_t c)
+/* cycles as nanoseconds, by the file's own TSC2NSEC arithmetic */
+static inline uint64_t cycles_ns(const struct ks_export *x, uint64_t c)
 {
-	return (uint64_t)((double)c * 1e9 / x->hz);
+	return td_to_ns(c, x->mult, x->shift);
 }
 
 static int thread_of_pid(const struct ks_export *x, uint32_t pid)
@@ -129,9 +169,11 @@ static int thread_of_pid(const struct ks_export *x, uint32_t pid)
 	return -1;
 }
 
-/* a task's name for comm fields: hg-thread-K for hourglass's, else what the recording said */
+/* a task's name for comm fields (16 bytes, zero-padded): hg-thread-K for hourglass's, else
+ * what the recording said */
 static const char *comm_of(struct ks_export *x, uint32_t pid)
 {
+	static const char unknown[16];
 	struct comm_slot *s = &x->comm[pid & (COMM_SLOTS - 1)];
 	const char *name;
 	int k;
@@ -141,7 +183,7 @@ static const char *comm_of(struct ks_export *x, uint32_t pid)
 	k = thread_of_pid(x, pid);
 	name = k >= 0 ? x->thread_names[k] : x->run.names.comm ? x->run.names.comm(x->run.names.ctx, pid) : NULL;
 	if (!name)
-		return "";	/* not known yet: asked again next time */
+		return unknown;	/* not known yet: asked again next time */
 	s->pid = pid;
 	s->valid = 1;
 	memset(s->comm, 0, sizeof(s->comm));
@@ -386,34 +428,47 @@ int ks_kernel(struct ks_export *x, uint32_t cpu, const struct hgt_rec *r, struct
 	kitem_fill(it, r, need);
 	while ((it = ro_due(&x->kwin, &c->win, c->win.newest))) {
 		emit_kernel(x, c, it);
-		ro_pop(&x->kwin, &c->win);
+		ro_pop(&c->win);
 	}
-	return td_failed(x->td, err);
+	return check(x, err);
 }
+
+/* a string field's text and its length (without the NUL) */
+struct str {
+	const char *s;
+	unsigned len;
+};
+
+#define STR_LIT(lit) ((struct str){ lit, sizeof(lit) - 1 })
 
 /* the string fields of an event: where each goes after the fixed part */
 static uint8_t *reserve_strings(struct td_lane *l, uint64_t ts, const struct td_event *e, const int *fields,
-				const char *const *s, unsigned n)
+				const struct str *s, unsigned n)
 {
-	unsigned len[4], total = e->fixed, at = e->fixed, i;
+	unsigned total = e->fixed, at = e->fixed, i;
 	uint8_t *p;
 
-	for (i = 0; i < n; i++) {
-		len[i] = strnlen(s[i], STR_MAX) + 1;
-		total += len[i];
-	}
+	for (i = 0; i < n; i++)
+		total += s[i].len + 1;
 	p = td_reserve(l, ts, (total + 3) & ~3u);
 	for (i = 0; i < n; i++) {
-		put32(p + e->off[fields[i]], len[i] << 16 | at);
-		memcpy(p + at, s[i], len[i] - 1);
-		at += len[i];
+		put32(p + e->off[fields[i]], (s[i].len + 1) << 16 | at);
+		memcpy(p + at, s[i].s, s[i].len);
+		at += s[i].len + 1;
 	}
 	return p;
 }
 
-static const char *class_name(unsigned c)
+static struct str class_str(unsigned c)
 {
-	return c < HGG_C_N ? hgg_class_name[c] : "unknown";
+	static struct str names[HGG_C_N + 1];
+
+	if (!names[HGG_C_N].s) {
+		for (unsigned k = 0; k < HGG_C_N; k++)
+			names[k] = (struct str){ hgg_class_name[k], (unsigned)strlen(hgg_class_name[k]) };
+		names[HGG_C_N] = STR_LIT("unknown");
+	}
+	return names[c < HGG_C_N ? c : HGG_C_N];
 }
 
 static void emit_gap(struct ks_export *x, struct td_lane *l, const struct hitem *it, int32_t pid)
@@ -423,8 +478,8 @@ static void emit_gap(struct ks_export *x, struct td_lane *l, const struct hitem 
 	const struct hgg_gap *g = it->gap;
 	char buf[256];
 	const char *cause = x->run.names.cause ? x->run.names.cause(x->run.names.ctx, g, buf, sizeof(buf)) : NULL;
-	const char *s[3] = { g->vol ? "voluntary" : class_name(g->inferred), class_name(g->cls),
-			     cause ? cause : "" };
+	struct str s[3] = { class_str(g->vol ? HGG_C_VOLUNTARY : g->inferred), class_str(g->cls),
+			    { cause ? cause : "", cause ? (unsigned)strnlen(cause, STR_MAX) : 0 } };
 	uint8_t *p = reserve_strings(l, it->ts, e, fields, s, 3);
 
 	put_common(p, e, pid);
@@ -439,7 +494,7 @@ static void emit_hourglass(struct ks_export *x, unsigned cpu, struct hitem *it)
 {
 	static const char *const timers[] = { "?", "NATIVE", "HR", "RTC", "TIMERFD", "POSIX" };
 	const struct ks_events *ev = &x->ev;
-	struct td_lane *l = td_lane(x->td, x->hg_buf, cpu);
+	struct td_lane *l = x->hg_lane[cpu];
 	int32_t pid = it->thread < x->run.nthreads ? (int32_t)x->tids[it->thread] : 0;
 	const struct td_event *e;
 	uint8_t *p;
@@ -454,8 +509,8 @@ static void emit_hourglass(struct ks_export *x, unsigned cpu, struct hitem *it)
 		break;
 	case HK_IV_END: {
 		static const int fields[] = { IVE_ENDED_BY };
-		const char *by = it->flags & HGL_IV_YIELD ? "yield" : it->flags & HGL_IV_SLEEP ? "sleep" :
-				 it->flags & HGL_IV_LAST ? "end of run" : "gap";
+		struct str by = it->flags & HGL_IV_YIELD ? STR_LIT("yield") : it->flags & HGL_IV_SLEEP ?
+				STR_LIT("sleep") : it->flags & HGL_IV_LAST ? STR_LIT("end of run") : STR_LIT("gap");
 
 		e = &ev->iv_end;
 		p = reserve_strings(l, it->ts, e, fields, &by, 1);
@@ -466,7 +521,7 @@ static void emit_hourglass(struct ks_export *x, unsigned cpu, struct hitem *it)
 	}
 	case HK_GAP:
 		emit_gap(x, l, it, pid);
-		free(it->gap);
+		gap_put(x, it->gap);
 		it->gap = NULL;
 		break;
 	case HK_RELEASE:
@@ -491,7 +546,8 @@ static void emit_hourglass(struct ks_export *x, unsigned cpu, struct hitem *it)
 		break;
 	case HK_WAKE: {
 		static const int fields[] = { WAKE_TIMER };
-		const char *timer = timers[(it->flags & 0xf) < 5 ? (it->flags & 0xf) : 5];
+		const char *t = timers[(it->flags & 0xf) < 5 ? (it->flags & 0xf) : 5];
+		struct str timer = { t, (unsigned)strlen(t) };
 
 		e = &ev->wake;
 		p = reserve_strings(l, it->ts, e, fields, &timer, 1);
@@ -510,20 +566,20 @@ static void hg_drain(struct ks_export *x, unsigned cpu, int all)
 	struct ro_lane *l = &x->hlane[cpu];
 	struct hitem *it;
 
-	while ((it = all ? ro_first(&x->hwin, l) : ro_due(&x->hwin, l, x->hg_front))) {
+	while ((it = all ? ro_first(l) : ro_due(&x->hwin, l, x->hg_front))) {
 		emit_hourglass(x, cpu, it);
-		ro_pop(&x->hwin, l);
+		ro_pop(l);
 	}
 }
 
-static int hg_push(struct ks_export *x, unsigned cpu, uint64_t tsc, uint32_t rank, int kind, uint16_t thread,
+static int hg_push(struct ks_export *x, unsigned cpu, uint64_t tsc, uint8_t rank, int kind, uint16_t thread,
 		   uint8_t flags, uint64_t a, struct hgg_gap *gap, struct hg_err *err)
 {
 	uint64_t ts = rebase(x, tsc, &x->hg_early);
 	struct hitem *it = ro_push(&x->hwin, &x->hlane[cpu], ts, rank);
 
 	if (!it) {
-		free(gap);
+		gap_put(x, gap);
 		return hg_err_set(err, "%s: out of memory for the hourglass buffer's reorder window", x->path);
 	}
 	it->kind = kind;
@@ -547,7 +603,7 @@ static int hg_settle(struct ks_export *x, unsigned cpu, struct hg_err *err)
 			hg_drain(x, c, 0);
 		x->hg_swept = x->hg_front;
 	}
-	return td_failed(x->td, err);
+	return check(x, err);
 }
 
 int ks_hourglass(struct ks_export *x, const struct hgl_rec *r, struct hg_err *err)
@@ -594,7 +650,7 @@ int ks_gap(struct ks_export *x, const struct hgg_gap *g, struct hg_err *err)
 	if (g->thread >= x->run.nthreads)
 		return hg_err_set(err, "gap at TSC %llu of thread %u, but the run has %d threads",
 				  (unsigned long long)g->g0, g->thread, x->run.nthreads);
-	copy = malloc(sizeof(*copy));
+	copy = gap_get(x);
 	if (!copy)
 		return hg_err_set(err, "%s: out of memory", x->path);
 	*copy = *g;
@@ -622,11 +678,17 @@ static void free_export(struct ks_export *x)
 	for (c = 0; x->hlane && c < x->run.ncpus; c++) {
 		struct hitem *it;
 
-		while ((it = ro_first(&x->hwin, &x->hlane[c]))) {
-			free(it->gap);
-			ro_pop(&x->hwin, &x->hlane[c]);
+		while ((it = ro_first(&x->hlane[c]))) {
+			gap_put(x, it->gap);
+			ro_pop(&x->hlane[c]);
 		}
 		ro_lane_free(&x->hlane[c]);
+	}
+	while (x->pool) {
+		struct gap_block *b = x->pool;
+
+		x->pool = b->next;
+		free(b);
 	}
 	for (k = 0; x->thread_names && k < x->run.nthreads; k++)
 		free(x->thread_names[k]);
@@ -635,6 +697,7 @@ static void free_export(struct ks_export *x)
 	free(x->cpu);
 	free(x->hlane);
 	free(x->hg_cpus);
+	free(x->hg_lane);
 	free(x->funcs);
 	free(x->path);
 	free(x->session);
@@ -668,14 +731,17 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 	if (!x)
 		goto oom;
 	x->run = *run;
+	x->check_in = 1;
 	x->hz = run->tsc_hz;
+	td_tsc2nsec(x->hz, &x->mult, &x->shift);
 	x->path = strdup(path);
 	x->tids = calloc(run->nthreads + 1, sizeof(*x->tids));
 	x->thread_names = calloc(run->nthreads + 1, sizeof(char *));
 	x->cpu = calloc(run->ncpus, sizeof(*x->cpu));
 	x->hlane = calloc(run->ncpus, sizeof(*x->hlane));
 	x->hg_cpus = calloc(run->ncpus, 1);
-	if (!x->path || !x->tids || !x->thread_names || !x->cpu || !x->hlane || !x->hg_cpus)
+	x->hg_lane = calloc(run->ncpus, sizeof(*x->hg_lane));
+	if (!x->path || !x->tids || !x->thread_names || !x->cpu || !x->hlane || !x->hg_cpus || !x->hg_lane)
 		goto oom;
 	for (k = 0; k < run->nthreads; k++) {
 		char name[32];
@@ -698,11 +764,11 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 			goto oom;
 		sprintf(x->companion, "%.*s-hourglass.dat", (int)(n - 4), path);
 	}
-	ro_init(&x->kwin, sizeof(struct kitem), KERNEL_WINDOW_MAX, (uint64_t)(KERNEL_HORIZON_S * x->hz));
+	ro_init(&x->kwin, KERNEL_WINDOW_MAX, (uint64_t)(KERNEL_HORIZON_S * x->hz));
 	/* a job's release is written when the job ends: a period late, or more when it overran */
 	if ((double)period * 2 < HG_HORIZON_MIN_S * x->hz)
 		period = (uint64_t)(HG_HORIZON_MIN_S * x->hz / 2);
-	ro_init(&x->hwin, sizeof(struct hitem), HG_WINDOW_MAX, 2 * period);
+	ro_init(&x->hwin, HG_WINDOW_MAX, 2 * period);
 	dir = out_dir(path);
 	if (!dir)
 		goto oom;
@@ -711,8 +777,10 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 	if (!x->td || ks_events_declare(x->td, &x->ev, &x->hg_buf, err))
 		goto fail;
 	td_set_uname(x->td, run->uname);
-	for (unsigned c = 0; c < run->ncpus; c++)
+	for (unsigned c = 0; c < run->ncpus; c++) {
 		x->cpu[c].lane = td_lane(x->td, 0, c);
+		x->hg_lane[c] = td_lane(x->td, x->hg_buf, c);
+	}
 	/* fail now, not at the end, when the folder cannot take files */
 	{
 		char *tmp;
@@ -793,9 +861,9 @@ int ks_finish(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
 	memset(sum, 0, sizeof(*sum));
 	for (cpu = 0; cpu < x->run.ncpus; cpu++) {
 		c = &x->cpu[cpu];
-		while ((it = ro_first(&x->kwin, &c->win))) {
+		while ((it = ro_first(&c->win))) {
 			emit_kernel(x, c, it);
-			ro_pop(&x->kwin, &c->win);
+			ro_pop(&c->win);
 		}
 		hg_drain(x, cpu, 1);
 	}

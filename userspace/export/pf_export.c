@@ -79,6 +79,8 @@ struct pf_export {
 	uint64_t confusion[HGG_C_N][HGG_C_N];
 	struct name_slot task[TASK_SLOTS];
 	struct name_slot irq[IRQ_SLOTS];
+	struct name_slot vec_names[HGT_VEC_MAX];
+	struct name_slot softirq_names[10];
 };
 
 static void ob_flush(struct pf_export *x)
@@ -109,6 +111,15 @@ static inline char *put_str(char *p, const char *s, size_t n)
 	p += json_escape(p, s, n);
 	*p++ = '"';
 	return p;
+}
+
+/* a name of ours, plain ASCII: nothing to escape */
+static inline char *put_plain(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
 }
 
 static int failed(struct pf_export *x, struct hg_err *err)
@@ -212,6 +223,18 @@ static const struct name_slot *irq_name(struct pf_export *x, uint32_t irq)
 	return s;
 }
 
+/* a name from a table made at open (vectors, softirqs), or of a number beyond it */
+static const struct name_slot *fixed_name(const struct name_slot *table, unsigned n, unsigned id, const char *fmt)
+{
+	static struct name_slot other;
+	char buf[48];
+
+	if (id < n)
+		return &table[id];
+	other.len = json_escape(other.name, buf, snprintf(buf, sizeof(buf), fmt, id));
+	return &other;
+}
+
 /* a slice on a CPU's track: the prefix, the name, the category, the times */
 static void kslice(struct pf_export *x, struct pf_cpu *c, const char *name, unsigned nlen, const char *cat,
 		   unsigned clen, uint64_t t0, uint64_t t1)
@@ -238,29 +261,20 @@ static void kslice(struct pf_export *x, struct pf_cpu *c, const char *name, unsi
 static void handler_slice(struct pf_export *x, struct pf_cpu *c, const struct frame *f, uint64_t t1)
 {
 	static const char cat_irq[] = CAT("irq"), cat_vec[] = CAT("vec"), cat_si[] = CAT("softirq");
-	char buf[48];
-	int n;
+	const struct name_slot *s;
 
 	switch (f->kind) {
-	case F_IRQ: {
-		const struct name_slot *s = irq_name(x, f->id);
-
+	case F_IRQ:
+		s = irq_name(x, f->id);
 		kslice(x, c, s->name, s->len, cat_irq, sizeof(cat_irq) - 1, f->t, t1);
 		break;
-	}
 	case F_VEC:
-		if (f->id < HGT_VEC_MAX)
-			n = snprintf(buf, sizeof(buf), "%s", hgt_vector_name[f->id]);
-		else
-			n = snprintf(buf, sizeof(buf), "vector kind %u", f->id);
-		kslice(x, c, buf, n, cat_vec, sizeof(cat_vec) - 1, f->t, t1);
+		s = fixed_name(x->vec_names, HGT_VEC_MAX, f->id, "vector kind %u");
+		kslice(x, c, s->name, s->len, cat_vec, sizeof(cat_vec) - 1, f->t, t1);
 		break;
 	case F_SOFTIRQ:
-		if (f->id < 10)
-			n = snprintf(buf, sizeof(buf), "softirq %s", softirq_name[f->id]);
-		else
-			n = snprintf(buf, sizeof(buf), "softirq %u", f->id);
-		kslice(x, c, buf, n, cat_si, sizeof(cat_si) - 1, f->t, t1);
+		s = fixed_name(x->softirq_names, 10, f->id, "softirq %u");
+		kslice(x, c, s->name, s->len, cat_si, sizeof(cat_si) - 1, f->t, t1);
 		break;
 	}
 }
@@ -377,7 +391,7 @@ int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct
 	kitem_fill(it, r, need);
 	while ((it = ro_due(&x->win, &c->win, c->win.newest))) {
 		process(x, cpu, it);
-		ro_pop(&x->win, &c->win);
+		ro_pop(&c->win);
 	}
 	return failed(x, err);
 }
@@ -469,10 +483,10 @@ int pf_gap(struct pf_export *x, const struct hgg_gap *g, struct hg_err *err)
 	p += put_u64(p, g->thread);
 	/* the name carries the colour (Perfetto colours by name): one per cause, right or wrong */
 	PUT(p, ",\"cat\":\"gap\",\"name\":\"gap: ");
-	p += json_escape(p, actual, strlen(actual));
+	p = put_plain(p, actual);
 	if (!right && !g->vol) {
 		PUT(p, " (inferred ");
-		p += json_escape(p, inferred, strlen(inferred));
+		p = put_plain(p, inferred);
 		*p++ = ')';
 	}
 	PUT(p, "\",\"ts\":");
@@ -483,10 +497,11 @@ int pf_gap(struct pf_export *x, const struct hgg_gap *g, struct hg_err *err)
 	p += put_u64(p, g->cpu);
 	PUT(p, ",\"next_thread\":");
 	p += put_u64(p, g->next_thread);
-	PUT(p, ",\"inferred\":");
-	p = put_str(p, inferred, strlen(inferred));
-	PUT(p, ",\"actual\":");
-	p = put_str(p, actual, strlen(actual));
+	PUT(p, ",\"inferred\":\"");
+	p = put_plain(p, inferred);
+	PUT(p, "\",\"actual\":\"");
+	p = put_plain(p, actual);
+	*p++ = '"';
 	PUT(p, ",\"cause\":");
 	p = put_str(p, cause ? cause : "", clen);
 	if (right)
@@ -555,7 +570,7 @@ struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg
 		x->tids[k] = run->tids ? run->tids[k] : 0;
 	x->run.tids = NULL;
 	td_tsc2nsec(run->tsc_hz, &x->mult, &x->shift);
-	ro_init(&x->win, sizeof(struct kitem), KERNEL_WINDOW_MAX, (uint64_t)(KERNEL_HORIZON_S * run->tsc_hz));
+	ro_init(&x->win, KERNEL_WINDOW_MAX, (uint64_t)(KERNEL_HORIZON_S * run->tsc_hz));
 	for (c = 0; c < run->ncpus; c++) {
 		struct pf_cpu *pc = &x->cpu[c];
 		char *p = pc->prefix;
@@ -564,6 +579,14 @@ struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg
 		p += put_u64(p, c);
 		PUT(p, ",\"name\":\"");
 		pc->prefix_len = p - pc->prefix;
+	}
+	for (k = 0; k < HGT_VEC_MAX; k++)
+		x->vec_names[k].len = json_escape(x->vec_names[k].name, hgt_vector_name[k], strlen(hgt_vector_name[k]));
+	for (k = 0; k < 10; k++) {
+		char buf[32];
+
+		x->softirq_names[k].len = json_escape(x->softirq_names[k].name, buf,
+						      snprintf(buf, sizeof(buf), "softirq %s", softirq_name[k]));
 	}
 	x->fd = out_create(path, &x->tmp, err);
 	if (x->fd < 0) {
@@ -639,9 +662,9 @@ int pf_finish(struct pf_export *x, struct pf_summary *sum, struct hg_err *err)
 	for (cpu = 0; cpu < x->run.ncpus; cpu++) {
 		struct pf_cpu *c = &x->cpu[cpu];
 
-		while ((it = ro_first(&x->win, &c->win))) {
+		while ((it = ro_first(&c->win))) {
 			process(x, cpu, it);
-			ro_pop(&x->win, &c->win);
+			ro_pop(&c->win);
 		}
 		/* the task on the CPU ran at least until the CPU's last record */
 		if (c->has_cur && c->newest > c->since)

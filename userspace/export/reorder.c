@@ -9,13 +9,13 @@
 
 #define FIRST_CAP 64
 
-void ro_init(struct ro_window *w, uint32_t isz, uint32_t max, uint64_t horizon)
+void ro_init(struct ro_window *w, uint32_t max, uint64_t horizon)
 {
 	uint32_t m = FIRST_CAP;
 
 	while (m < max)
 		m *= 2;
-	*w = (struct ro_window){ .isz = isz, .max = m, .horizon = horizon };
+	*w = (struct ro_window){ .max = m, .horizon = horizon };
 }
 
 void ro_lane_free(struct ro_lane *l)
@@ -32,11 +32,11 @@ static int grow(struct ro_window *w, struct ro_lane *l)
 
 	if (cap > w->max)
 		cap = w->max;
-	ring = malloc((size_t)cap * w->isz);
+	ring = malloc((size_t)cap * RO_ITEM);
 	if (!ring)
 		return -1;
 	for (i = 0; i < l->n; i++)
-		memcpy(ring + (size_t)i * w->isz, ro_at(w, l, i), w->isz);
+		memcpy(ring + (size_t)i * RO_ITEM, ro_at(l, i), RO_ITEM);
 	free(l->ring);
 	l->ring = ring;
 	l->cap = cap;
@@ -44,18 +44,16 @@ static int grow(struct ro_window *w, struct ro_lane *l)
 	return 0;
 }
 
-static int key_after(const uint8_t *item, uint64_t ts, uint32_t rank)
+static int key_after(const uint8_t *item, uint64_t ts, uint8_t rank)
 {
 	uint64_t t = ro_ts(item);
-	uint32_t r;
 
 	if (t != ts)
 		return t > ts;
-	memcpy(&r, item + 8, 4);
-	return r > rank;
+	return item[8] > rank;
 }
 
-void *ro_push_slow(struct ro_window *w, struct ro_lane *l, uint64_t ts, uint32_t rank)
+void *ro_push_slow(struct ro_window *w, struct ro_lane *l, uint64_t ts, uint8_t rank)
 {
 	uint32_t pos;
 	uint8_t *p;
@@ -67,18 +65,20 @@ void *ro_push_slow(struct ro_window *w, struct ro_lane *l, uint64_t ts, uint32_t
 		w->clamped++;
 	}
 	pos = l->n;
-	if (pos && key_after(ro_at(w, l, pos - 1), ts, rank))
+	if (pos && key_after(ro_at(l, pos - 1), ts, rank))
 		w->reordered++;
 	/* from the newest end: a late item is usually only a few places back */
-	while (pos && key_after(ro_at(w, l, pos - 1), ts, rank)) {
-		memcpy(ro_at(w, l, pos), ro_at(w, l, pos - 1), w->isz);
+	while (pos && key_after(ro_at(l, pos - 1), ts, rank)) {
+		memcpy(ro_at(l, pos), ro_at(l, pos - 1), RO_ITEM);
 		pos--;
 	}
-	l->n++;
-	p = ro_at(w, l, pos);
-	memcpy(p, &ts, 8);
-	memcpy(p + 8, &rank, 4);
-	if (ts > l->newest)
+	if (pos == l->n) {
 		l->newest = ts;
+		l->newest_rank = rank;
+	}
+	l->n++;
+	p = ro_at(l, pos);
+	memcpy(p, &ts, 8);
+	p[8] = rank;
 	return p;
 }

@@ -31,7 +31,7 @@
 #define TD_DATA		(TD_PAGE - TD_PAGE_HDR)
 #define TD_TS_BITS	27		/* time delta bits of an entry header */
 #define TD_SMALL_MAX	112		/* longest payload with the length in type_len (28 * 4) */
-#define TD_CHUNK_PAGES	16		/* pages a lane fills before one write() */
+#define TD_CHUNK_PAGES	64		/* pages a lane fills before one write() */
 #define TD_MAX_FIELDS	12
 #define TD_MAX_BUFFERS	8
 #define TD_FIRST_ID	1000		/* event ids: unique and within int16 (KernelShark) */

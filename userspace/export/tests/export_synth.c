@@ -4,14 +4,15 @@
  * as hgmerge would (export.h), for tests/unit/test_export.py to read back
  * with trace-cmd, libkshark and a JSON parser.
  *
- *	export_synth [--no-gaps] [--bad-cpu] [--abort] [--many N] [--name F.dat] OUTDIR
+ *	export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] [--name F.dat] OUTDIR
  *
  * Writes OUTDIR/merged.dat (or F.dat), OUTDIR/session.json (and merged-hourglass.dat),
  * OUTDIR/trace.json; prints one JSON object: what was fed (per event name,
  * counted here, not by the exporters) and both summaries. --bad-cpu feeds a
  * record of a CPU the run does not have and expects a refusal (exit 3);
  * --abort stops half-way with ks_abort/pf_abort; --many adds N softirqs on
- * CPU 2 (2N events: many pages). Exit 3 on any error.
+ * CPU 2 (2N events: many pages); --gaps-from leaves out the gaps before NS
+ * (from base_tsc). Exit 3 on any error.
  *
  * The run: TSC at 1 GHz (a cycle is a nanosecond), base_tsc 1000000, three
  * CPUs, hourglass threads 0 (tid 101, CPU 0) and 1 (tid 102, CPU 1, period
@@ -225,10 +226,16 @@ static void iv(uint16_t thread, uint32_t cpu, uint64_t t0, uint64_t t1, int flag
 	count("interval_end");
 }
 
+static uint64_t gaps_from;	/* --gaps-from: only the gaps from this time on */
+
 static void gap(uint16_t thread, uint32_t cpu, uint64_t g0, uint64_t g1, int inferred, int cls, int kind,
 		int vol, int32_t primary, uint32_t out_pid)
 {
-	struct item *it = add(g1 + 1, G);
+	struct item *it;
+
+	if (g0 < gaps_from)
+		return;
+	it = add(g1 + 1, G);
 
 	it->g = (struct hgg_gap){ .g0 = BASE + g0, .g1 = BASE + g1, .cpu = cpu, .thread = thread,
 				  .next_thread = thread, .vol = vol, .inferred = inferred, .cls = cls,
@@ -378,11 +385,14 @@ int main(int argc, char **argv)
 			many = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "--name") && a + 1 < argc)
 			name = argv[++a];
+		else if (!strcmp(argv[a], "--gaps-from") && a + 1 < argc)
+			gaps_from = strtoull(argv[++a], NULL, 10);
 		else
 			dir = argv[a];
 	}
 	if (!dir) {
-		fprintf(stderr, "usage: export_synth [--no-gaps] [--bad-cpu] [--abort] [--many N] [--name F.dat] OUTDIR\n");
+		fprintf(stderr, "usage: export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] "
+			"[--name F.dat] OUTDIR\n");
 		return 2;
 	}
 	struct exp_run run = {
@@ -415,8 +425,10 @@ int main(int argc, char **argv)
 			printf("{\"aborted\": %d}\n", i);
 			return 0;
 		}
-		if (bad_cpu && i == nitems / 2)
+		if (bad_cpu && i >= nitems / 2 && it->what == K) {
 			it->cpu = 99;
+			bad_cpu = 0;
+		}
 		switch (it->what) {
 		case K:
 			r = ks_kernel(kx, it->cpu, &it->k.h, &err) || pf_kernel(px, it->cpu, &it->k.h, &err);
