@@ -114,7 +114,7 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
             _run([paths.require("hgtrace-import"), kpath, "-o", imported])
             kpath, name = imported, kernel or kpath
         out = os.path.join(tmp, "report.json")
-        cmd = [hgmerge, "--hgl", hgl, "--kernel", kpath, "--report", out]
+        cmd = [hgmerge, "--hgl", hgl, "--kernel", kpath, "--report", out, "--dir", os.path.abspath(run_dir)]
         if name:
             cmd += ["--name", name]
         for opt, path in (("--gaps", exports.gaps), ("--kernelshark", exports.kernelshark),

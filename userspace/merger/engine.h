@@ -173,8 +173,12 @@ uint64_t kstream_events(const struct kstream *k);
 void kstream_close(struct kstream *k);
 
 /* ---- names.c ---- */
+struct names;
 void names_init(struct run *r);
-void names_record(const struct hgt_rec *rec);		/* COMM and NAME records */
+void names_record(const struct hgt_rec *rec);		/* COMM and NAME records, the merge's table */
+struct names *names_new(void);				/* another table: the exporters' thread */
+void names_record_in(struct names *t, const struct hgt_rec *rec);
+void names_use(struct names *t);	/* the table names_*() read in this thread (NULL: the merge's) */
 const char *names_comm(uint32_t pid);			/* NULL if unknown */
 const char *names_irq(uint32_t irq);
 const char *names_func(uint32_t id);

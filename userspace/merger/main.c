@@ -19,6 +19,7 @@
 #include "export.h"
 #include "gapout.h"
 #include "report.h"
+#include "xthread.h"
 
 struct opts {
 	const char *hgl, *kernel, *name, *report, *gaps, *gaps_json, *ks, *ks_session, *pf, *dir;
@@ -53,6 +54,7 @@ struct ctx {
 	struct gapout *gaps, *gaps_json;
 	struct ks_export *ks;
 	struct pf_export *pf;
+	struct xthread *xt;	/* the exporters' thread, when there are exporters */
 	int64_t *kmig;		/* per thread: the kernel's last migration of it */
 	int *has_kmig;
 };
@@ -216,8 +218,6 @@ static void setup(struct run *r, const struct opts *o)
 /* dispatch - a decided gap to every output */
 static void dispatch(struct ctx *c, struct hgg_gap *g, const struct gap_detail *d)
 {
-	struct hg_err err;
-
 	judge_gap(c->judge, g, d, c->infer);
 	if (!(g->flags & HGG_F_OUT))
 		micro_handlers(c->micro, g->thread, g->handler_cycles);
@@ -225,10 +225,8 @@ static void dispatch(struct ctx *c, struct hgg_gap *g, const struct gap_detail *
 		gapout_gap(c->gaps, g, d);
 	if (c->gaps_json)
 		gapout_gap(c->gaps_json, g, d);
-	if (c->ks && ks_gap(c->ks, g, &err))
-		fail_err(&err);
-	if (c->pf && pf_gap(c->pf, g, &err))
-		fail_err(&err);
+	if (c->xt)
+		xthread_gap(c->xt, g);
 }
 
 static struct wqueue *wq_of(struct ctx *c, uint32_t cpu)
@@ -328,16 +326,13 @@ static void on_migrate(void *p, int thread, int64_t tsc)
 static void on_record(void *p, const struct hgl_rec *rec)
 {
 	struct ctx *c = p;
-	struct hg_err err;
 
 	if (rec->type == HGL_REC_INTERVAL) {
 		judge_interval(c->judge, rec);
 		sbf_interval(c->sbf, rec);
 	}
-	if (c->ks && ks_hourglass(c->ks, rec, &err))
-		fail_err(&err);
-	if (c->pf && pf_hourglass(c->pf, rec, &err))
-		fail_err(&err);
+	if (c->xt)
+		xthread_hourglass(c->xt, rec);
 }
 
 /* ---- exporters' view of the run ---- */
@@ -371,12 +366,15 @@ static void open_exports(struct ctx *c, const struct opts *o, struct exp_run *x)
 	uint32_t *tids = xcalloc(r->nthreads + 1, sizeof(*tids));
 	const char **names = xcalloc(r->nthreads + 1, sizeof(*names));
 	const char **work = xcalloc(r->nthreads + 1, sizeof(*work));
+	uint64_t *periods = xcalloc(r->nthreads + 1, sizeof(*periods));
 	int k;
 
 	for (k = 0; k < r->nthreads; k++) {
 		tids[k] = r->th[k].tid;
 		names[k] = r->th[k].name;
 		work[k] = r->info->threads[k].workload;
+		if (r->info->threads[k].period_ns > 0)
+			periods[k] = (uint64_t)(r->info->threads[k].period_ns * 1e-9 * r->hz);
 	}
 	*x = (struct exp_run){
 		.tsc_hz = r->hz, .base_tsc = (uint64_t)r->base, .ncpus = r->ncpus,
@@ -384,12 +382,13 @@ static void open_exports(struct ctx *c, const struct opts *o, struct exp_run *x)
 		.nthreads = r->nthreads, .tids = tids, .thread_names = names, .workloads = work,
 		.names = { .ctx = NULL, .comm = x_comm, .irq = x_irq, .func = x_func, .each_comm = x_each,
 			   .cause = x_cause, .task = x_task },
-		.command = o->hgl,
+		.command = o->hgl, .periods = periods,
 	};
 	if (o->ks && !(c->ks = ks_open(o->ks, o->ks_session, x, &err)))
 		fail_err(&err);
 	if (o->pf && !(c->pf = pf_open(o->pf, x, &err)))
 		fail_err(&err);
+	c->xt = xthread_start(c->ks, c->pf);
 }
 
 static double now(void)
@@ -412,7 +411,6 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 	uint64_t total = hgt_nr_records(r->hgt), events;
 	double shown = now();
 	struct gapper gp;
-	struct hg_err err;
 
 	gapper_init(&gp, r);
 	for (;;) {
@@ -433,10 +431,8 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 				names_record(rec);
 			else
 				sweep_kernel(sw, cpu, rec);
-			if (c->ks && ks_kernel(c->ks, cpu, rec, &err))
-				fail_err(&err);
-			if (c->pf && pf_kernel(c->pf, cpu, rec, &err))
-				fail_err(&err);
+			if (c->xt)
+				xthread_kernel(c->xt, cpu, rec);
 			if (o->progress && !(kstream_events(ks) & 0xfffff) && now() - shown > 0.25) {
 				shown = now();
 				fprintf(stderr, "\rhgmerge: %5.1f%% of %llu kernel events", total ?
@@ -489,6 +485,14 @@ static void finish_exports(struct ctx *c)
 {
 	struct hg_err err;
 
+	if (c->xt && xthread_join(c->xt, &err)) {
+		if (c->ks)
+			ks_abort(c->ks);
+		if (c->pf)
+			pf_abort(c->pf);
+		fail_err(&err);
+	}
+	c->xt = NULL;
 	if (c->ks) {
 		struct ks_summary s;
 

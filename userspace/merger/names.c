@@ -41,7 +41,18 @@ struct nmap {
 	size_t cap, n;
 };
 
-static struct nmap comm_m, irq_m, func_m;
+/*
+ * The names the recording gave, as of some point in it. The merge pass keeps
+ * one table; the exporters' thread keeps its own, fed by the same records in
+ * the same order, so that each sees the names as they were at its point of
+ * the stream and neither waits for the other.
+ */
+struct names {
+	struct nmap comm, irq, func;
+};
+
+static struct names main_tab;
+static __thread struct names *cur = &main_tab;	/* the table names_*() read in this thread */
 static struct run *run;
 
 static size_t slot(const struct nmap *m, uint32_t id)
@@ -102,37 +113,52 @@ void names_init(struct run *r)
 	run = r;
 }
 
-void names_record(const struct hgt_rec *rec)
+struct names *names_new(void)
+{
+	return xcalloc(1, sizeof(struct names));
+}
+
+void names_use(struct names *n)
+{
+	cur = n ? n : &main_tab;
+}
+
+void names_record_in(struct names *t, const struct hgt_rec *rec)
 {
 	const char *pay = (const char *)(rec + 1);
 
 	if (rec->type == HGT_REC_COMM && rec->len >= sizeof(*rec) + sizeof(struct hgt_comm)) {
 		const struct hgt_comm *c = (const void *)pay;
 
-		nmap_put(&comm_m, rec->arg, c->comm, strnlen(c->comm, sizeof(c->comm)));
+		nmap_put(&t->comm, rec->arg, c->comm, strnlen(c->comm, sizeof(c->comm)));
 	} else if (rec->type == HGT_REC_NAME && rec->len >= sizeof(*rec) + sizeof(struct hgt_name)) {
 		const struct hgt_name *n = (const void *)pay;
 
-		nmap_put(rec->flags == HGT_NAME_IRQ ? &irq_m : &func_m, rec->arg, n->name,
+		nmap_put(rec->flags == HGT_NAME_IRQ ? &t->irq : &t->func, rec->arg, n->name,
 			 strnlen(n->name, sizeof(n->name)));
 	}
+}
+
+void names_record(const struct hgt_rec *rec)
+{
+	names_record_in(&main_tab, rec);
 }
 
 const char *names_comm(uint32_t pid)
 {
 	int k = thread_of_tid(run, pid);
 
-	return k >= 0 ? run->th[k].name : nmap_get(&comm_m, pid);
+	return k >= 0 ? run->th[k].name : nmap_get(&cur->comm, pid);
 }
 
 const char *names_irq(uint32_t irq)
 {
-	return nmap_get(&irq_m, irq);
+	return nmap_get(&cur->irq, irq);
 }
 
 const char *names_func(uint32_t id)
 {
-	return nmap_get(&func_m, id);
+	return nmap_get(&cur->func, id);
 }
 
 void names_each_comm(void (*fn)(void *arg, uint32_t pid, const char *comm), void *arg)
@@ -140,9 +166,9 @@ void names_each_comm(void (*fn)(void *arg, uint32_t pid, const char *comm), void
 	size_t i;
 	int k;
 
-	for (i = 0; i < comm_m.cap; i++)
-		if (comm_m.used[i] && thread_of_tid(run, comm_m.id[i]) < 0)
-			fn(arg, comm_m.id[i], comm_m.s[i]);
+	for (i = 0; i < cur->comm.cap; i++)
+		if (cur->comm.used[i] && thread_of_tid(run, cur->comm.id[i]) < 0)
+			fn(arg, cur->comm.id[i], cur->comm.s[i]);
 	for (k = 0; k < run->nthreads; k++)
 		if (run->th[k].tid)
 			fn(arg, run->th[k].tid, run->th[k].name);
@@ -159,7 +185,7 @@ const char *names_task(int64_t pid, char *buf, size_t len)
 	else if (thread_of_tid(run, (uint32_t)pid) >= 0)
 		snprintf(buf, len, "%s", names_comm((uint32_t)pid));
 	else
-		snprintf(buf, len, "%s:%lld", (c = nmap_get(&comm_m, (uint32_t)pid)) ? c : "?", (long long)pid);
+		snprintf(buf, len, "%s:%lld", (c = nmap_get(&cur->comm, (uint32_t)pid)) ? c : "?", (long long)pid);
 	return buf;
 }
 
