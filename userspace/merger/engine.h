@@ -193,6 +193,15 @@ extern const char *const why_text[HGG_W_N];
 const char *vector_name(unsigned v);
 const char *softirq_text(unsigned v);
 
+/* ---- labels.c: the user's names for loads (--label) ---- */
+int labels_add(const char *spec);	/* "PID=NAME", "comm:PREFIX=NAME", "irq:N=NAME"; -1 if malformed */
+int labels_any(void);
+size_t labels_count(void);
+const char *labels_name(size_t i);
+int labels_task(uint32_t pid);		/* the label's index, -1 if none */
+int labels_irq(uint32_t irq);
+int labels_comp(uint8_t kind, int64_t id);
+
 /* ---- sweep.c: the kernel's account of gaps and windows ---- */
 struct kev { int64_t tsc; uint32_t arg; uint8_t typ, flags; };
 

@@ -129,6 +129,7 @@ struct judge {
 	int64_t map0, map1;
 	struct map_thread *map;
 	struct loghist switch_hist, gap_hist[HGG_C_N];
+	struct load_fig { uint64_t caused, touched; double caused_cycles, charged_cycles; struct quant len; } *load;
 	uint32_t max_cpu;
 	int any_cpu;
 };
@@ -140,6 +141,7 @@ struct judge *judge_new(struct run *r, const char *tmpdir)
 	j->r = r;
 	j->tmpdir = tmpdir;
 	j->map = xcalloc(r->nthreads + 1, sizeof(*j->map));
+	j->load = xcalloc(labels_count() + 1, sizeof(*j->load));
 	j->map0 = r->info->t0_tsc;
 	j->map1 = j->map0 + (int64_t)(MAP_MS * 1e-3 * r->hz);
 	if (r->info->duration_ns > 0 && r->info->duration_ns < MAP_MS * 1e6)
@@ -302,6 +304,36 @@ void judge_interval(struct judge *j, const struct hgl_rec *iv)
 	m->niv++;
 }
 
+/* judge_loads - what the labelled loads did to a gap: caused it (it was switched to one, or one is
+ * its primary cause), or took part of it */
+static void judge_loads(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d)
+{
+	int who = -1, i;
+	char *seen = NULL;
+
+	if (is_switch(g->cls) && (g->flags & HGG_F_OUT))
+		who = labels_task(g->out_pid);
+	else if (g->flags & HGG_F_PRIMARY)
+		who = labels_comp(g->primary_kind, g->primary_id);
+	if (who >= 0) {
+		j->load[who].caused++;
+		j->load[who].caused_cycles += (double)(g->g1 - g->g0);
+		quant_add(&j->load[who].len, (int64_t)(g->g1 - g->g0));
+	}
+	for (i = 0; i < d->ncomp; i++) {
+		int l = labels_comp(d->comp[i].kind, d->comp[i].id);
+
+		if (l < 0)
+			continue;
+		if (!seen)
+			seen = xcalloc(labels_count(), 1);
+		j->load[l].charged_cycles += (double)d->comp[i].cycles;
+		if (!seen[l]++)
+			j->load[l].touched++;
+	}
+	free(seen);
+}
+
 void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d, struct infer *in)
 {
 	struct run *r = j->r;
@@ -343,6 +375,8 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 		j->unexpl[g->why]++;
 		return;
 	}
+	if (labels_any())
+		judge_loads(j, g, d);
 	if (g->cls == HGG_C_HIDDEN) {
 		j->hidden_gaps++;
 		j->hidden_cycles += (double)len;
@@ -664,6 +698,31 @@ static void report_costs(struct judge *j, struct jsonw *w)
 	}
 }
 
+static void report_loads(struct judge *j, struct jsonw *w)
+{
+	struct run *r = j->r;
+	size_t i;
+
+	if (!labels_any()) {
+		jw_null(w, "loads");
+		return;
+	}
+	jw_arr(w, "loads");
+	for (i = 0; i < labels_count(); i++) {
+		struct load_fig *l = &j->load[i];
+
+		jw_obj(w, NULL);
+		jw_str(w, "label", labels_name(i));
+		jw_uint(w, "gaps_caused", l->caused);
+		jw_numf(w, "caused_ms", us_of(r, l->caused_cycles) / 1e3, 6);
+		jw_numf(w, "caused_median_us", us_of(r, quant_median(&l->len)), 3);
+		jw_uint(w, "gaps_touched", l->touched);
+		jw_numf(w, "charged_ms", us_of(r, l->charged_cycles) / 1e3, 6);
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+}
+
 static void report_disagreements(struct judge *j, struct jsonw *w)
 {
 	uint32_t c;
@@ -733,6 +792,7 @@ void judge_report(struct judge *j, struct jsonw *w, struct infer *in)
 		jw_null(w, "inference");
 	report_causes(j, w);
 	report_costs(j, w);
+	report_loads(j, w);
 	report_disagreements(j, w);
 }
 
@@ -832,5 +892,8 @@ void judge_free(struct judge *j)
 		free(j->map[k].gap);
 	}
 	free(j->map);
+	for (i = 0; i < labels_count(); i++)
+		quant_free(&j->load[i].len);
+	free(j->load);
 	free(j);
 }

@@ -78,6 +78,8 @@ static void usage(FILE *f)
 		"  --ks-session FILE     with --kernelshark: a KernelShark session opening on the\n"
 		"                        first wrong inference (and FILE-hourglass.dat beside the trace)\n"
 		"  --perfetto FILE       also Chrome trace-event JSON for ui.perfetto.dev\n"
+		"  --label WHAT=NAME     name a load in the report: WHAT is a pid, comm:PREFIX (every task\n"
+		"                        whose comm starts so) or irq:N; repeatable\n"
 		"  --margin-us US        wake-up windows open this early (default 20: the intended\n"
 		"                        expiry is converted from CLOCK_MONOTONIC)\n"
 		"  --progress            a progress line on stderr\n"
@@ -103,6 +105,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "kernelshark", required_argument, NULL, 'K' }, { "ks-session", required_argument, NULL, 'S' },
 		{ "perfetto", required_argument, NULL, 'P' }, { "dir", required_argument, NULL, 'd' },
 		{ "margin-us", required_argument, NULL, 'm' }, { "progress", no_argument, NULL, 'p' },
+		{ "label", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	char *end;
@@ -123,6 +126,10 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'P': o->pf = optarg; break;
 		case 'd': o->dir = optarg; break;
 		case 'p': o->progress = 1; break;
+		case 'L':
+			if (labels_add(optarg))
+				bad_usage("--label %s: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME", optarg);
+			break;
 		case 'm':
 			o->margin_us = strtod(optarg, &end);
 			if (*end || !(o->margin_us >= 0 && o->margin_us < 1e6))

@@ -177,6 +177,7 @@ void names_each_comm(void (*fn)(void *arg, uint32_t pid, const char *comm), void
 const char *names_task(int64_t pid, char *buf, size_t len)
 {
 	const char *c;
+	int l;
 
 	if (pid < 0)
 		snprintf(buf, len, "unknown task");
@@ -184,6 +185,9 @@ const char *names_task(int64_t pid, char *buf, size_t len)
 		snprintf(buf, len, "idle");
 	else if (thread_of_tid(run, (uint32_t)pid) >= 0)
 		snprintf(buf, len, "%s", names_comm((uint32_t)pid));
+	else if ((l = labels_task((uint32_t)pid)) >= 0)
+		snprintf(buf, len, "%s:%lld [%s]", (c = nmap_get(&cur->comm, (uint32_t)pid)) ? c : "?", (long long)pid,
+			 labels_name(l));
 	else
 		snprintf(buf, len, "%s:%lld", (c = nmap_get(&cur->comm, (uint32_t)pid)) ? c : "?", (long long)pid);
 	return buf;
@@ -214,10 +218,15 @@ const char *names_comp(uint8_t kind, int64_t id, char *buf, size_t len)
 		else
 			snprintf(buf, len, "task %s", names_task(id, t, sizeof(t)));
 		break;
-	case HGG_K_IRQ:
+	case HGG_K_IRQ: {
+		int l = id >= 0 ? labels_irq((uint32_t)id) : -1;
+
 		n = names_irq((uint32_t)id);
 		snprintf(buf, len, n && *n ? "irq %lld %s" : "irq %lld", (long long)id, n);
+		if (l >= 0 && strlen(buf) + 4 < len)
+			snprintf(buf + strlen(buf), len - strlen(buf), " [%s]", labels_name(l));
 		break;
+	}
 	case HGG_K_VEC:
 		if (id >= 0 && id < HGT_VEC_MAX)
 			snprintf(buf, len, "%s", hgt_vector_name[id]);
