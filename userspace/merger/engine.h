@@ -83,6 +83,7 @@ struct run {
 	int nthreads;
 	struct thread_cfg *th;
 	uint32_t ncpus;		/* CPUs named by either side */
+	long long rt_runtime_us, rt_period_us;	/* RT throttling as hourglass read it; -1 unknown */
 	int have_window;
 	int64_t window[2];
 	char **warnings;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "hg_json.h"
 #include "export.h"
 #include "gapout.h"
 #include "report.h"
@@ -157,6 +158,19 @@ static int is_workload(const struct hgl_thread *t, const char *const *names)
 	return 0;
 }
 
+/* read_throttling - RT throttling's settings from the info section (hourglass since 2026-11-23) */
+static void read_throttling(struct run *r)
+{
+	struct hg_err err;
+	struct jv *info = jv_parse(r->info->json, r->info->json_len, &err);
+	const struct jv *k = info ? jv_get(info, "kernel") : NULL;
+	const struct jv *rt = k ? jv_get(k, "sched_rt_runtime_us") : NULL, *pe = k ? jv_get(k, "sched_rt_period_us") : NULL;
+
+	r->rt_runtime_us = rt && jv_type(rt) == JV_NUM ? (long long)jv_num(rt) : -1;
+	r->rt_period_us = pe && jv_type(pe) == JV_NUM ? (long long)jv_num(pe) : -1;
+	jv_free(info);
+}
+
 /* setup - both files open and checked against each other; the threads; the time base */
 static void setup(struct run *r, const struct opts *o)
 {
@@ -218,6 +232,7 @@ static void setup(struct run *r, const struct opts *o)
 		     "machine, or not stamped with the TSC?", r->kernel_name, (long long)r->window[0],
 		     (long long)r->window[1], (long long)r->info->t0_tsc);
 	r->ncpus = hgt_nr_cpus(r->hgt);
+	read_throttling(r);
 }
 
 /* ---- the sinks of the pass ---- */
