@@ -528,6 +528,17 @@ int main(int argc, char **argv)
 	t1 = now();
 	getrusage(RUSAGE_SELF, &ru);
 	{
+		/* VmHWM: ru_maxrss keeps the high-water mark of the process before its exec */
+		FILE *f = fopen("/proc/self/status", "r");
+		char line[256];
+
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "VmHWM:", 6))
+				ru.ru_maxrss = strtol(line + 6, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	{
 		struct stat st;
 
 		out_bytes = (mode & 1 && !stat(dat, &st) ? st.st_size : 0) + (mode & 2 && !stat(js, &st) ? st.st_size : 0);

@@ -13,7 +13,9 @@ is taken out), "ks" the trace.dat writer, "pf" the Perfetto writer, each
 in a fresh process, interleaved, --reps times (default 5) on --events
 (default 10 M) kernel events. "io" writes (and for the trace.dat, copies
 once) as many bytes as each writer wrote, in the same folder: the file
-system's floor under that writer on this machine.
+system's floor under that writer on this machine. The files go to
+/dev/shm unless --dir says otherwise: a disk adds its own write-back, which
+varies from run to run and is no part of the writers.
 
 The baseline: the same generated run written as kernel.hgt and
 hourglass.hgl (--baseline-events, default 1 M), merged once by the Python
@@ -82,7 +84,9 @@ def main():
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--baseline-events", type=int, default=1_000_000)
     ap.add_argument("--baseline-reps", type=int, default=3)
-    ap.add_argument("--dir", help="where the files go (default: a temporary folder under /tmp)")
+    ap.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
+                    help="where the files go (default /dev/shm: memory, so that the figures are the writers' "
+                         "and not the disk's; give a folder on a disk to see both)")
     a = ap.parse_args()
     subprocess.run(["make", "-s", "-C", os.path.join(TOP, "userspace", "export"), "bench"], check=True)
     with tempfile.TemporaryDirectory(prefix="hg-export-speed-", dir=a.dir) as d:
