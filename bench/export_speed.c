@@ -405,6 +405,8 @@ static int write_run(const char *dir, uint64_t events)
 	}
 	fclose(f);
 	printf("%llu\n", (unsigned long long)s->kernel_events);
+	free(s->hg);
+	free(s);
 	return 0;
 }
 
@@ -464,7 +466,7 @@ int main(int argc, char **argv)
 {
 	static uint32_t tids[NCPU];
 	static const char *names[NCPU], *wl[NCPU];
-	static char nbuf[NCPU][16];
+	static char nbuf[NCPU][24];
 	struct sink *s;
 	uint64_t events;
 	struct rusage ru;
@@ -549,5 +551,6 @@ int main(int argc, char **argv)
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6,
 	       ru.ru_maxrss / 1024.0, (unsigned long long)out_bytes,
 	       (unsigned long long)(s->sink_check & 1));
+	free(s);
 	return 0;
 }

@@ -41,7 +41,7 @@ struct sbuf {
 
 static void sb_add(struct sbuf *s, const void *d, size_t n)
 {
-	if (s->oom)
+	if (s->oom || !n)
 		return;
 	if (s->n + n > s->cap) {
 		size_t cap = s->cap ? s->cap : 4096;
@@ -589,7 +589,8 @@ static void build_header(struct td_writer *w, struct sbuf *s, int top, const int
 	sb_add(s, text.p, text.n);
 	sb_u32(s, 0);			/* no printk formats */
 	text.n = 0;
-	qsort(w->cmds, w->ncmds, sizeof(*w->cmds), by_pid);
+	if (w->ncmds)
+		qsort(w->cmds, w->ncmds, sizeof(*w->cmds), by_pid);
 	for (i = 0; i < w->ncmds; i++)
 		if (i + 1 == w->ncmds || w->cmds[i + 1].pid != w->cmds[i].pid)
 			sb_printf(&text, "%u %s\n", w->cmds[i].pid, w->cmds[i].comm);
