@@ -10,7 +10,8 @@ after each with a tick, an irq, a switch or an IPI in turn: about 4.25
 kernel events a gap) through the hooks of userspace/export/export.h, as
 hgmerge will, with nothing else: "gen" runs the generator alone (its time
 is taken out), "ks" the trace.dat writer, "pf" the Perfetto writer, each
-in a fresh process, interleaved, --reps times (default 5) on --events
+in a fresh process ("both": the two together, as hgmerge will run them),
+interleaved, --reps times (default 5) on --events
 (default 10 M) kernel events. "io" writes (and for the trace.dat, copies
 once) as many bytes as each writer wrote, in the same folder: the file
 system's floor under that writer on this machine. The files go to
@@ -90,12 +91,12 @@ def main():
     a = ap.parse_args()
     subprocess.run(["make", "-s", "-C", os.path.join(TOP, "userspace", "export"), "bench"], check=True)
     with tempfile.TemporaryDirectory(prefix="hg-export-speed-", dir=a.dir) as d:
-        rs = {"gen": [], "ks": [], "pf": [], "io_ks": [], "io_pf": []}
+        rs = {"gen": [], "ks": [], "pf": [], "both": [], "io_ks": [], "io_pf": []}
         for _ in range(a.reps):
-            for mode in ("gen", "ks", "pf"):
+            for mode in ("gen", "ks", "pf", "both"):
                 r = run_c(mode, a.events, d)
                 rs[mode].append(r)
-                if mode != "gen":
+                if mode in ("ks", "pf"):
                     rs["io_" + mode].append(io_floor(r["out_bytes"], d, mode == "ks"))
                 for f in os.listdir(d):
                     os.unlink(os.path.join(d, f))
@@ -129,6 +130,15 @@ def main():
         print(f"{name:10s} {wall:8.3f} {cpus:7.3f} {rate / 1e6:8.2f} {rate_cpu / 1e6:7.2f} {rss:7.1f} {bpe:8.1f} "
               f"{io:10.3f} {rate / py_rate:9.1f} {rate / TARGET:9.3f}")
         print(f"{'':10s} Python on {py['events']} events: {py_rate / 1e6:.3f} M events/s")
+    # both writers in one process, as hgmerge will run them
+    wall = med(rs["both"], "seconds") - gen
+    cpus = statistics.median(cpu(r) for r in rs["both"]) - gen_cpu
+    n = rs["both"][0]["events"]
+    py_both = py["events"] / (statistics.median(py["times"]["ks"]) + statistics.median(py["times"]["pf"]))
+    out["both"] = {"wall_s": wall, "cpu_s": cpus, "events_per_s": n / wall, "events_per_cpu_s": n / cpus,
+                   "peak_rss_mb": max(r["peak_rss_mb"] for r in rs["both"]), "ratio_to_python": n / wall / py_both}
+    print(f"{'both':10s} {wall:8.3f} {cpus:7.3f} {n / wall / 1e6:8.2f} {n / cpus / 1e6:7.2f} "
+          f"{out['both']['peak_rss_mb']:7.1f} {'':8s} {'':10s} {n / wall / py_both:9.1f}")
     print(f"(generator alone {gen:.3f} s, taken out; Python's peak RSS {py['peak_rss_mb']:.0f} MB includes its merge)")
     print("export_speed: " + json.dumps(out))
 
