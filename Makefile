@@ -72,13 +72,17 @@ MAN_LINKS := hourglass-report.1:hourglass-record.1 hgtrace-import.1:hgtrace.1
 HG_VERSION := $(shell sed -n 's/^\#define HG_VERSION "\(.*\)"/\1/p' userspace/hourglass/hourglass.h)
 man_sec  = $(subst .,,$(suffix $(1)))
 man_file = build/man/man$(call man_sec,$(1))/$(1)
-MAN_HAVE := $(foreach e,$(MAN_PAGES),$(if $(wildcard docs/$(call field,$(e),2)),$(e)))
+# md2man is Python: without python3, no pages (and nothing else needs it to build)
+MAN_HAVE := $(if $(shell command -v python3),$(foreach e,$(MAN_PAGES),$(if $(wildcard \
+	docs/$(call field,$(e),2)),$(e))))
+SKIPPED  += $(if $(shell command -v python3),,'skipped the man pages: no python3 for scripts/md2man \
+	(apt install python3)')
 MAN_DONE := $(foreach e,$(MAN_HAVE),$(call field,$(e),1))
 MAN_FILES := $(foreach p,$(MAN_DONE),$(call man_file,$(p))) \
 	$(foreach e,$(MAN_LINKS),$(if $(filter $(call field,$(e),2),$(MAN_DONE)),$(call \
 	man_file,$(call field,$(e),1))))
-SKIPPED  += $(foreach e,$(filter-out $(MAN_HAVE),$(MAN_PAGES)),'skipped man page \
-	$(call field,$(e),1): no docs/$(call field,$(e),2) yet')
+SKIPPED  += $(foreach e,$(MAN_PAGES),$(if $(wildcard docs/$(call field,$(e),2)),,'skipped man page \
+	$(call field,$(e),1): no docs/$(call field,$(e),2) yet'))
 MD2MAN   := scripts/md2man --source "hourglass $(HG_VERSION)" \
 	$(foreach e,$(MAN_HAVE),--link $(call field,$(e),2)=$(call field,$(e),1))
 
