@@ -6,17 +6,13 @@ import shutil
 import tempfile
 from pathlib import Path
 import subprocess
-import sys
 from dataclasses import dataclass
 
+import hourglass_trace
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-sys.path.insert(0, os.path.join(TOP, "tests"))     # paper_lines
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
-
-import hourglass_trace  # noqa: E402
 
 
 @dataclass

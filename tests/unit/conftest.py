@@ -2,14 +2,10 @@
 import os
 import struct
 import subprocess
-import sys
 
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-sys.path.insert(0, os.path.join(TOP, "tests"))     # paper_lines
-sys.path.insert(0, os.path.join(TOP, "tests", "guest"))
 HGTRACE = os.path.join(TOP, "build", "hgtrace")
 
 

@@ -8,7 +8,12 @@ DIR gets hourglass.hgl/.json/.txt, kernel.hgt, trace.dat (--ftrace),
 record.json (what ran, exit statuses, versions) and, until everything
 finished, a file INCOMPLETE saying why: a directory with INCOMPLETE is
 readable but the report refuses it.
+
+Its own errors are one line `hourglass record: ...`; a file or directory
+that cannot be made says which and why.
 """
+from __future__ import annotations
+
 import json
 import os
 import re
@@ -17,6 +22,10 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Any, Dict, List, Optional, Sequence
+
+from . import paths
+from .errors import HgError, reason
 
 FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
                  "sched:sched_migrate_task", "sched:sched_process_exit", "irq:irq_handler_entry",
@@ -44,17 +53,26 @@ OUR_FILES = ["hourglass.hgl", "hourglass.json", "hourglass.txt", "kernel.hgt", "
              "record.json", "INCOMPLETE", "hgtrace.log", "hourglass.log", "trace-cmd.log"]
 
 
-def fail(msg, code):
+def fail(msg: str, code: int) -> int:
     print(f"hourglass record: {msg}", file=sys.stderr)
     return code
 
 
-def bin_dir():
-    return os.path.dirname(os.path.realpath(os.environ.get("HG_BIN") or sys.argv[0]))
+def main(argv: Sequence[str]) -> int:
+    """`hourglass record ARGS`; the exit status (see USAGE)."""
+    try:
+        return _record(list(argv))
+    except HgError as e:
+        return fail(str(e), 2)
+    except OSError as e:
+        # a file of the run directory that cannot be written: say which and why
+        return fail(f"{e.filename or 'the run directory'}: {reason(e)}", 2)
 
 
-def main(argv):
-    out, ftrace, force, rest = None, False, False, []
+def _record(argv: List[str]) -> int:
+    out: Optional[str] = None
+    ftrace, force = False, False
+    rest: List[str] = []
     module = True
     i = 0
     while i < len(argv):
@@ -87,13 +105,13 @@ def main(argv):
     for bad in ("--trace", "--json", "-o", "--output"):
         if bad in rest:
             return fail(f"{bad} is set by record (files go in {out})", 1)
-    hg = os.environ.get("HG_BIN") or os.path.join(bin_dir(), "hourglass")
-    hgtrace = os.path.join(os.path.dirname(hg), "hgtrace")
+    hg = paths.require("hourglass")
     # the workload's options are checked before anything starts
     p = subprocess.run([hg, *rest, "--dry-run"], capture_output=True, text=True)
     if p.returncode:
         sys.stderr.write(p.stderr)
         return 1
+    hgtrace = paths.locate("hgtrace") or os.path.join(os.path.dirname(hg), "hgtrace")
     if module and not os.path.exists(hgtrace):
         return fail(f"{hgtrace}: the recorder is missing (make userspace)", 2)
     if ftrace and not shutil.which("trace-cmd"):
@@ -108,38 +126,42 @@ def main(argv):
             return fail(f"{out}: exists and is not a directory", 1)
         if os.listdir(out) and not force:
             return fail(f"{out}: not empty (use --force to reuse it)", 1)
-        for f in OUR_FILES:
-            if os.path.exists(os.path.join(out, f)):
-                os.unlink(os.path.join(out, f))
+        for name in OUR_FILES:
+            if os.path.exists(os.path.join(out, name)):
+                os.unlink(os.path.join(out, name))
     else:
-        os.makedirs(out)
+        try:
+            os.makedirs(out)
+        except OSError as e:
+            return fail(f"cannot create {out}: {reason(e)}", 2)
     marker = os.path.join(out, "INCOMPLETE")
     with open(marker, "w") as f:
         f.write("recording in progress\n")
-    meta = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
-            "start_unix": time.time(), "ftrace": ftrace, "module": module,
-            "hgtrace_stat": st.stdout if st else None}
-    tc = None
+    meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
+                            "start_unix": time.time(), "ftrace": ftrace, "module": module,
+                            "hgtrace_stat": st.stdout if st else None}
+    tc: Optional[subprocess.Popen[bytes]] = None
     status = "incomplete"
     rc = 0
     # Ctrl-C reaches the whole foreground group: hgtrace and trace-cmd stop
     # cleanly on it; we wait for them, then mark the directory.
-    interrupted = []
+    interrupted: List[int] = []
     signal.signal(signal.SIGINT, lambda *_: interrupted.append(1))
     try:
         if ftrace:
-            log = open(os.path.join(out, "trace-cmd.log"), "w")
+            tc_log = os.path.join(out, "trace-cmd.log")
             args = ["trace-cmd", "record", "-C", "x86-tsc", "-o", os.path.join(out, "trace.dat")]
-            for e in FTRACE_EVENTS:
-                args += ["-e", e]
-            tc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+            for ev in FTRACE_EVENTS:
+                args += ["-e", ev]
+            with open(tc_log, "w") as log:
+                tc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
             # trace-cmd says so once its readers run
             for _ in range(300):
                 time.sleep(0.1)
-                if tc.poll() is not None or "Hit Ctrl^C" in open(os.path.join(out, "trace-cmd.log")).read():
+                if tc.poll() is not None or "Hit Ctrl^C" in _read(tc_log):
                     break
             if tc.poll() is not None:
-                return fail(f"trace-cmd did not start: {open(os.path.join(out, 'trace-cmd.log')).read()[-500:]}", 2)
+                return fail(f"trace-cmd did not start: {_read(tc_log)[-500:]}", 2)
         cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
                "--json", os.path.join(out, "hourglass.json"), "-o", os.path.join(out, "hourglass.txt")]
         if module:
@@ -185,5 +207,6 @@ def main(argv):
     return rc
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def _read(path: str) -> str:
+    with open(path, errors="replace") as f:
+        return f.read()
