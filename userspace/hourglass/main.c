@@ -297,27 +297,13 @@ static int python_dir(const char *exe, char *dir, size_t size)
 }
 
 /*
- * legacy_module - transitional, for a tree from before tools/ became the hgtools
- * package: the module that ran @cmd then, or NULL (remove once hgtools is merged).
- */
-static const char *legacy_module(const char *dir, const char *cmd)
-{
-	char old[4096 + 16];
-
-	snprintf(old, sizeof(old), "%s/hgmerge", dir);
-	if (access(old, R_OK | X_OK))
-		return NULL;
-	return !strcmp(cmd, "record") ? "hgmerge.record" : !strcmp(cmd, "export") ? "hgexport" : "hgmerge";
-}
-
-/*
  * run_tool - record, report and export are the Python package hgtools: run it with
  * this binary's path in HG_BIN, so that record starts this same hourglass.
  */
 static int run_tool(const char *cmd, int argc, char **argv)
 {
 	char exe[4096], dir[4096], pkg[4096 + 16], path[8192], **args;
-	const char *old = getenv("PYTHONPATH"), *legacy = NULL;
+	const char *old = getenv("PYTHONPATH");
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int i, a = 0;
 
@@ -331,7 +317,7 @@ static int run_tool(const char *cmd, int argc, char **argv)
 		return HG_EXIT_ENV;
 	}
 	snprintf(pkg, sizeof(pkg), "%s/hgtools", dir);
-	if (access(pkg, R_OK | X_OK) && !(legacy = legacy_module(dir, cmd))) {
+	if (access(pkg, R_OK | X_OK)) {
 		fprintf(stderr, "hourglass %s: no Python package at %s (%s): run make install, or this binary from its build tree\n",
 			cmd, pkg, strerror(errno));
 		return HG_EXIT_ENV;
@@ -348,12 +334,8 @@ static int run_tool(const char *cmd, int argc, char **argv)
 		return HG_EXIT_ENV;
 	args[a++] = "python3";
 	args[a++] = "-m";
-	if (legacy) {
-		args[a++] = (char *)legacy;
-	} else {
-		args[a++] = "hgtools";
-		args[a++] = (char *)cmd;
-	}
+	args[a++] = "hgtools";
+	args[a++] = (char *)cmd;
 	for (i = 0; i < argc; i++)
 		args[a++] = argv[i];
 	execvp("python3", args);
