@@ -34,6 +34,10 @@ tool [-v] FILE
 | --- | --- |
 | `-q` | quiet, a pipe \\| inside |
 
+| a header longer than its cells | what | why |
+| --- | --- | --- |
+| x | a long cell that cannot fit beside the others on one line of a terminal | another long cell that has to wrap, so the table takes fixed widths |
+
 ## NOTES
 
 - one
@@ -70,6 +74,8 @@ def test_constructs_become_man_macros(tmp_path):
     assert "quiet, a pipe | inside" in "\n".join(out)
     i = out.index(".TS")
     assert out[i + 1:i + 3] == ["lb lb", "l l."] and out[i + 3] == "option\tmeaning"
+    i = out.index(".TS", i + 1)                     # too wide: fixed widths, every cell wraps
+    assert out[i + 1] == "lb2 lb2 lb" and out[i + 2].startswith("lw(") and out[i + 3] == "T{"
     assert out.count(".IP \\(bu 2") == 3 and '.IP "1." 3' in out
     assert "two, with \\fBa\\eb\\fR" in out
     assert "img/x.png" not in p.stdout
