@@ -96,7 +96,7 @@ failed=; for k in $(MOD_KVERS); do \
 	$(MAKE) -s -C kmod KVER=$$k || failed="$$failed $$k"; \
 done; \
 built=; for k in $(MOD_KVERS); do case " $$failed " in *" $$k "*) ;; *) built="$$built $$k" ;; esac; done; \
-echo "make: built $(notdir $(wildcard $(addprefix $(B)/,$(PROGRAMS) hgmerge-core))), $(words $(MAN_DONE)) man \
+echo "make: built $(notdir $(wildcard $(addprefix $(B)/,$(PROGRAMS)))), $(words $(MAN_DONE)) man \
 pages, hgtrace.ko for$${built:- no kernel}"; \
 for s in $(SKIPPED); do echo "make: $$s"; done; \
 [ -z "$$failed" ] || { echo "make: hgtrace.ko FAILED for$$failed (errors above)" >&2; exit 1; }
@@ -210,6 +210,10 @@ install: userspace man build/install/hourglass
 		echo "install Python package tools/$$p in $(D)$(PYTHONDIR)"; \
 		(cd tools && find $$p -name __pycache__ -prune -o -type f ! -name '*.pyc' -print) | \
 		while read -r f; do install -D -m 644 tools/$$f $(D)$(PYTHONDIR)/$$f || exit 1; done; \
+	done
+	@# the package's programs are beside hourglass; config.py says so for runs without HG_BIN
+	@for c in $(wildcard $(addprefix $(D)$(PYTHONDIR)/,$(addsuffix /config.py,$(PY_PKGS)))); do \
+		sed -i 's|^LIBEXEC_DIR: Optional\[str\] = None$$|LIBEXEC_DIR: Optional[str] = "$(BINDIR)"|' $$c; \
 	done
 	@python3 -m compileall -q -d $(PYTHONDIR) $(D)$(PYTHONDIR) >/dev/null || true
 	@for f in $(MAN_FILES); do \
