@@ -212,8 +212,8 @@ install: userspace man build/install/hourglass
 		while read -r f; do install -D -m 644 tools/$$f $(D)$(PYTHONDIR)/$$f || exit 1; done; \
 	done
 	@# the package's programs are beside hourglass; config.py says so for runs without HG_BIN
-	@for c in $(wildcard $(addprefix $(D)$(PYTHONDIR)/,$(addsuffix /config.py,$(PY_PKGS)))); do \
-		sed -i 's|^LIBEXEC_DIR: Optional\[str\] = None$$|LIBEXEC_DIR: Optional[str] = "$(BINDIR)"|' $$c; \
+	@for c in $(addprefix $(D)$(PYTHONDIR)/,$(addsuffix /config.py,$(PY_PKGS))); do \
+		[ ! -f $$c ] || sed -i 's|^LIBEXEC_DIR: Optional\[str\] = None$$|LIBEXEC_DIR: Optional[str] = "$(BINDIR)"|' $$c; \
 	done
 	@python3 -m compileall -q -d $(PYTHONDIR) $(D)$(PYTHONDIR) >/dev/null || true
 	@for f in $(MAN_FILES); do \
