@@ -86,8 +86,12 @@ SKIPPED  += $(foreach e,$(MAN_PAGES),$(if $(wildcard docs/$(call field,$(e),2)),
 MD2MAN   := scripts/md2man --source "hourglass $(HG_VERSION)" \
 	$(foreach e,$(MAN_HAVE),--link $(call field,$(e),2)=$(call field,$(e),1))
 
-all: userspace man
-	@$(build-modules)
+# -k: a part that fails does not stop the parts that do not need it, nor the modules; make
+# still fails, after saying what it built and skipped
+all:
+	@$(MAKE) -k --no-print-directory userspace man; status=$$?; \
+	$(build-modules); \
+	[ $$status -eq 0 ] || { echo "make: FAILED to build some programs (errors above)" >&2; exit 1; }
 
 # hgtrace.ko for each kernel with headers, then what make built and skipped; a module that
 # fails is shown and fails make, after the other kernels were tried
@@ -105,15 +109,25 @@ endef
 modules:
 	@$(build-modules)
 
-userspace:
-	$(if $(wildcard userspace/lib/Makefile),$(MAKE) -s -C userspace/lib)
-	$(if $(wildcard userspace/export/Makefile),$(MAKE) -s -C userspace/export)
+# the programs, one part per directory; the library (and the exporters) first, once they exist
+HAVE_LIB    := $(if $(wildcard userspace/lib/Makefile),lib)
+HAVE_EXPORT := $(if $(wildcard userspace/export/Makefile),export)
+userspace: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT) recorder merger hourglass progs)
+us-lib:
+	$(MAKE) -s -C userspace/lib
+us-export: $(addprefix us-,$(HAVE_LIB))
+	$(MAKE) -s -C userspace/export
+us-recorder: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/recorder OUT=$(B) $(B)/hgtrace $(call opt_targets,userspace/recorder)
+us-merger: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT))
 	$(MAKE) -s -C userspace/merger
+us-hourglass: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/hourglass
+us-progs:
 	$(MAKE) -s -C tests/guest/progs
 
 man: $(MAN_FILES)
+	@:
 
 define man-page
 $(call man_file,$(1)): docs/$(2) scripts/md2man
@@ -242,5 +256,5 @@ clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all modules userspace man test setup check demo bench bench-icount bench-loop install \
+.PHONY: all modules userspace us-lib us-export us-recorder us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install \
 	uninstall clean FORCE
