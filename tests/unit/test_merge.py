@@ -509,3 +509,16 @@ def test_a_throttled_realtime_thread_is_switched_out(tmp_path):
     g = m.gap(2_000_000)
     assert g["inferred"] == "switch_other" and g["actual"] == "switch_other"
     assert "RT throttling" in g["why_inferred"]
+
+
+def test_supply_bound_functions(tmp_path):
+    """A thread that runs 1 ms of every 4 ms: in any window of d ms it gets at
+    least floor(d/4) + max(0, d mod 4 - 3) ms and at most floor(d/4) +
+    min(d mod 4, 1) ms (rt-muse's lower and upper supply-bound functions)."""
+    ivs = [iv(4_000_000 * k, 4_000_000 * k + 1_000_000, 0, 0) for k in range(100)]
+    m = merged(tmp_path, ivs, [], threads=1)
+    s = m.report["charts"]["sbf"]["0"]
+    assert len(s["window_ms"]) == 28 and s["windows_per_length"] == 100
+    for d, lo, hi in zip(s["window_ms"], s["lower_ms"], s["upper_ms"]):
+        assert lo == pytest.approx((d // 4) + max(0.0, d % 4 - 3), abs=1e-5), d
+        assert hi == pytest.approx((d // 4) + min(d % 4, 1.0), abs=1e-5), d
