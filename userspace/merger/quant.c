@@ -218,9 +218,13 @@ void loghist_edges(struct jsonw *w, const char *key)
 {
 	int b;
 
+	/* one more edge than bins; the first and last bins are open-ended (below the first
+	 * decade, above the last) and are given edges one decade further, for plotting */
 	jw_arr(w, key);
+	jw_num(w, NULL, LOGHIST_LO_US / 10);
 	for (b = 0; b < LOGHIST_BINS - 1; b++)
 		jw_num(w, NULL, LOGHIST_LO_US * pow(10, (double)b / LOGHIST_PER_DECADE));
+	jw_num(w, NULL, LOGHIST_LO_US * pow(10, LOGHIST_DECADES + 1));
 	jw_end_arr(w);
 }
 
