@@ -508,7 +508,7 @@ int main(int argc, char **argv)
 		return 1;
 	s->mode = mode;
 	snprintf(dat, sizeof(dat), "%s/speed.dat", argv[3]);
-	snprintf(js, sizeof(js), "%s/speed.json", argv[3]);
+	snprintf(js, sizeof(js), "%s/speed.perfetto-trace", argv[3]);
 	t0 = now();
 	if ((mode & 1 && !(s->ks = ks_open(dat, NULL, &run, &s->err))) ||
 	    (mode & 2 && !(s->pf = pf_open(js, &run, &s->err))))

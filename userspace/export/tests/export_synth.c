@@ -404,7 +404,7 @@ int main(int argc, char **argv)
 	};
 	snprintf(dat, sizeof(dat), "%s/%s", dir, name);
 	snprintf(ses, sizeof(ses), "%s/session.json", dir);
-	snprintf(js, sizeof(js), "%s/trace.json", dir);
+	snprintf(js, sizeof(js), "%s/trace.perfetto-trace", dir);
 	build(with_gaps, many);
 	qsort(items, nitems, sizeof(items[0]), by_key);
 
