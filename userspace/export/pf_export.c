@@ -74,34 +74,42 @@ struct pf_cpu {
 	uint32_t id[STACK_MAX];
 };
 
-/* what an hourglass event is, and its order among events at the same time on a thread */
-enum hkind { HK_BEGIN_IV, HK_BEGIN_GAP, HK_END, HK_MISS, HK_WAKE };
-enum hrank { R_END, R_BEGIN_EMPTY, R_END_EMPTY, R_INSTANT, R_BEGIN };
+/* what an hourglass event is, and its order among events at the same time on a thread: a
+ * slice's end is written before anything at or after it, then the instants, then what begins */
+enum hkind { HK_INTERVAL, HK_GAP, HK_MISS, HK_WAKE };
+enum hrank { R_INSTANT, R_BEGIN };
 
-/* an event of a thread's track held for order (reorder.h) */
+/* an event of a thread's track held for order (reorder.h): a slice is one, its end held in it */
 struct hitem {
 	uint64_t ts;		/* cycles from base_tsc */
 	uint8_t rank;		/* enum hrank */
 	uint8_t kind;		/* enum hkind */
-	uint16_t next_thread;
-	uint32_t slice;		/* which slice an end closes */
-	uint32_t name;		/* HK_BEGIN_GAP: its name's iid */
-	uint32_t cpu;
+	uint16_t next_thread;	/* HK_GAP */
+	uint8_t inferred, actual, agree, pad;	/* HK_GAP: enum hgg_class, and whether they match */
+	uint32_t name;		/* HK_GAP: its name's iid */
+	uint32_t cpu;		/* slices */
 	union {
+		uint64_t end;		/* slices: cycles from base_tsc */
 		int64_t lateness;	/* HK_WAKE, ns */
-		struct {
-			uint8_t inferred, actual, agree;
-		} cls;		/* HK_BEGIN_GAP */
 	};
 };
 _Static_assert(sizeof(struct hitem) == RO_ITEM, "an hourglass event fills a reorder slot");
 
+/* a thread's last annotations, encoded: the next event with the same ones copies them */
+struct ann_cache {
+	uint64_t key;		/* what they say, ANN_VALID set; 0: none */
+	unsigned len;
+	uint8_t bytes[5 * PFW_ANN_MAX];	/* pfw_annotations writes that much at most */
+};
+#define ANN_VALID	(1ULL << 63)
+#define GAP_ANN		(HGG_C_N * HGG_C_N)	/* one per (inferred, actual) */
+
 struct pf_thread {
 	struct ro_lane win;
 	struct pf_seq seq;
-	uint32_t open;		/* the slice open on the track, 0 if none */
-	uint32_t slices;	/* slices begun, the last one's number */
-	uint64_t last;		/* the time of the last event written, cycles */
+	struct ann_cache iv_ann, gap_ann[GAP_ANN];
+	int open;		/* a slice is open on the track ... */
+	uint64_t open_end;	/* ... until then (cycles): its end is written before what follows */
 	uint64_t due;		/* no event held is due before this (hg_drain) */
 };
 
@@ -109,6 +117,15 @@ struct name_slot {
 	uint32_t key;
 	uint32_t iid;
 };
+
+/* a gap's cause as the engine named it, and the iid of the name made of it */
+struct cause_slot {
+	uint32_t iid;
+	uint8_t len, suffix;	/* suffix: the wrong inference added to the name, or NO_SUFFIX */
+	char raw[58];
+};
+#define NO_SUFFIX	0xff
+#define CAUSE_BITS	8
 
 struct pf_export {
 	struct pf_writer w;
@@ -130,6 +147,7 @@ struct pf_export {
 	uint32_t vec_iid[HGT_VEC_MAX], softirq_iid[10];
 	struct name_slot task[TASK_SLOTS];
 	struct name_slot irq[IRQ_SLOTS];
+	struct cause_slot causes[1 << CAUSE_BITS];
 };
 
 static int failed(struct pf_export *x, struct hg_err *err)
@@ -367,6 +385,9 @@ int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct
 	default:
 		return 0;	/* nothing on the tracks */
 	}
+	/* the ring's slot after next was last touched a window ago: fetched while this one is filled */
+	if (c->win.cap)
+		__builtin_prefetch(ro_at(&c->win, c->win.n + 2), 1);
 	it = ro_push(&x->kwin, &c->win, rebase(x, r->tsc, &x->early), 0);
 	if (!it)
 		return hg_err_set(err, "%s: out of memory for CPU %u's reorder window", x->path, cpu);
@@ -387,40 +408,57 @@ int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct
 /* ---- hourglass's side ---- */
 
 /* one event of a thread's track, in the track's time order */
+/* what a gap's annotations say, as one number */
+static inline uint64_t gap_key(const struct hitem *it)
+{
+	return ANN_VALID | (uint64_t)it->cpu << 24 | (uint64_t)it->next_thread << 8 | it->inferred << 5 |
+	       it->actual << 1 | it->agree;
+}
+
 static void emit_hourglass(struct pf_export *x, unsigned k, const struct hitem *it)
 {
 	struct pf_thread *th = &x->thread[k];
-	uint64_t ns = ns_of(x, it->ts);
+	uint64_t ns = ns_of(x, it->ts), key;
+	struct ann_cache *c;
 	struct pf_ann a[5];
 
-	th->last = it->ts;
+	if (th->open && th->open_end <= it->ts) {
+		slice_end(x, &th->seq, ns_of(x, th->open_end));
+		th->open = 0;
+	}
 	switch (it->kind) {
-	case HK_BEGIN_IV:
-	case HK_BEGIN_GAP:
+	case HK_INTERVAL:
+	case HK_GAP:
 		/* slices on a thread's track follow each other: one that begins before the one open
 		 * has ended cuts it short (it is not nested) */
 		if (th->open) {
 			slice_end(x, &th->seq, ns);
 			x->truncated++;
 		}
-		th->open = it->slice;
-		if (it->kind == HK_BEGIN_IV) {
-			a[0] = (struct pf_ann){ x->ann_iid[A_CPU], PFA_UINT, it->cpu };
-			pfw_event(&x->w, &th->seq, ns, TYPE_SLICE_BEGIN, x->running_iid, a, 1);
+		th->open = 1;
+		th->open_end = it->end > it->ts ? it->end : it->ts;
+		if (it->kind == HK_INTERVAL) {
+			c = &th->iv_ann;
+			if (c->key != (ANN_VALID | it->cpu)) {
+				a[0] = (struct pf_ann){ x->ann_iid[A_CPU], PFA_UINT, it->cpu };
+				c->len = pfw_annotations(&x->w, &th->seq, a, 1, c->bytes);
+				c->key = ANN_VALID | it->cpu;
+			}
+			pfw_event_encoded(&x->w, &th->seq, ns, TYPE_SLICE_BEGIN, x->running_iid, c->bytes, c->len);
 			break;
 		}
-		a[0] = (struct pf_ann){ x->ann_iid[A_CPU], PFA_UINT, it->cpu };
-		a[1] = (struct pf_ann){ x->ann_iid[A_NEXT_THREAD], PFA_UINT, it->next_thread };
-		a[2] = (struct pf_ann){ x->ann_iid[A_INFERRED], PFA_STRING, x->class_iid[it->cls.inferred] };
-		a[3] = (struct pf_ann){ x->ann_iid[A_ACTUAL], PFA_STRING, x->class_iid[it->cls.actual] };
-		a[4] = (struct pf_ann){ x->ann_iid[A_AGREE], PFA_BOOL, it->cls.agree };
-		pfw_event(&x->w, &th->seq, ns, TYPE_SLICE_BEGIN, it->name, a, 5);
-		break;
-	case HK_END:
-		if (th->open == it->slice) {
-			slice_end(x, &th->seq, ns);
-			th->open = 0;
+		key = gap_key(it);
+		c = &th->gap_ann[(it->inferred * HGG_C_N + it->actual) % GAP_ANN];
+		if (c->key != key) {
+			a[0] = (struct pf_ann){ x->ann_iid[A_CPU], PFA_UINT, it->cpu };
+			a[1] = (struct pf_ann){ x->ann_iid[A_NEXT_THREAD], PFA_UINT, it->next_thread };
+			a[2] = (struct pf_ann){ x->ann_iid[A_INFERRED], PFA_STRING, x->class_iid[it->inferred] };
+			a[3] = (struct pf_ann){ x->ann_iid[A_ACTUAL], PFA_STRING, x->class_iid[it->actual] };
+			a[4] = (struct pf_ann){ x->ann_iid[A_AGREE], PFA_BOOL, it->agree };
+			c->len = pfw_annotations(&x->w, &th->seq, a, 5, c->bytes);
+			c->key = key;
 		}
+		pfw_event_encoded(&x->w, &th->seq, ns, TYPE_SLICE_BEGIN, it->name, c->bytes, c->len);
 		break;
 	case HK_MISS:
 		pfw_event(&x->w, &th->seq, ns, TYPE_INSTANT, x->miss_iid, NULL, 0);
@@ -455,7 +493,12 @@ static void hg_drain(struct pf_export *x, unsigned k, int all)
 static struct hitem *hg_push(struct pf_export *x, unsigned k, uint64_t tsc, enum hrank rank, enum hkind kind)
 {
 	uint64_t ts = rebase(x, tsc, &x->hg_early);
-	struct hitem *it = ro_push(&x->hwin, &x->thread[k].win, ts, rank);
+	struct ro_lane *l = &x->thread[k].win;
+	struct hitem *it;
+
+	if (l->cap)
+		__builtin_prefetch(ro_at(l, l->n + 2), 1);
+	it = ro_push(&x->hwin, l, ts, rank);
 
 	if (it) {
 		it->kind = kind;
@@ -467,21 +510,15 @@ static struct hitem *hg_push(struct pf_export *x, unsigned k, uint64_t tsc, enum
 	return it;
 }
 
-/* a slice from @t0 to @t1 on thread @k's track: its beginning (@b: kind and what it shows) and its end */
+/* a slice from @t0 to @t1 on thread @k's track (@b: its kind and what it shows) */
 static void hg_slice(struct pf_export *x, unsigned k, uint64_t t0, uint64_t t1, const struct hitem *b)
 {
-	uint32_t slice = ++x->thread[k].slices;
-	int empty = t1 <= t0;
-	struct hitem *it = hg_push(x, k, t0, empty ? R_BEGIN_EMPTY : R_BEGIN, b->kind);
+	struct hitem *it = hg_push(x, k, t0, R_BEGIN, b->kind);
 
-	/* an empty slice's end comes after its beginning, which comes after what ends there */
 	if (!it)
 		return;
 	memcpy((uint8_t *)it + 9, (const uint8_t *)b + 9, RO_ITEM - 9);	/* all but the key */
-	it->slice = slice;
-	it = hg_push(x, k, empty ? t0 : t1, empty ? R_END_EMPTY : R_END, HK_END);
-	if (it)
-		it->slice = slice;
+	it->end = rebase(x, t1, &x->hg_early);
 }
 
 /* after a push on thread @k: its due events, and now and then every thread's */
@@ -511,7 +548,7 @@ int pf_hourglass(struct pf_export *x, const struct hgl_rec *r, struct hg_err *er
 				  x->run.nthreads);
 	switch (r->type) {
 	case HGL_REC_INTERVAL: {
-		struct hitem b = { .kind = HK_BEGIN_IV, .cpu = r->cpu };
+		struct hitem b = { .kind = HK_INTERVAL, .cpu = r->cpu };
 
 		hg_slice(x, r->thread, r->t0, r->t1, &b);
 		break;
@@ -532,23 +569,52 @@ int pf_hourglass(struct pf_export *x, const struct hgl_rec *r, struct hg_err *er
 /* a gap's name: its cause as the engine names it, and the inference when it was wrong */
 static uint32_t gap_iid(struct pf_export *x, const struct hgg_gap *g, int right)
 {
-	const char *cause;
+	static const char infix[] = " (inferred ";
 	char buf[256], name[PF_NAME_MAX + 64];
+	unsigned suffix = !right && !g->vol ? g->inferred : NO_SUFFIX;
+	const char *cause;
+	struct cause_slot *c;
+	uint64_t h = 0;
 	size_t n;
 	uint32_t iid;
 
 	cause = x->run.names.cause ? x->run.names.cause(x->run.names.ctx, g, buf, sizeof(buf)) : NULL;
 	if (!cause || !*cause)
-		return x->gap_class_iid[g->cls < HGG_C_N ? g->cls : HGG_C_OTHER];
+		return x->gap_class_iid[g->cls];
 	n = strnlen(cause, PF_NAME_MAX);
-	if (!right && !g->vol && g->inferred < HGG_C_N) {
-		memcpy(name, cause, n);
-		n += snprintf(name + n, sizeof(name) - n, " (inferred %s)", hgg_class_name[g->inferred]);
-		cause = name;
+	/* the same few causes, millions of times: a cache of the engine's names as given */
+	if (n >= 8) {
+		uint64_t t;
+
+		memcpy(&h, cause, 8);
+		memcpy(&t, cause + n - 8, 8);	/* "switched to stress-ng:555": the end differs */
+		h ^= t * 0xff51afd7ed558ccdULL;
+	} else {
+		memcpy(&h, cause, n);
 	}
-	iid = name_iid(x, PF_EVENT_NAME, cause, n);
+	h = (h ^ (n << 8 | suffix)) * 0x9e3779b97f4a7c15ULL;
+	c = &x->causes[h >> (64 - CAUSE_BITS)];
+	if (c->iid && c->len == n && c->suffix == suffix && !memcmp(c->raw, cause, n))
+		return c->iid;
+	if (suffix != NO_SUFFIX) {
+		size_t k = strlen(hgg_class_name[suffix]);
+
+		memcpy(name, cause, n);
+		memcpy(name + n, infix, sizeof(infix) - 1);
+		memcpy(name + n + sizeof(infix) - 1, hgg_class_name[suffix], k);
+		name[n + sizeof(infix) - 1 + k] = ')';
+		iid = name_iid(x, PF_EVENT_NAME, name, n + sizeof(infix) + k);
+	} else {
+		iid = name_iid(x, PF_EVENT_NAME, cause, n);
+	}
+	if (iid && n <= sizeof(c->raw)) {
+		c->iid = iid;
+		c->len = (uint8_t)n;
+		c->suffix = (uint8_t)suffix;
+		memcpy(c->raw, cause, n);
+	}
 	/* the item has room for an iid only: a name the full table refuses is said by its class */
-	return iid ? iid : x->gap_class_iid[g->cls < HGG_C_N ? g->cls : HGG_C_OTHER];
+	return iid ? iid : x->gap_class_iid[g->cls];
 }
 
 int pf_gap(struct pf_export *x, const struct hgg_gap *g, struct hg_err *err)
@@ -562,13 +628,13 @@ int pf_gap(struct pf_export *x, const struct hgg_gap *g, struct hg_err *err)
 	if (g->cls >= HGG_C_N || g->inferred >= HGG_C_N)
 		return hg_err_set(err, "gap at TSC %llu of thread %u: class %u, inferred %u, of %u known",
 				  (unsigned long long)g->g0, g->thread, g->cls, g->inferred, HGG_C_N);
-	b.kind = HK_BEGIN_GAP;
+	b.kind = HK_GAP;
 	b.name = gap_iid(x, g, right);
 	b.cpu = g->cpu;
 	b.next_thread = g->next_thread;
-	b.cls.inferred = g->vol ? HGG_C_VOLUNTARY : g->inferred;
-	b.cls.actual = g->cls;
-	b.cls.agree = right;
+	b.inferred = g->vol ? HGG_C_VOLUNTARY : g->inferred;
+	b.actual = g->cls;
+	b.agree = right;
 	hg_slice(x, g->thread, g->g0, g->g1, &b);
 	x->gaps++;
 	if (!g->vol && g->cls < HGG_C_UNEXPLAINABLE && g->inferred < HGG_C_OTHER)
@@ -804,7 +870,7 @@ int pf_finish(struct pf_export *x, struct pf_summary *sum, struct hg_err *err)
 	for (k = 0; k < x->run.nthreads; k++) {
 		hg_drain(x, k, 1);
 		if (x->thread[k].open)
-			slice_end(x, &x->thread[k].seq, ns_of(x, x->thread[k].last));
+			slice_end(x, &x->thread[k].seq, ns_of(x, x->thread[k].open_end));
 	}
 	put_trailer(x);
 	pfw_flush(&x->w);

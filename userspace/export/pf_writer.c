@@ -150,6 +150,35 @@ uint8_t *pfw_interned(struct pf_writer *w, uint8_t *p)
 	return pb_close(id, p);
 }
 
+unsigned pfw_annotations(struct pf_writer *w, struct pf_seq *s, const struct pf_ann *a, unsigned na, uint8_t *out)
+{
+	uint8_t *p = out, *da;
+	unsigned i;
+
+	for (i = 0; i < na && i < PFW_ANNS; i++) {
+		da = pb_open(p, F_TE_DEBUG_ANNOTATIONS);
+		pfw_use(w, s, a[i].name);
+		p = pb_uint(da + 1, F_DA_NAME_IID, a[i].name);
+		switch (a[i].kind) {
+		case PFA_UINT:
+			p = pb_uint(p, F_DA_UINT, a[i].v);
+			break;
+		case PFA_INT:
+			p = pb_int(p, F_DA_INT, (int64_t)a[i].v);
+			break;
+		case PFA_BOOL:
+			p = pb_uint(p, F_DA_BOOL, !!a[i].v);
+			break;
+		default:
+			pfw_use(w, s, (uint32_t)a[i].v);
+			p = pb_uint(p, F_DA_STRING_IID, a[i].v);
+			break;
+		}
+		p = pb_close(da, p);
+	}
+	return p - out;
+}
+
 void pfw_track(struct pf_writer *w, uint64_t uuid, uint64_t parent, const char *name, int rank,
 	       const char *description)
 {

@@ -33,6 +33,8 @@
 #define PFW_PACKET_MAX	8192	/* room kept for one packet: a few names of PF_NAME_MAX at most */
 #define PFW_PEND_MAX	16	/* new InternedData entries one packet can bring */
 #define PFW_TEXT_MAX	2048	/* bytes of a description or an attribute's string kept */
+#define PFW_ANNS	8	/* debug annotations an event has at most */
+#define PFW_ANN_MAX	24	/* bytes of one encoded (all numbers: varints of 10 bytes at most) */
 
 struct pf_seq {
 	uint64_t last_ns;	/* the timestamp of its last packet: the next is a delta from it */
@@ -160,40 +162,22 @@ static inline void pfw_begin(struct pf_writer *w, struct pf_seq *s, uint64_t ns,
 }
 
 /*
- * pfw_event - a TrackEvent on @s's track at @ns (not before the sequence's last): @type
- * (TYPE_SLICE_BEGIN, _END, TYPE_INSTANT), its name @name (an iid; 0: w->inl; none for an end)
- * and @na debug annotations @a
+ * pfw_annotations - @na debug annotations, encoded into @out (PFW_ANN_MAX bytes per
+ * annotation): what pfw_event_encoded takes. The strings they use are marked as used by the
+ * next packet on @s, which must be that event's. Returns the length.
  */
-static inline void pfw_event(struct pf_writer *w, struct pf_seq *s, uint64_t ns, unsigned type, uint32_t name,
-			     const struct pf_ann *a, unsigned na)
+unsigned pfw_annotations(struct pf_writer *w, struct pf_seq *s, const struct pf_ann *a, unsigned na, uint8_t *out);
+
+/* pfw_event_encoded - pfw_event with its annotations already encoded (@ann, @len bytes): the same
+ * annotations on many events are encoded once */
+static inline void pfw_event_encoded(struct pf_writer *w, struct pf_seq *s, uint64_t ns, unsigned type,
+				     uint32_t name, const uint8_t *ann, unsigned len)
 {
-	uint8_t *p, *pkt = pfw_head(w, s, ns, &p), *te, *da;
-	unsigned i;
+	uint8_t *p, *pkt = pfw_head(w, s, ns, &p), *te;
 
 	te = pb_open(p, F_PKT_TRACK_EVENT);
-	p = te + 1;
-	for (i = 0; i < na; i++) {
-		da = pb_open(p, F_TE_DEBUG_ANNOTATIONS);
-		pfw_use(w, s, a[i].name);
-		p = pb_uint(da + 1, F_DA_NAME_IID, a[i].name);
-		switch (a[i].kind) {
-		case PFA_UINT:
-			p = pb_uint(p, F_DA_UINT, a[i].v);
-			break;
-		case PFA_INT:
-			p = pb_int(p, F_DA_INT, (int64_t)a[i].v);
-			break;
-		case PFA_BOOL:
-			p = pb_uint(p, F_DA_BOOL, !!a[i].v);
-			break;
-		default:
-			pfw_use(w, s, (uint32_t)a[i].v);
-			p = pb_uint(p, F_DA_STRING_IID, a[i].v);
-			break;
-		}
-		p = pb_close(da, p);
-	}
-	p = pb_uint(p, F_TE_TYPE, type);
+	memcpy(te + 1, ann, len);
+	p = pb_uint(te + 1 + len, F_TE_TYPE, type);
 	if (name) {
 		pfw_use(w, s, name);
 		p = pb_uint(p, F_TE_NAME_IID, name);
@@ -201,6 +185,19 @@ static inline void pfw_event(struct pf_writer *w, struct pf_seq *s, uint64_t ns,
 		p = pb_bytes(p, F_TE_NAME, w->inl, w->inl_len);
 	}
 	pfw_tail(w, pkt, pb_close(te, p));
+}
+
+/*
+ * pfw_event - a TrackEvent on @s's track at @ns (not before the sequence's last): @type
+ * (TYPE_SLICE_BEGIN, _END, TYPE_INSTANT), its name @name (an iid; 0: w->inl; none for an end)
+ * and @na (at most PFW_ANNS) debug annotations @a
+ */
+static inline void pfw_event(struct pf_writer *w, struct pf_seq *s, uint64_t ns, unsigned type, uint32_t name,
+			     const struct pf_ann *a, unsigned na)
+{
+	uint8_t ann[PFW_ANNS * PFW_ANN_MAX];
+
+	pfw_event_encoded(w, s, ns, type, name, ann, na ? pfw_annotations(w, s, a, na, ann) : 0);
 }
 
 #endif
