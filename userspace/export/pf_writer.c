@@ -155,6 +155,9 @@ unsigned pfw_annotations(struct pf_writer *w, struct pf_seq *s, const struct pf_
 	uint8_t *p = out, *da;
 	unsigned i;
 
+	/* started first: a start clears what the sequence has had */
+	if (!s->started)
+		pfw_seq_start(w, s);
 	for (i = 0; i < na && i < PFW_ANNS; i++) {
 		da = pb_open(p, F_TE_DEBUG_ANNOTATIONS);
 		pfw_use(w, s, a[i].name);

@@ -2,12 +2,13 @@
 /*
  * export_synth.c - feed a small synthetic run through the exporters' hooks
  * as hgmerge would (export.h), for tests/unit/test_export.py to read back
- * with trace-cmd, libkshark and a JSON parser.
+ * with trace-cmd, libkshark and Perfetto's protobuf definitions.
  *
- *	export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] [--name F.dat] OUTDIR
+ *	export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] [--name F.dat]
+ *		     [--pf-name F.perfetto-trace] OUTDIR
  *
  * Writes OUTDIR/merged.dat (or F.dat), OUTDIR/session.json (and merged-hourglass.dat),
- * OUTDIR/trace.json; prints one JSON object: what was fed (per event name,
+ * OUTDIR/trace.perfetto-trace (or F); prints one JSON object: what was fed (per event name,
  * counted here, not by the exporters) and both summaries. --bad-cpu feeds a
  * record of a CPU the run does not have and expects a refusal (exit 3);
  * --abort stops half-way with ks_abort/pf_abort; --many adds N softirqs on
@@ -366,7 +367,7 @@ int main(int argc, char **argv)
 	static const char *const workloads[] = { "CPU", "PERIODIC" };
 	static const uint64_t periods[] = { 0, 10000 };
 	int with_gaps = 1, bad_cpu = 0, abort_half = 0, many = 0, i, a;
-	const char *name = "merged.dat";
+	const char *name = "merged.dat", *pf_name = "trace.perfetto-trace";
 	char dat[4096], ses[4096], js[4096];
 	struct ks_summary ks;
 	struct pf_summary pf;
@@ -386,6 +387,8 @@ int main(int argc, char **argv)
 			many = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "--name") && a + 1 < argc)
 			name = argv[++a];
+		else if (!strcmp(argv[a], "--pf-name") && a + 1 < argc)
+			pf_name = argv[++a];
 		else if (!strcmp(argv[a], "--gaps-from") && a + 1 < argc)
 			gaps_from = strtoull(argv[++a], NULL, 10);
 		else
@@ -393,7 +396,7 @@ int main(int argc, char **argv)
 	}
 	if (!dir) {
 		fprintf(stderr, "usage: export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] "
-			"[--name F.dat] OUTDIR\n");
+			"[--name F.dat] [--pf-name F.perfetto-trace] OUTDIR\n");
 		return 2;
 	}
 	struct exp_run run = {
@@ -404,7 +407,7 @@ int main(int argc, char **argv)
 	};
 	snprintf(dat, sizeof(dat), "%s/%s", dir, name);
 	snprintf(ses, sizeof(ses), "%s/session.json", dir);
-	snprintf(js, sizeof(js), "%s/trace.perfetto-trace", dir);
+	snprintf(js, sizeof(js), "%s/%s", dir, pf_name);
 	build(with_gaps, many);
 	qsort(items, nitems, sizeof(items[0]), by_key);
 
