@@ -39,7 +39,8 @@
 
 #define KERNEL_HORIZON_S	2e-3	/* as the trace.dat's windows (ks_export.c) */
 #define KERNEL_WINDOW_MAX	65536
-#define HG_HORIZON_MIN_S	20e-3
+#define HG_HORIZON_MIN_S	20e-3	/* a job's record: up to two periods late, at least this */
+#define HG_GAPLESS_S		1.0	/* a thread's events wait this long for its gaps, at most */
 #define HG_WINDOW_MAX		(1u << 18)
 #define STACK_MAX		32	/* handlers nested on a CPU */
 #define TASK_SLOTS		4096
@@ -95,14 +96,16 @@ struct hitem {
 };
 _Static_assert(sizeof(struct hitem) == RO_ITEM, "an hourglass event fills a reorder slot");
 
+#define GAP_ANN		16	/* by (inferred, actual): the few pairs a thread has */
+#define ANN_BYTES	64	/* five annotations of small numbers; more is not cached */
+
 /* a thread's last annotations, encoded: the next event with the same ones copies them */
 struct ann_cache {
 	uint64_t key;		/* what they say, ANN_VALID set; 0: none */
 	unsigned len;
-	uint8_t bytes[5 * PFW_ANN_MAX];	/* pfw_annotations writes that much at most */
+	uint8_t bytes[ANN_BYTES];
 };
 #define ANN_VALID	(1ULL << 63)
-#define GAP_ANN		(HGG_C_N * HGG_C_N)	/* one per (inferred, actual) */
 
 struct pf_thread {
 	struct ro_lane win;
@@ -111,6 +114,7 @@ struct pf_thread {
 	int open;		/* a slice is open on the track ... */
 	uint64_t open_end;	/* ... until then (cycles): its end is written before what follows */
 	uint64_t due;		/* no event held is due before this (hg_drain) */
+	uint64_t gap_front;	/* the latest end of a gap of the thread */
 };
 
 struct name_slot {
@@ -122,10 +126,10 @@ struct name_slot {
 struct cause_slot {
 	uint32_t iid;
 	uint8_t len, suffix;	/* suffix: the wrong inference added to the name, or NO_SUFFIX */
-	char raw[58];
+	char raw[58];		/* longer causes are not cached */
 };
 #define NO_SUFFIX	0xff
-#define CAUSE_BITS	8
+#define CAUSE_BITS	6
 
 struct pf_export {
 	struct pf_writer w;
@@ -136,7 +140,8 @@ struct pf_export {
 	struct ro_window kwin, hwin;
 	struct pf_cpu *cpu;
 	struct pf_thread *thread;
-	uint64_t hg_front, hg_swept;
+	uint64_t hg_front, hg_swept;	/* the latest hourglass event pushed; when all were last drained */
+	uint64_t gapless;		/* HG_GAPLESS_S in cycles */
 	uint64_t early, hg_early;
 	uint64_t gaps, truncated;
 	uint64_t confusion[HGG_C_N][HGG_C_N];
@@ -385,9 +390,6 @@ int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct
 	default:
 		return 0;	/* nothing on the tracks */
 	}
-	/* the ring's slot after next was last touched a window ago: fetched while this one is filled */
-	if (c->win.cap)
-		__builtin_prefetch(ro_at(&c->win, c->win.n + 2), 1);
 	it = ro_push(&x->kwin, &c->win, rebase(x, r->tsc, &x->early), 0);
 	if (!it)
 		return hg_err_set(err, "%s: out of memory for CPU %u's reorder window", x->path, cpu);
@@ -420,6 +422,7 @@ static void emit_hourglass(struct pf_export *x, unsigned k, const struct hitem *
 	struct pf_thread *th = &x->thread[k];
 	uint64_t ns = ns_of(x, it->ts), key;
 	struct ann_cache *c;
+	unsigned n;
 	struct pf_ann a[5];
 
 	if (th->open && th->open_end <= it->ts) {
@@ -450,12 +453,20 @@ static void emit_hourglass(struct pf_export *x, unsigned k, const struct hitem *
 		key = gap_key(it);
 		c = &th->gap_ann[(it->inferred * HGG_C_N + it->actual) % GAP_ANN];
 		if (c->key != key) {
+			uint8_t enc[5 * PFW_ANN_MAX];
+
 			a[0] = (struct pf_ann){ x->ann_iid[A_CPU], PFA_UINT, it->cpu };
 			a[1] = (struct pf_ann){ x->ann_iid[A_NEXT_THREAD], PFA_UINT, it->next_thread };
 			a[2] = (struct pf_ann){ x->ann_iid[A_INFERRED], PFA_STRING, x->class_iid[it->inferred] };
 			a[3] = (struct pf_ann){ x->ann_iid[A_ACTUAL], PFA_STRING, x->class_iid[it->actual] };
 			a[4] = (struct pf_ann){ x->ann_iid[A_AGREE], PFA_BOOL, it->agree };
-			c->len = pfw_annotations(&x->w, &th->seq, a, 5, c->bytes);
+			n = pfw_annotations(&x->w, &th->seq, a, 5, enc);
+			if (n > ANN_BYTES) {
+				pfw_event_encoded(&x->w, &th->seq, ns, TYPE_SLICE_BEGIN, it->name, enc, n);
+				break;
+			}
+			memcpy(c->bytes, enc, n);
+			c->len = n;
 			c->key = key;
 		}
 		pfw_event_encoded(&x->w, &th->seq, ns, TYPE_SLICE_BEGIN, it->name, c->bytes, c->len);
@@ -470,6 +481,22 @@ static void emit_hourglass(struct pf_export *x, unsigned k, const struct hitem *
 	}
 }
 
+/*
+ * hg_thread_front - how far a thread's events may be handed out: the gaps set the pace. A gap
+ * is judged when the kernel's timeline has passed it, and comes 15 ms after hourglass's
+ * records of its time in the middle, 60 ms at worst in the lab's runs: a horizon behind the
+ * newest record would have to guess at that. The thread's events wait until one of its gaps
+ * ends a horizon after them (jobs and wake-ups come before the gaps of their time), or, for a
+ * thread whose gaps do not come, until they are HG_GAPLESS_S old.
+ */
+static inline uint64_t hg_thread_front(const struct pf_export *x, const struct pf_thread *th)
+{
+	uint64_t slack = x->gapless - x->hwin.horizon;
+	uint64_t old = x->hg_front > slack ? x->hg_front - slack : 0;
+
+	return th->gap_front > old ? th->gap_front : old;
+}
+
 /* hand out a thread's due events; with @all, every event it holds */
 static void hg_drain(struct pf_export *x, unsigned k, int all)
 {
@@ -477,11 +504,13 @@ static void hg_drain(struct pf_export *x, unsigned k, int all)
 	struct ro_lane *l = &th->win;
 	struct hitem *it;
 
+	uint64_t front = hg_thread_front(x, th);
+
 	/* the oldest event held is not due before th->due: not looked at until then (it has been
 	 * out of the cache for a while); an older one put before it waits as long, no more */
-	if (!all && x->hg_front <= th->due && l->n < x->hwin.max)
+	if (!all && front <= th->due && l->n < x->hwin.max)
 		return;
-	while ((it = all ? ro_first(l) : ro_due(&x->hwin, l, x->hg_front))) {
+	while ((it = all ? ro_first(l) : ro_due(&x->hwin, l, front))) {
 		if (l->n > 8)
 			__builtin_prefetch(ro_at(l, 8));
 		emit_hourglass(x, k, it);
@@ -636,6 +665,13 @@ int pf_gap(struct pf_export *x, const struct hgg_gap *g, struct hg_err *err)
 	b.actual = g->cls;
 	b.agree = right;
 	hg_slice(x, g->thread, g->g0, g->g1, &b);
+	{
+		struct pf_thread *th = &x->thread[g->thread];
+		uint64_t end = rebase(x, g->g1, &x->hg_early);
+
+		if (end > th->gap_front)
+			th->gap_front = end;
+	}
 	x->gaps++;
 	if (!g->vol && g->cls < HGG_C_UNEXPLAINABLE && g->inferred < HGG_C_OTHER)
 		x->confusion[g->cls][g->inferred]++;
@@ -788,6 +824,9 @@ struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg
 		if ((double)period * 2 < HG_HORIZON_MIN_S * run->tsc_hz)
 			period = (uint64_t)(HG_HORIZON_MIN_S * run->tsc_hz / 2);
 		ro_init(&x->hwin, HG_WINDOW_MAX, 2 * period);
+		x->gapless = (uint64_t)(HG_GAPLESS_S * run->tsc_hz);
+		if (x->gapless < 2 * x->hwin.horizon)
+			x->gapless = 2 * x->hwin.horizon;
 	}
 	x->run.tids = NULL;
 	x->run.periods = NULL;
