@@ -97,7 +97,7 @@ struct hitem {
 _Static_assert(sizeof(struct hitem) == RO_ITEM, "an hourglass event fills a reorder slot");
 
 #define GAP_ANN		16	/* by (inferred, actual): the few pairs a thread has */
-#define ANN_BYTES	64	/* five annotations of small numbers; more is not cached */
+#define ANN_BYTES	PFW_ANN_COPY	/* five annotations of small numbers; more is not cached */
 
 /* a thread's last annotations, encoded: the next event with the same ones copies them */
 struct ann_cache {
@@ -360,9 +360,29 @@ static void process(struct pf_export *x, unsigned cpu, const struct kitem *it)
 	}
 }
 
+/* what a kernel record is to the tracks, by type: one look-up for every record */
+enum kclass { K_IGNORED, K_TRACKED, K_COMM, K_NAME };
+
+static uint8_t kclass[256], kneed[256];
+
+static void kclass_init(void)
+{
+	static const uint8_t tracked[] = { HGT_REC_SWITCH, HGT_REC_IRQ_ENTRY, HGT_REC_IRQ_EXIT, HGT_REC_VEC_ENTRY,
+					   HGT_REC_VEC_EXIT, HGT_REC_SOFTIRQ_ENTRY, HGT_REC_SOFTIRQ_EXIT, HGT_REC_EXIT,
+					   HGT_REC_LOST };
+	unsigned t;
+
+	for (t = 0; t < 256; t++)
+		kneed[t] = (uint8_t)kitem_payload(t);
+	for (t = 0; t < sizeof(tracked); t++)
+		kclass[tracked[t]] = K_TRACKED;
+	kclass[HGT_REC_COMM] = K_COMM;
+	kclass[HGT_REC_NAME] = K_NAME;
+}
+
 int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct hg_err *err)
 {
-	unsigned need = kitem_payload(r->type);
+	unsigned need = kneed[r->type];
 	struct pf_cpu *c;
 	struct kitem *it;
 
@@ -375,19 +395,11 @@ int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct
 	c = &x->cpu[cpu];
 	if (r->tsc > x->run.base_tsc && r->tsc - x->run.base_tsc > c->newest)
 		c->newest = r->tsc - x->run.base_tsc;
-	switch (r->type) {
-	case HGT_REC_COMM:
-		x->task[r->arg & (TASK_SLOTS - 1)].iid = 0;
-		return 0;
-	case HGT_REC_NAME:
-		if (r->flags == HGT_NAME_IRQ)
+	if (__builtin_expect(kclass[r->type] != K_TRACKED, 0)) {
+		if (kclass[r->type] == K_COMM)
+			x->task[r->arg & (TASK_SLOTS - 1)].iid = 0;
+		else if (kclass[r->type] == K_NAME && r->flags == HGT_NAME_IRQ)
 			x->irq[r->arg & (IRQ_SLOTS - 1)].iid = 0;
-		return 0;
-	case HGT_REC_SWITCH: case HGT_REC_IRQ_ENTRY: case HGT_REC_IRQ_EXIT: case HGT_REC_VEC_ENTRY:
-	case HGT_REC_VEC_EXIT: case HGT_REC_SOFTIRQ_ENTRY: case HGT_REC_SOFTIRQ_EXIT: case HGT_REC_EXIT:
-	case HGT_REC_LOST:
-		break;
-	default:
 		return 0;	/* nothing on the tracks */
 	}
 	it = ro_push(&x->kwin, &c->win, rebase(x, r->tsc, &x->early), 0);
@@ -596,6 +608,23 @@ int pf_hourglass(struct pf_export *x, const struct hgl_rec *r, struct hg_err *er
 }
 
 /* a gap's name: its cause as the engine names it, and the inference when it was wrong */
+/* @n bytes alike: a cause is a few words long, a call to memcmp would cost more */
+static inline int same(const char *a, const char *b, size_t n)
+{
+	uint64_t u, v;
+
+	for (; n >= 8; a += 8, b += 8, n -= 8) {
+		memcpy(&u, a, 8);
+		memcpy(&v, b, 8);
+		if (u != v)
+			return 0;
+	}
+	while (n--)
+		if (*a++ != *b++)
+			return 0;
+	return 1;
+}
+
 static uint32_t gap_iid(struct pf_export *x, const struct hgg_gap *g, int right)
 {
 	static const char infix[] = " (inferred ";
@@ -623,7 +652,7 @@ static uint32_t gap_iid(struct pf_export *x, const struct hgg_gap *g, int right)
 	}
 	h = (h ^ (n << 8 | suffix)) * 0x9e3779b97f4a7c15ULL;
 	c = &x->causes[h >> (64 - CAUSE_BITS)];
-	if (c->iid && c->len == n && c->suffix == suffix && !memcmp(c->raw, cause, n))
+	if (c->iid && c->len == n && c->suffix == suffix && same(c->raw, cause, n))
 		return c->iid;
 	if (suffix != NO_SUFFIX) {
 		size_t k = strlen(hgg_class_name[suffix]);
@@ -835,6 +864,7 @@ struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg
 	for (c = 0; c < run->ncpus; c++)
 		x->cpu[c].seq = (struct pf_seq){ .uuid = UUID_CPU(c), .id = 1 + c };
 	intern_fixed(x);
+	kclass_init();
 	x->w.fd = out_create(path, &x->tmp, err);
 	if (x->w.fd < 0) {
 		free_export(x);

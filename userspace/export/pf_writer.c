@@ -85,6 +85,8 @@ void pfw_seq_start(struct pf_writer *w, struct pf_seq *s)
 	p = pb_uint(p, F_DEF_TIMESTAMP_CLOCK_ID, SEQUENCE_CLOCK_FIRST);
 	p = pb_close(def, p);
 	w->len = pb_close(pkt, p) - w->buf;
+	memset(s->idfield, 0, sizeof(s->idfield));
+	s->idlen = pb_uint(s->idfield, F_PKT_SEQUENCE_ID, s->id) - s->idfield;
 	/* a cleared state: the sequence has had no interned string */
 	if (s->emitted)
 		memset(s->emitted, 0, s->nwords * sizeof(*s->emitted));

@@ -35,6 +35,7 @@
 #define PFW_TEXT_MAX	2048	/* bytes of a description or an attribute's string kept */
 #define PFW_ANNS	8	/* debug annotations an event has at most */
 #define PFW_ANN_MAX	24	/* bytes of one encoded (all numbers: varints of 10 bytes at most) */
+#define PFW_ANN_COPY	64	/* encoded annotations up to this long are copied as this many bytes */
 
 struct pf_seq {
 	uint64_t last_ns;	/* the timestamp of its last packet: the next is a delta from it */
@@ -43,6 +44,8 @@ struct pf_seq {
 	uint32_t nwords;
 	uint32_t id;		/* trusted_packet_sequence_id: not 0, unique in the trace */
 	int started;
+	uint8_t idfield[8];	/* the id's field as written, from the start on: every packet has it */
+	unsigned idlen;
 };
 
 enum pf_ann_kind { PFA_UINT, PFA_INT, PFA_BOOL, PFA_STRING };
@@ -119,7 +122,8 @@ static inline uint8_t *pfw_head(struct pf_writer *w, struct pf_seq *s, uint64_t 
 	q = pfw_room(w);
 	pkt = pb_open(q, F_TRACE_PACKET);
 	q = pb_uint(pkt + 1, F_PKT_TIMESTAMP, ns - s->last_ns);
-	*p = pb_uint(q, F_PKT_SEQUENCE_ID, s->id);
+	memcpy(q, s->idfield, sizeof(s->idfield));
+	*p = q + s->idlen;
 	s->last_ns = ns;
 	return pkt;
 }
@@ -127,22 +131,40 @@ static inline uint8_t *pfw_head(struct pf_writer *w, struct pf_seq *s, uint64_t 
 /* the packet's end: its new strings, its flags, its length */
 static inline void pfw_tail(struct pf_writer *w, uint8_t *pkt, uint8_t *p)
 {
+	static const uint8_t flags[2] = { PB_TAG(F_PKT_SEQUENCE_FLAGS, PB_VARINT), SEQ_NEEDS_INCREMENTAL_STATE };
+
 	if (__builtin_expect(w->npend, 0))
 		p = pfw_interned(w, p);
-	p = pb_uint(p, F_PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
-	w->len = pb_close(pkt, p) - w->buf;
+	memcpy(p, flags, 2);
+	w->len = pb_close(pkt, p + 2) - w->buf;
 	w->events++;
 }
 
-/* pfw_end - the end of the slice open on @s's track, at @ns */
+/* pfw_end - the end of the slice open on @s's track, at @ns: the commonest packet, written
+ * byte by byte (it brings no string, and is always shorter than 128 bytes) */
 static inline void pfw_end(struct pf_writer *w, struct pf_seq *s, uint64_t ns)
 {
-	static const uint8_t te[] = { PB_TAG(F_PKT_TRACK_EVENT, PB_LEN), 2, PB_TAG(F_TE_TYPE, PB_VARINT),
-				      TYPE_SLICE_END };
-	uint8_t *p, *pkt = pfw_head(w, s, ns, &p);
+	static const uint8_t tail[8] = { PB_TAG(F_PKT_TRACK_EVENT, PB_LEN), 2, PB_TAG(F_TE_TYPE, PB_VARINT),
+					 TYPE_SLICE_END, PB_TAG(F_PKT_SEQUENCE_FLAGS, PB_VARINT),
+					 SEQ_NEEDS_INCREMENTAL_STATE };
+	uint8_t *q, *p;
 
-	memcpy(p, te, sizeof(te));
-	pfw_tail(w, pkt, p + sizeof(te));
+	if (__builtin_expect(!s->started, 0))
+		pfw_seq_start(w, s);
+	if (__builtin_expect(ns < s->last_ns, 0))
+		ns = s->last_ns;
+	q = pfw_room(w);
+	q[0] = PB_TAG(F_TRACE_PACKET, PB_LEN);
+	q[2] = PB_TAG(F_PKT_TIMESTAMP, PB_VARINT);
+	p = pb_varint(q + 3, ns - s->last_ns);
+	s->last_ns = ns;
+	memcpy(p, s->idfield, sizeof(s->idfield));
+	p += s->idlen;
+	memcpy(p, tail, sizeof(tail));
+	p += 6;
+	q[1] = (uint8_t)(p - q - 2);
+	w->len = p - w->buf;
+	w->events++;
 }
 
 /* pfw_begin - a slice named @name (an iid, or 0 for w->inl) begins on @s's track at @ns */
@@ -168,15 +190,19 @@ static inline void pfw_begin(struct pf_writer *w, struct pf_seq *s, uint64_t ns,
  */
 unsigned pfw_annotations(struct pf_writer *w, struct pf_seq *s, const struct pf_ann *a, unsigned na, uint8_t *out);
 
-/* pfw_event_encoded - pfw_event with its annotations already encoded (@ann, @len bytes): the same
- * annotations on many events are encoded once */
+/* pfw_event_encoded - pfw_event with its annotations already encoded (@ann, @len bytes, readable
+ * up to PFW_ANN_COPY bytes at least): the same annotations on many events are encoded once */
 static inline void pfw_event_encoded(struct pf_writer *w, struct pf_seq *s, uint64_t ns, unsigned type,
 				     uint32_t name, const uint8_t *ann, unsigned len)
 {
 	uint8_t *p, *pkt = pfw_head(w, s, ns, &p), *te;
 
 	te = pb_open(p, F_PKT_TRACK_EVENT);
-	memcpy(te + 1, ann, len);
+	/* a copy of a size known here is a few moves, not a call: the room and @ann allow it */
+	if (__builtin_expect(len <= PFW_ANN_COPY, 1))
+		memcpy(te + 1, ann, PFW_ANN_COPY);
+	else
+		memcpy(te + 1, ann, len);
 	p = pb_uint(te + 1 + len, F_TE_TYPE, type);
 	if (name) {
 		pfw_use(w, s, name);
