@@ -20,9 +20,10 @@
  * are nanoseconds from base_tsc by trace-cmd's TSC2NSEC arithmetic, the
  * trace.dat's to the nanosecond, on Perfetto's BOOTTIME clock.
  *
- * Kernel records go through a reorder window per CPU, hourglass's events
- * through one per thread (a job's record comes when it ends), so memory
- * stays flat; the output goes through one buffer to a temporary name.
+ * Kernel records go through a reorder window per CPU (2 ms, as the
+ * trace.dat's), hourglass's events through one per thread paced by the
+ * thread's gaps, which the engine judges late (hg_thread_front); memory
+ * stays flat. The output goes through one buffer to a temporary name.
  */
 #include <errno.h>
 #include <stdio.h>
