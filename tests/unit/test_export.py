@@ -62,6 +62,12 @@ def test_units(bins, tmp_path):
     assert p.returncode == 0 and "not ok" not in p.stdout, p.stdout
     assert re.search(r"^1\.\.(\d+)$", p.stdout, re.M) and p.stdout.count("\nok ") >= 20
     assert "[7 EVENTS DROPPED]" in report(tmp_path / "units.dat")
+    # the Perfetto writer alone: many sequences with two-byte ids, long deltas, a buffer filled often
+    t = perfetto(tmp_path / "units.perfetto-trace")
+    assert len(t["slices"]) == 60000 and t["attributes"]["units.slices"] == 60000
+    assert len({s["track"] for s in t["slices"]}) == 200 and max(s["ts"] for s in t["slices"]) > 3 * 10**11
+    assert {s["name"] for s in t["slices"]} == {f"name {i}" for i in range(300)}
+    assert sorted(s["args"]["i"] for s in t["slices"])[:2] == [-59999, -59998]
 
 
 def test_trace_cmd_reads_every_event(run):

@@ -7,9 +7,11 @@
  *
  *	export_units TMPDIR
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_out.h"
 #include "pf_writer.h"
@@ -229,6 +231,46 @@ static void test_writer(const char *dir)
 	td_destroy(w);
 }
 
+/*
+ * a trace of 200 sequences (ids up to 300: two bytes) on tracks with five-byte uuids, 60000
+ * slices with long and short deltas and 300 names, written through a buffer that fills many
+ * times: DIR/units.perfetto-trace, which tests/unit/test_export.py reads with Perfetto's
+ * definitions
+ */
+static void test_perfetto_file(const char *dir)
+{
+	static struct pf_seq seq[200];
+	struct pf_writer w;
+	char path[4096], name[32];
+	uint64_t t = 0;
+	int fd, i, k, okw = 1;
+
+	snprintf(path, sizeof(path), "%s/units.perfetto-trace", dir);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	okw &= fd >= 0 && !pfw_init(&w, fd, 1000, 1 << 20);
+	pfw_track(&w, 1, 0, "group", 0, "a group");
+	for (k = 0; k < 200; k++) {
+		seq[k] = (struct pf_seq){ .uuid = (1ULL << 32) + k, .id = 101 + k };
+		snprintf(name, sizeof(name), "track %d", k);
+		pfw_track(&w, seq[k].uuid, 1, name, k, NULL);
+	}
+	for (i = 0; i < 60000; i++) {
+		struct pf_ann a = { pfw_name(&w, PF_ANNOTATION_NAME, "i", 1), PFA_INT, (uint64_t)-(int64_t)i };
+
+		k = (i * 7) % 200;
+		t += i % 1000 ? 1 + (uint64_t)(i % 300) : 5000000000ULL;
+		snprintf(name, sizeof(name), "name %d", i % 300);
+		pfw_event(&w, &seq[k], t, TYPE_SLICE_BEGIN, pfw_name(&w, PF_EVENT_NAME, name, strlen(name)), &a, 1);
+		pfw_end(&w, &seq[k], t + i % 50);
+	}
+	pfw_attribute(&w, "units.slices", NULL, 60000);
+	okw &= !pfw_flush(&w) && w.events == 120000;
+	ok(okw && !close(fd), "writer: 200 sequences, 120000 events written (read back by test_export.py)");
+	for (k = 0; k < 200; k++)
+		pfw_seq_free(&seq[k]);
+	pfw_free(&w);
+}
+
 /* the Perfetto writer's parts: varints, lengths over a byte, the bounded string table, UTF-8 */
 static void test_perfetto(void)
 {
@@ -309,6 +351,7 @@ int main(int argc, char **argv)
 	test_tsc();
 	test_writer(argv[1]);
 	test_perfetto();
+	test_perfetto_file(argv[1]);
 	printf("1..%d\n", ntest);
 	return nfail ? 1 : 0;
 }
