@@ -123,7 +123,8 @@ static int info_bad(struct ictx *c, const char *where, const char *key, const ch
 		      key, what);
 }
 
-static int wrong_type(struct ictx *c, const char *where, const char *key, const struct jv *v, const char *want)
+static int wrong_type(struct ictx *c, const char *where, const char *key, const struct jv *v,
+		      const char *want)
 {
 	char what[96];
 

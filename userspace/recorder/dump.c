@@ -162,6 +162,39 @@ static int is_hgl(const char *path)
 	return yes;
 }
 
+/* put_u64 - @v in decimal at @p; returns the end */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/*
+ * print_head - "CPU TSC TYPE" of one record: the part every line has,
+ * formatted by hand (printf's parsing was a fifth of a dump's time)
+ */
+static void print_head(uint32_t cpu, const struct hgt_rec *r)
+{
+	char line[64], *p = line;
+	const char *name = hgt_type_name(r->type);
+	size_t n = strlen(name);
+
+	p = put_u64(p, cpu);
+	*p++ = ' ';
+	p = put_u64(p, r->tsc);
+	*p++ = ' ';
+	memcpy(p, name, n);
+	fwrite(line, 1, (size_t)(p - line) + n, stdout);
+}
+
 /* print_trailer - the window and the final counters, as '#' lines */
 static void print_trailer(const struct hgt_file *f)
 {
@@ -236,7 +269,7 @@ int hgt_cmd_dump(int argc, char **argv)
 			dump_json_record(&w, hgt_cursor_cpu(c), rec, o.raw);
 			continue;
 		}
-		printf("%u %llu %s", hgt_cursor_cpu(c), (unsigned long long)rec->tsc, hgt_type_name(rec->type));
+		print_head(hgt_cursor_cpu(c), rec);
 		print_payload(rec);
 		putchar('\n');
 	}
