@@ -132,7 +132,8 @@ static int put(struct importer *im, int cpu, uint64_t ts, int type, int flags, u
 		return -1;
 	}
 	memcpy(o->buf + o->used, &r, sizeof(r));
-	memcpy(o->buf + o->used + sizeof(r), payload, plen);
+	if (plen)
+		memcpy(o->buf + o->used + sizeof(r), payload, plen);
 	o->used += r.len;
 	o->records++;
 	im->records++;
@@ -362,6 +363,105 @@ static void catch_crashes(const char *in, const char *out)
 	sigaction(SIGFPE, &sa, NULL);
 }
 
+static void free_importer(struct importer *im)
+{
+	int cpu;
+
+	if (!im)
+		return;
+	for (cpu = 0; im->cpu && cpu < im->ncpus; cpu++)
+		free(im->cpu[cpu].buf);
+	free(im->cpu);
+	free(im->pid_seen);
+	free(im);
+}
+
+/* refuse - what a good trace.dat never holds: a wrong answer must not look like one */
+static int refuse(const struct importer *im, const char *path)
+{
+	if (!im->events)
+		fprintf(stderr, "hgtrace-import: %s: no events in it (libtracecmd found no data: an empty or "
+			"corrupt trace.dat)\n", path);
+	else if (im->unknown_id)
+		fprintf(stderr, "hgtrace-import: %s: %llu records of event ids that none of the file's formats "
+			"describes (the first: id %d at timestamp %llu): the formats and the data disagree, "
+			"a corrupt trace.dat\n", path, (unsigned long long)im->unknown_id, im->unknown_nr,
+			(unsigned long long)im->unknown_ts);
+	else if (im->bad_cpu)
+		fprintf(stderr, "hgtrace-import: %s: %llu records on CPUs the file does not have (the first: "
+			"CPU %d at timestamp %llu, the file has %d CPUs): a corrupt trace.dat\n", path,
+			(unsigned long long)im->bad_cpu, im->bad_cpu_nr, (unsigned long long)im->bad_cpu_ts,
+			im->ncpus);
+	else
+		return 0;
+	return 1;
+}
+
+/* import - every event of @in into @out; the exit status */
+static int import(struct importer *im, struct tracecmd_input *in, const char *path, const char *out,
+		  int compress)
+{
+	struct hgt_file_window win;
+	char meta[PATH_MAX + 512], *shown;
+	int cpu, rc;
+
+	im->tep = tracecmd_get_tep(in);
+	find_events(im);
+	shown = strdup(path);
+	if (!shown) {
+		fprintf(stderr, "hgtrace-import: out of memory\n");
+		return 2;
+	}
+	hgt_meta_sanitize(shown);	/* the metadata is UTF-8 text: a path need not be */
+	snprintf(meta, sizeof(meta), "format: hgtrace 1\nsource: trace-cmd\nimported_from: %s\n"
+		 "clock: as recorded (trace-cmd record -C x86-tsc gives the TSC)\nnr_cpu_ids: %d\n", shown,
+		 im->ncpus);
+	free(shown);
+	if (hgt_writer_open(&im->w, out, HGT_FILE_VERSION, meta)) {
+		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
+		hgt_writer_close(&im->w);
+		return 4;
+	}
+	crash_out = out;
+	im->w.compress = compress;
+	rc = tracecmd_iterate_events(in, NULL, 0, on_record, im);
+	for (cpu = 0; cpu < im->ncpus; cpu++)
+		if (im->cpu[cpu].buf && flush_cpu(im, cpu))
+			rc = -1;
+	if (rc < 0 || im->w.error) {
+		if (im->w.error)
+			fprintf(stderr, "hgtrace-import: %s (after %llu events of %s)\n", im->w.err.msg,
+				(unsigned long long)im->events, path);
+		else
+			fprintf(stderr, "hgtrace-import: %s: stopped after %llu events (%s)\n", path,
+				(unsigned long long)im->events, im->failed ? im->failed : "unreadable data");
+		rc = im->w.error ? 4 : im->failed && !strcmp(im->failed, "out of memory") ? 2 : 3;
+		goto fail;
+	}
+	if (refuse(im, path)) {
+		rc = 3;
+		goto fail;
+	}
+	win.start_tsc = im->first_ts;
+	win.stop_tsc = im->last_ts;
+	if (hgt_writer_trailer(&im->w, &win, NULL, NULL, 0) || hgt_writer_end(&im->w) ||
+	    hgt_writer_close(&im->w)) {
+		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
+		unlink(out);
+		return 4;
+	}
+	/* one line of key=value: for people, and for the merger, which needs
+	 * the time span before it reads the records */
+	printf("hgtrace-import: %s: events=%llu records=%llu cpus=%d dropped=%llu first_ts=%llu last_ts=%llu\n",
+	       out, (unsigned long long)im->events, (unsigned long long)im->records, im->ncpus_seen,
+	       (unsigned long long)im->lost, (unsigned long long)im->first_ts, (unsigned long long)im->last_ts);
+	return 0;
+fail:
+	hgt_writer_close(&im->w);
+	unlink(out);
+	return rc;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -390,9 +490,7 @@ int main(int argc, char **argv)
 	struct importer *im;
 	struct tracecmd_input *in;
 	const char *out = NULL, *path;
-	char meta[PATH_MAX + 512], *shown;
-	int c, compress = 0, cpu, rc, ncpus;
-	struct hgt_file_window win;
+	int c, compress = 0, rc, ncpus;
 
 	while ((c = getopt_long(argc, argv, "o:zh", opts, NULL)) != -1) {
 		switch (c) {
@@ -427,75 +525,12 @@ int main(int argc, char **argv)
 	im = calloc(1, sizeof(*im));
 	if (!im || !(im->pid_seen = calloc(MAX_PID, 1)) || !(im->cpu = calloc(ncpus, sizeof(*im->cpu)))) {
 		fprintf(stderr, "hgtrace-import: out of memory\n");
-		return 2;
+		rc = 2;
+	} else {
+		im->ncpus = ncpus;
+		rc = import(im, in, path, out, compress);
 	}
-	im->ncpus = ncpus;
-	im->tep = tracecmd_get_tep(in);
-	find_events(im);
-	shown = strdup(path);
-	if (!shown) {
-		fprintf(stderr, "hgtrace-import: out of memory\n");
-		return 2;
-	}
-	hgt_meta_sanitize(shown);	/* the metadata is UTF-8 text: a path need not be */
-	snprintf(meta, sizeof(meta), "format: hgtrace 1\nsource: trace-cmd\nimported_from: %s\n"
-		 "clock: as recorded (trace-cmd record -C x86-tsc gives the TSC)\nnr_cpu_ids: %d\n", shown, ncpus);
-	free(shown);
-	if (hgt_writer_open(&im->w, out, HGT_FILE_VERSION, meta)) {
-		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
-		return 4;
-	}
-	crash_out = out;
-	im->w.compress = compress;
-	rc = tracecmd_iterate_events(in, NULL, 0, on_record, im);
-	for (cpu = 0; cpu < ncpus; cpu++)
-		if (im->cpu[cpu].buf && flush_cpu(im, cpu))
-			rc = -1;
-	if (rc < 0 || im->w.error) {
-		if (im->w.error)
-			fprintf(stderr, "hgtrace-import: %s (after %llu events of %s)\n", im->w.err.msg,
-				(unsigned long long)im->events, path);
-		else
-			fprintf(stderr, "hgtrace-import: %s: stopped after %llu events (%s)\n", path,
-				(unsigned long long)im->events, im->failed ? im->failed : "unreadable data");
-		hgt_writer_close(&im->w);
-		unlink(out);
-		tracecmd_close(in);
-		return im->w.error ? 4 : im->failed && !strcmp(im->failed, "out of memory") ? 2 : 3;
-	}
-	/* what a good trace.dat never holds: a wrong answer must not look like one */
-	if (im->bad_cpu || im->unknown_id || !im->events) {
-		if (!im->events)
-			fprintf(stderr, "hgtrace-import: %s: no events in it (libtracecmd found no data: an empty or "
-				"corrupt trace.dat)\n", path);
-		else if (im->unknown_id)
-			fprintf(stderr, "hgtrace-import: %s: %llu records of event ids that none of the file's formats "
-				"describes (the first: id %d at timestamp %llu): the formats and the data disagree, "
-				"a corrupt trace.dat\n", path, (unsigned long long)im->unknown_id, im->unknown_nr,
-				(unsigned long long)im->unknown_ts);
-		else
-			fprintf(stderr, "hgtrace-import: %s: %llu records on CPUs the file does not have (the first: "
-				"CPU %d at timestamp %llu, the file has %d CPUs): a corrupt trace.dat\n", path,
-				(unsigned long long)im->bad_cpu, im->bad_cpu_nr, (unsigned long long)im->bad_cpu_ts,
-				ncpus);
-		hgt_writer_close(&im->w);
-		unlink(out);
-		tracecmd_close(in);
-		return 3;
-	}
-	win.start_tsc = im->first_ts;
-	win.stop_tsc = im->last_ts;
-	if (hgt_writer_trailer(&im->w, &win, NULL, NULL, 0) || hgt_writer_end(&im->w) ||
-	    hgt_writer_close(&im->w)) {
-		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
-		unlink(out);
-		return 4;
-	}
-	/* one line of key=value: for people, and for the merger, which needs
-	 * the time span before it reads the records */
-	printf("hgtrace-import: %s: events=%llu records=%llu cpus=%d dropped=%llu first_ts=%llu last_ts=%llu\n",
-	       out, (unsigned long long)im->events, (unsigned long long)im->records, im->ncpus_seen,
-	       (unsigned long long)im->lost, (unsigned long long)im->first_ts, (unsigned long long)im->last_ts);
+	free_importer(im);
 	tracecmd_close(in);
-	return 0;
+	return rc;
 }
