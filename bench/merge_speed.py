@@ -28,7 +28,8 @@ import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "tools"))
-from hgtrace_file import pack_record as rec  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from helpers.files import pack_record as rec  # noqa: E402  (the test writers)
 
 HZ = 1e9          # one cycle a nanosecond
 TICK = 1000000    # a 1 ms tick (HZ=1000), in cycles

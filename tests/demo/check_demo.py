@@ -46,7 +46,7 @@ def checks(d):
         hg = dump(os.path.join(rd, "hourglass.hgl"))
         per_cpu = {}
         for r in hg:
-            if r.get("type") == "interval":
+            if r.get("kind") == "interval":
                 per_cpu.setdefault(r["cpu"], []).append((r["t0"], r["t1"]))
         gaps = sum(sum(1 for a, b in zip(v, v[1:]) if b[0] >= a[1]) for v in (sorted(x) for x in per_cpu.values()))
         yield f"{run}: every gap between hourglass's intervals judged ({gaps})", rep["gaps"]["total"] == gaps
