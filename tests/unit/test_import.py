@@ -22,12 +22,11 @@ def importer(hgtrace_bin):
 
 
 def trace_dat(path, switch_id=None):
-    """A small trace.dat as trace-cmd writes it (tools/hgexport's writer); with
+    """A small trace.dat as trace-cmd writes it (tests/helpers/tracedat.py); with
     @switch_id, sched_switch's format text names that id, its records keep theirs."""
-    from hgexport.kernelshark import _events
-    from hgexport.tracedat import TraceDat
+    from helpers.tracedat import TraceDat, standard_events
     w = TraceDat(cpus=2, tsc_hz=1e9)
-    ev = _events(w)
+    ev = standard_events(w)
     sw = dict(prev_comm="a", prev_pid=7, prev_prio=120, prev_state=0, next_comm="b", next_pid=8, next_prio=120)
     w.add("", 0, 100, ev["switch"], 7, sw)
     w.add("", 0, 200, ev["irq_entry"], 0, dict(irq=30, name="eth0"))
@@ -80,7 +79,7 @@ def test_unwritable_output(tmp_path, importer):
 
 def test_no_events_refused(tmp_path, importer):
     """A trace.dat whose data libtracecmd cannot find gives no events: not a ground truth."""
-    from hgexport.tracedat import TraceDat
+    from helpers.tracedat import TraceDat
     dat, out = tmp_path / "t.dat", tmp_path / "k.hgt"
     TraceDat(cpus=2, tsc_hz=1e9).write(str(dat))
     p = limited([importer, str(dat), "-o", str(out)])
