@@ -144,8 +144,11 @@ def bad_files():
         ("stats_duplicated", hgt_file([chunk(0, r0), chunk(0, r0)], meta=META, stats={0: STATS[0]}),
          "the chunks hold 8 records"),
         ("stats_lost", hgt_file([chunk(0, r0), chunk(1, RECORDS1)], meta=META,
-                                stats={0: STATS[0], 1: (9, 2, 7, 0, 2, 0)}),
-         "the records of CPU 1 do not match its stats"),
+                                stats={0: STATS[0], 1: (6, 2, 4, 0, 2, 0)}),
+         "the records of CPU 1 do not match its stats: 2 records and 5 events lost"),
+        ("stats_read", hgt_file([chunk(0, r0), chunk(1, RECORDS1)], meta=META,
+                                stats={0: STATS[0], 1: (8, 3, 5, 0, 3, 0)}),
+         "the stats say 3 read"),
         ("after_end", good_file() + b"\0" * 64, "64 bytes after the END marker"),
     ]
 
