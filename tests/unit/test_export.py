@@ -403,3 +403,14 @@ def make_run(tmp_path):
     return tmp_path
 
 
+
+
+def test_trace_dat_waits_for_late_gaps(bins, tmp_path):
+    """The same late gaps (60 ms after their end) in the trace.dat: each gap event sits at its
+    own time in the hourglass buffer, between its thread's intervals, and none is clamped."""
+    r = synth(bins, tmp_path, "--gap-delay", "60000000")
+    assert r["ks"]["hg_clamped"] == 0 and r["ks"]["gaps"] == 8, r["ks"]
+    out = report(tmp_path / "merged.dat")
+    gaps = sorted(re.findall(r"\[\d+\]\s+(\d+\.\d+): gap:\s+thread=(\d+)", out))
+    assert gaps == sorted([("0.000011", "0"), ("0.000030", "0"), ("0.000040", "0"), ("0.000050", "0"),
+                           ("0.000070", "0"), ("0.000009", "1"), ("0.000020", "1"), ("0.000040", "1")]), gaps
