@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hg_cpulist.h"
 #include "hourglass.h"
 #include "timeunits.h"
 
@@ -74,32 +75,25 @@ static int arg_long(struct parser *p, const char *opt, const char *what,
 	return 0;
 }
 
-/* parse_cpulist - "0,2-3" into a CPU set. */
-static int parse_cpulist(const char *s, cpu_set_t *set)
+/* parse_cpulist - "0,2-3" into a CPU set; -1 and *why if bad */
+static int parse_cpulist(const char *s, cpu_set_t *set, const char **why)
 {
-	char *end;
-	long a, b;
+	struct hg_cpuset cpus;
+	unsigned c;
 
 	CPU_ZERO(set);
-	while (*s) {
-		a = strtol(s, &end, 10);
-		if (end == s || a < 0 || a >= CPU_SETSIZE)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtol(s, &end, 10);
-			if (end == s || b < a || b >= CPU_SETSIZE)
-				return -1;
-		}
-		for (; a <= b; a++)
-			CPU_SET(a, set);
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		s = end;
+	if (hg_cpulist_parse(s, &cpus, why))
+		return -1;
+	if (cpus.nbits > CPU_SETSIZE) {
+		*why = "a CPU beyond what this program can pin";
+		hg_cpuset_free(&cpus);
+		return -1;
 	}
+	for (c = 0; c < cpus.nbits; c++)
+		if (hg_cpuset_has(&cpus, c))
+			CPU_SET(c, set);
+	hg_cpuset_free(&cpus);
+	*why = "no CPU in it";
 	return CPU_COUNT(set) ? 0 : -1;
 }
 
@@ -362,12 +356,13 @@ static int opt_affinity(struct parser *p, const char *opt)
 {
 	const char *s = next_arg(p, opt, "a CPU list like 0,2-3");
 	struct hg_thread_cfg *tc;
+	const char *why;
 	cpu_set_t set;
 
 	if (!s)
 		return -1;
-	if (parse_cpulist(s, &set))
-		return fail("%s: bad CPU list '%s' (write e.g. 0 or 0,2-3)", opt, s);
+	if (parse_cpulist(s, &set, &why))
+		return fail("%s: bad CPU list '%s': %s (write e.g. 0 or 0,2-3)", opt, s, why);
 	FOR_SELECTED(p, tc) {
 		tc->affinity = set;
 		tc->has_affinity = true;

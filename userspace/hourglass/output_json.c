@@ -4,29 +4,44 @@
  * figures. The same text is the "info" section of the binary trace.
  */
 #include <string.h>
-#include "jsonw.h"
+#include "hg_cpulist.h"
+#include "hg_jsonw.h"
 #include "stats.h"
 
 #define HG_JSON_VERSION 1
 
 static void cpulist(const cpu_set_t *set, char *buf, size_t len)
 {
-	size_t o = 0;
-	int a, b;
+	struct hg_cpuset cpus = { 0 };
+	int c;
 
-	buf[0] = 0;
-	for (a = 0; a < CPU_SETSIZE; a++) {
-		if (!CPU_ISSET(a, set))
-			continue;
-		for (b = a; b + 1 < CPU_SETSIZE && CPU_ISSET(b + 1, set); b++)
-			;
-		o += (size_t)snprintf(buf + o, len - o, o ? ",%d" : "%d", a);
-		if (b > a)
-			o += (size_t)snprintf(buf + o, len - o, "-%d", b);
-		if (o >= len)
-			break;
-		a = b;
-	}
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, set))
+			hg_cpuset_add(&cpus, c);
+	hg_cpulist_format(&cpus, buf, len);
+	hg_cpuset_free(&cpus);
+}
+
+/* put_sysctl_us - a number from /proc/sys, or null when it cannot be read */
+static void put_sysctl_us(struct jsonw *w, const char *key, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long long v;
+
+	if (f && fscanf(f, "%lld", &v) == 1)
+		jw_int(w, key, v);
+	else
+		jw_null(w, key);
+	if (f)
+		fclose(f);
+}
+
+/* begin - the document, pretty-printed: one member a line */
+static void begin(struct jsonw *w, FILE *f)
+{
+	jw_begin(w, f);
+	w->pretty = true;
+	jw_obj(w, NULL);
 }
 
 /* thread_config - what the command line asked of thread @k. */
@@ -77,7 +92,7 @@ void hg_dry_run(struct hg_config *cfg, FILE *f)
 	struct jsonw w;
 	int k;
 
-	jw_begin(&w, f);
+	begin(&w, f);
 	jw_str(&w, "tool", "hourglass");
 	jw_str(&w, "version", HG_VERSION);
 	command(&w, cfg);
@@ -190,7 +205,7 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 
 	for (k = 0; k < cfg->nthreads; k++)
 		dropped += run->th[k].dropped;
-	jw_begin(&w, f);
+	begin(&w, f);
 	jw_int(&w, "file_version", HG_JSON_VERSION);
 	jw_str(&w, "tool", "hourglass");
 	jw_str(&w, "version", HG_VERSION);
@@ -201,6 +216,10 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 	jw_str(&w, "release", run->kernel);
 	jw_bool(&w, "preempt_rt", run->preempt_rt);
 	jw_int(&w, "cpus_online", run->cpus_online);
+	/* RT throttling: real-time tasks may use rt_runtime of every rt_period; the merger's
+	 * inference needs it to tell a throttled real-time thread from an interrupted one */
+	put_sysctl_us(&w, "sched_rt_runtime_us", "/proc/sys/kernel/sched_rt_runtime_us");
+	put_sysctl_us(&w, "sched_rt_period_us", "/proc/sys/kernel/sched_rt_period_us");
 	jw_end_obj(&w);
 	jw_obj(&w, "tsc");
 	jw_num(&w, "hz", run->hz);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "hg_hgt_format.h"
 #include "hgt_dev.h"
 #include "hgtrace_cmds.h"
 
@@ -30,8 +31,8 @@ static void usage(FILE *f)
 		"Ground-truth recorder for hourglass, on top of the hgtrace.ko module.\n\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
-	fprintf(f, "\n'hgtrace COMMAND --help' tells more. ABI %d.%d, file format %d.\n",
-		HGT_ABI_MAJOR, HGT_ABI_MINOR, 1);
+	fprintf(f, "\n'hgtrace COMMAND --help' tells more. ABI %d.%d, file formats %d and %d.\n",
+		HGT_ABI_MAJOR, HGT_ABI_MINOR, HGT_FILE_VERSION, HGT_FILE_VERSION_PACKED);
 }
 
 int main(int argc, char **argv)

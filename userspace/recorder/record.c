@@ -28,8 +28,9 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <x86intrin.h>
+#include "hg_cpulist.h"
+#include "hg_hgt_write.h"
 #include "hgt_dev.h"
-#include "hgt_file.h"
 #include "hgtrace_cmds.h"
 
 #define READ_BYTES	(1 << 20)
@@ -138,33 +139,27 @@ uint32_t hgt_parse_events(const char *list)
 	return ev;
 }
 
-/* parse_cpus - "0,2-3" into a 256-bit mask; -1 if bad */
+/* parse_cpus - "0,2-3" into the module's 256-bit mask; -1 if bad (said why) */
 static int parse_cpus(const char *s, uint64_t mask[4])
 {
-	const char *p = s;
+	struct hg_cpuset set;
+	const char *why;
+	unsigned c;
 
 	memset(mask, 0, 4 * sizeof(uint64_t));
-	while (*p) {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-
-		if (end == p || a < 0 || a > 255)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a || b > 255)
-				return -1;
-		}
-		for (; a <= b; a++)
-			mask[a / 64] |= 1ull << (a % 64);
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		p = end;
+	if (hg_cpulist_parse(s, &set, &why) || !hg_cpuset_count(&set)) {
+		fprintf(stderr, "hgtrace: bad CPU list '%s': %s (e.g. 0,2-3)\n", s, why ? why : "no CPU in it");
+		return -1;
 	}
+	if (set.nbits > 256) {
+		fprintf(stderr, "hgtrace: bad CPU list '%s': the module's CPU mask stops at CPU 255\n", s);
+		hg_cpuset_free(&set);
+		return -1;
+	}
+	for (c = 0; c < set.nbits; c++)
+		if (hg_cpuset_has(&set, c))
+			mask[c / 64] |= 1ull << (c % 64);
+	hg_cpuset_free(&set);
 	return 0;
 }
 
@@ -254,10 +249,8 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'F': o->filter_child = 1; break;
 		case 'c':
-			if (parse_cpus(optarg, o->cpumask)) {
-				fprintf(stderr, "hgtrace: bad CPU list '%s' (e.g. 0,2-3)\n", optarg);
+			if (parse_cpus(optarg, o->cpumask))
 				return -1;
-			}
 			break;
 		case 'C':
 			o->reader_cpu = strtol(optarg, &end, 10);
@@ -303,6 +296,10 @@ static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
 
 	uname(&u);
 	gethostname(host, sizeof(host) - 1);
+	/* readers refuse metadata that is not UTF-8 text: free text is made so */
+	hgt_meta_sanitize(host);
+	hgt_meta_sanitize(u.release);
+	hgt_meta_sanitize(u.version);
 	fprintf(m, "format: hgtrace %d\n", HGT_FILE_VERSION);
 	fprintf(m, "abi: %u.%u\n", d->hello.abi_major, d->hello.abi_minor);
 	fprintf(m, "tool_version: %s\n", HGT_TOOL_VERSION);
@@ -323,8 +320,15 @@ static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
 		fprintf(m, " %d", o->filter.pids[i]);
 	fprintf(m, "\nstart_time: %lld\n", (long long)now);
 	fprintf(m, "command_line:");
-	for (i = 0; i < argc; i++)
-		fprintf(m, " %s", argv[i]);
+	for (i = 0; i < argc; i++) {
+		char *arg = strdup(argv[i]);
+
+		if (arg) {
+			hgt_meta_sanitize(arg);
+			fprintf(m, " %s", arg);
+			free(arg);
+		}
+	}
 	fprintf(m, "\n");
 	fclose(m);
 	return buf;
@@ -355,8 +359,10 @@ static long drain(struct hgt_dev *d, struct hgt_writer *w, char *buf, long limit
 		}
 		if (n == 0)
 			break;
-		if (hgt_writer_chunks(w, buf, n))
+		if (hgt_writer_chunks(w, buf, n)) {
+			fprintf(stderr, "hgtrace: %s\n", w->err.msg);
 			return -1;
+		}
 		for (ssize_t off = 0; records && off + (ssize_t)sizeof(struct hgt_chunk) <= n;) {
 			const struct hgt_chunk *c = (const void *)(buf + off);
 
@@ -419,28 +425,34 @@ static void print_summary(struct hgt_dev *d, const struct hgt_writer *w, const c
 		tot_lost ? " (see LOST markers; a bigger -b or a shorter -i helps)" : "");
 }
 
-/* write_trailer - final counters per CPU, then the END chunk */
+/* write_trailer - the window, the final counters per CPU, then the END chunk */
 static int write_trailer(struct hgt_dev *d, struct hgt_writer *w,
 			 const struct hgt_file_window *win)
 {
-	unsigned int cpu;
-	struct hgt_chunk end = { .magic = HGT_END_MAGIC };
-	struct hgt_chunk tc = { .magic = HGT_TIME_MAGIC, .nr_bytes = sizeof(*win), .nr_records = 1 };
+	struct hgt_cpu_stats *st = calloc(d->hello.nr_cpu_ids + 1, sizeof(*st));
+	uint32_t *cpus = calloc(d->hello.nr_cpu_ids + 1, sizeof(*cpus));
+	unsigned int cpu, n = 0;
+	int ret = -1;
 
-	if (hgt_writer_put(w, &tc, sizeof(tc)) || hgt_writer_put(w, win, sizeof(*win)))
-		return -1;
-
-	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
-		struct hgt_stats st = { .cpu = cpu };
-		struct hgt_chunk c = { .magic = HGT_STATS_MAGIC, .cpu = cpu,
-				       .nr_bytes = sizeof(st.s), .nr_records = 1 };
-
-		if (ioctl(d->fd, HGT_IOC_STATS, &st))
-			continue;
-		if (hgt_writer_put(w, &c, sizeof(c)) || hgt_writer_put(w, &st.s, sizeof(st.s)))
-			return -1;
+	if (!st || !cpus) {
+		fprintf(stderr, "hgtrace: out of memory writing the trailer\n");
+		goto out;
 	}
-	return hgt_writer_put(w, &end, sizeof(end));
+	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
+		struct hgt_stats s = { .cpu = cpu };
+
+		if (ioctl(d->fd, HGT_IOC_STATS, &s))
+			continue;
+		st[n] = s.s;
+		cpus[n++] = cpu;
+	}
+	ret = hgt_writer_trailer(w, win, st, cpus, n) || hgt_writer_end(w) ? -1 : 0;
+	if (ret)
+		fprintf(stderr, "hgtrace: %s\n", w->err.msg);
+out:
+	free(st);
+	free(cpus);
+	return ret;
 }
 
 static double now_s(void)
@@ -519,8 +531,10 @@ int hgt_cmd_record(int argc, char **argv)
 		goto out_child;
 
 	meta = build_meta(&o, &d, &cfg, argc, argv);
-	if (hgt_writer_open(&w, o.out, meta)) {
+	if (hgt_writer_open(&w, o.out, HGT_FILE_VERSION, meta)) {
+		fprintf(stderr, "hgtrace: %s\n", w.err.msg);
 		free(meta);
+		hgt_writer_close(&w);
 		goto out_child;
 	}
 	free(meta);
@@ -598,10 +612,13 @@ int hgt_cmd_record(int argc, char **argv)
 	if (stop_requested)
 		fprintf(stderr, "hgtrace: interrupted; the file is complete up to the interruption\n");
 out_file:
-	if (hgt_writer_close(&w))
+	if (hgt_writer_close(&w)) {
+		if (ret == HGT_EXIT_OK)
+			fprintf(stderr, "hgtrace: %s\n", w.err.msg);
 		ret = HGT_EXIT_ENV;
-	else
+	} else {
 		closed_ok = 1;
+	}
 out_child:
 	if (child > 0 && !child_done) {
 		if (go_fd >= 0) {
