@@ -6,7 +6,7 @@
 #include <string.h>
 #include <event-parse.h>
 #include <kbuffer.h>
-#include "hgt_file.h"
+#include "hg_hgt_write.h"
 #include "evmap.h"
 #include "spool.h"
 #include "convert.h"
@@ -159,7 +159,7 @@ static void resolve_holes(struct conv_cpu *c, const struct tfs_stats *t)
 		struct lost_rec *r = (struct lost_rec *)(c->out + c->holes[i]);
 
 		r->l.count = i == 0 ? rest : 0;
-		c->estimated++;
+		c->estimated += r->l.count != 0;	/* the others are dropped when written */
 	}
 	c->lost_over += rest;
 	c->nholes = 0;
@@ -394,6 +394,30 @@ void conv_put(struct conv *cv, int cpu, const void *rec, size_t len)
 	c->records++;
 }
 
+/*
+ * drop_empty_lost - take out LOST records whose count came to 0 (a page
+ * flagged without a count where the counter then showed nothing more): a
+ * marker of nothing would only widen the stretch readers distrust, and
+ * readers allow no more LOST records than events lost.
+ */
+static void drop_empty_lost(struct conv_cpu *c)
+{
+	size_t in = 0, out = 0;
+
+	while (in < c->used) {
+		const struct hgt_rec *r = (const void *)(c->out + in);
+		size_t len = r->len;
+
+		if (!(r->type == HGT_REC_LOST && !((const struct hgt_lost *)(r + 1))->count)) {
+			if (out != in)
+				memmove(c->out + out, c->out + in, len);
+			out += len;
+		}
+		in += len;
+	}
+	c->used = out;
+}
+
 int conv_flush(struct conv *cv, int cpu)
 {
 	struct conv_cpu *c = &cv->cpu[cpu];
@@ -402,6 +426,7 @@ int conv_flush(struct conv *cv, int cpu)
 	/* LOST records still waiting for their count stay until a drain's counters arrive */
 	if (c->nholes)
 		return 0;
+	drop_empty_lost(c);
 	while (off < c->used) {
 		struct hgt_chunk h = { .magic = HGT_CHUNK_MAGIC, .cpu = cpu };
 		size_t end = off;

@@ -17,7 +17,7 @@
 #include <sys/utsname.h>
 #include <x86intrin.h>
 #include "hgtrace.h"
-#include "hgt_file.h"
+#include "hg_hgt_format.h"
 #include "ftrace.h"
 #include "tfs.h"
 #include "meta.h"

@@ -34,7 +34,8 @@
 #include <tracefs.h>
 #include <event-parse.h>
 #include <kbuffer.h>
-#include "hgt_file.h"
+#include "hg_hgt_write.h"
+#include "hgtrace_cmds.h"
 #include "ftrace.h"
 #include "evmap.h"
 #include "tfs.h"
@@ -336,26 +337,25 @@ out:
 	free(names);
 }
 
+/* write_trailer - the window, each recorded CPU's counters, the END marker */
 static int write_trailer(struct rec *r, const struct hgt_file_window *win)
 {
-	struct hgt_chunk tc = { .magic = HGT_TIME_MAGIC, .nr_bytes = sizeof(*win), .nr_records = 1 };
-	struct hgt_chunk end = { .magic = HGT_END_MAGIC };
-	int cpu;
+	struct hgt_cpu_stats *st = calloc(r->t.ncpus, sizeof(*st));
+	uint32_t *cpus = calloc(r->t.ncpus, sizeof(*cpus));
+	size_t n = 0;
+	int cpu, ret = -1;
 
-	if (hgt_writer_put(&r->w, &tc, sizeof(tc)) || hgt_writer_put(&r->w, win, sizeof(*win)))
-		return -1;
-	for (cpu = 0; cpu < r->t.ncpus; cpu++) {
-		struct hgt_chunk c = { .magic = HGT_STATS_MAGIC, .cpu = cpu, .nr_bytes = sizeof(struct hgt_cpu_stats),
-				       .nr_records = 1 };
-		struct hgt_cpu_stats st;
-
-		if (!ft_cpu_wanted(r->o, cpu))
-			continue;
-		conv_stats(&r->cv, cpu, &st);
-		if (hgt_writer_put(&r->w, &c, sizeof(c)) || hgt_writer_put(&r->w, &st, sizeof(st)))
-			return -1;
+	if (st && cpus) {
+		for (cpu = 0; cpu < r->t.ncpus; cpu++)
+			if (ft_cpu_wanted(r->o, cpu)) {
+				conv_stats(&r->cv, cpu, &st[n]);
+				cpus[n++] = cpu;
+			}
+		ret = hgt_writer_trailer(&r->w, win, st, cpus, n) || hgt_writer_end(&r->w) ? -1 : 0;
 	}
-	return hgt_writer_put(&r->w, &end, sizeof(end));
+	free(st);
+	free(cpus);
+	return ret;
 }
 
 static void print_summary(struct rec *r, const struct tfs_stats *final, double secs)
@@ -523,8 +523,11 @@ int ft_record(struct ft_opts *o)
 		tsc_pair_now(&p1);
 	}
 	meta = meta_build(o, &r.t, hgev_map_groups(r.map), tsc_khz_between(&p0, &p1));
-	if (!meta || hgt_writer_open(&r.w, o->out, meta)) {
+	if (!meta || hgt_writer_open(&r.w, o->out, HGT_FILE_VERSION, meta)) {
+		if (meta)
+			fprintf(stderr, "hgtrace-ftrace: %s\n", r.w.err.msg);
 		free(meta);
+		r.writer_open = !!r.w.f;
 		goto out;
 	}
 	free(meta);
@@ -615,6 +618,8 @@ int ft_record(struct ft_opts *o)
 		ret = FT_EXIT_ENV;
 	else
 		closed_ok = 1;
+	if (r.w.error)
+		fprintf(stderr, "hgtrace-ftrace: %s\n", r.w.err.msg);
 	r.writer_open = 0;
 	if (!o->quiet && ret == FT_EXIT_OK)
 		print_summary(&r, final, now_s() - t0);
