@@ -13,13 +13,13 @@ recorder. The command then sleeps 4 s, and "total" runs until the recorder
 has exited with its file written (a 4 s run, as the issue's 40 s figure).
 
 Variants, interleaved and repeated (HGT_BENCH_REPEATS, default 5):
-  trace-cmd, as hourglass record   today's --ftrace-only path (tools/hgmerge/record.py):
+  trace-cmd, as hourglass record   today's --ftrace-only path (tools/hgtools/record.py):
                                    trace-cmd record in the background, its log polled
                                    every 0.1 s for "Hit Ctrl^C", then the command; SIGINT
                                    to trace-cmd once it is over
   trace-cmd record -- CMD          trace-cmd starting the command itself
   hgtrace-ftrace                   hgtrace-ftrace record -- CMD
-All record the same events (tools/hgmerge/record.py's list, which is the
+All record the same events (tools/hgtools/record.py's list, which is the
 module's default set) with the x86-tsc clock. Medians and ratios are printed;
 results go to OUT/results-ftrace-start.json.
 """
@@ -39,7 +39,7 @@ RUN_S = float(os.environ.get("HGT_BENCH_RUN_S", "4"))
 FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
 STAMP = os.path.join(TOP, "build", "bench", "stamp")
 sys.path.insert(0, os.path.join(TOP, "tools"))
-from hgmerge.record import FTRACE_EVENTS  # noqa: E402  (what hourglass record gives trace-cmd)
+from hgtools.record import FTRACE_EVENTS  # noqa: E402  (what hourglass record gives trace-cmd)
 
 
 def build_stamp():
@@ -74,7 +74,7 @@ def run_direct(argv):
 
 
 def run_as_hourglass_record(path):
-    """trace-cmd started and watched as tools/hgmerge/record.py does today."""
+    """trace-cmd started and watched as tools/hgtools/record.py does today."""
     log = path + ".log"
     t0 = time.monotonic_ns()
     with open(log, "w") as lf:

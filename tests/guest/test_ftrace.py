@@ -18,7 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import HGTRACE, TOP, load, run  # noqa: E402
-from hgtrace_file import read_hgt  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 import matching  # noqa: E402
 
 FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
