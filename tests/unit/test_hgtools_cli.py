@@ -110,10 +110,10 @@ def test_a_trace_dat_goes_through_hgtrace_import(fake_bin, run_dir, capsys):
 def test_export_passes_every_output_in_one_merge(fake_bin, run_dir, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     rc, _, err = main(capsys, "export", str(run_dir), "--kernelshark", str(tmp_path / "m.dat"), "--ks-session",
-                      str(tmp_path / "s.json"), "--perfetto", str(tmp_path / "p.json"), "--html", str(tmp_path / "r.html"))
+                      str(tmp_path / "s.json"), "--perfetto", str(tmp_path / "p.perfetto-trace"), "--html", str(tmp_path / "r.html"))
     assert rc == 0, err
     (argv,) = calls(fake_bin)
-    for opt, f in (("--kernelshark", "m.dat"), ("--ks-session", "s.json"), ("--perfetto", "p.json")):
+    for opt, f in (("--kernelshark", "m.dat"), ("--ks-session", "s.json"), ("--perfetto", "p.perfetto-trace")):
         assert argv[argv.index(opt) + 1] == str(tmp_path / f)
     assert (tmp_path / "r.html").read_text().count("<svg") == 5
 
