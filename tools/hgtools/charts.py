@@ -68,7 +68,7 @@ class Chart:
         from matplotlib import rc_context
         buf = io.StringIO()
         with rc_context({"svg.fonttype": "none", "svg.hashsalt": prefix}):
-            self.fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+            self.fig.savefig(buf, format="svg", metadata={"Date": None})
         text = buf.getvalue()
         text = text[text.index("<svg"):]
         # ids are per figure ("axes_1", ...): make them unique in the page
@@ -83,7 +83,7 @@ class Chart:
             with open(path, "w") as f:
                 f.write(self.svg(self.name))
             return
-        self.fig.savefig(path, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+        self.fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
 
 
 def all_charts(rep: Report) -> List[Chart]:

@@ -367,6 +367,21 @@ static int plain_run(int argc, char **argv)
  * compiled in by `make install` (HG_PYTHONDIR); else, in the build tree, the tools/
  * beside the build/ that holds this binary (@exe).
  */
+/*
+ * python_bin - the interpreter: $HG_PYTHON when set; else the system's
+ * /usr/bin/python3, which sees the distribution's packages the charts need
+ * (python3-matplotlib), whatever python3 comes first in PATH (pyenv, a venv);
+ * else python3 from PATH.
+ */
+static const char *python_bin(void)
+{
+	const char *env = getenv("HG_PYTHON");
+
+	if (env && *env)
+		return env;
+	return access("/usr/bin/python3", X_OK) ? "python3" : "/usr/bin/python3";
+}
+
 static int python_dir(const char *exe, char *dir, size_t size)
 {
 	const char *env = getenv("HG_TOOLS");
@@ -391,7 +406,7 @@ static int python_dir(const char *exe, char *dir, size_t size)
 static int run_tool(const char *cmd, int argc, char **argv)
 {
 	char exe[4096], dir[4096], pkg[4096 + 16], path[8192], **args;
-	const char *old = getenv("PYTHONPATH");
+	const char *old = getenv("PYTHONPATH"), *py;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int i, a = 0;
 
@@ -420,14 +435,15 @@ static int run_tool(const char *cmd, int argc, char **argv)
 	args = calloc((size_t)argc + 5, sizeof(*args));
 	if (!args)
 		return HG_EXIT_ENV;
-	args[a++] = "python3";
+	py = python_bin();
+	args[a++] = (char *)py;
 	args[a++] = "-m";
 	args[a++] = "hgtools";
 	args[a++] = (char *)cmd;
 	for (i = 0; i < argc; i++)
 		args[a++] = argv[i];
-	execvp("python3", args);
-	fprintf(stderr, "hourglass %s: cannot run python3 (%s): install python3\n", cmd, strerror(errno));
+	execvp(py, args);
+	fprintf(stderr, "hourglass %s: cannot run %s (%s): install python3\n", cmd, py, strerror(errno));
 	return HG_EXIT_ENV;
 }
 

@@ -518,7 +518,7 @@ static int check_prelude(struct hgt_file *f, uint32_t *meta_bytes, struct hg_err
 	size_t have = f->size < sizeof(p) ? (size_t)f->size : sizeof(p);
 
 	if (!f->size)
-		return hg_err_set(err, "%s: empty file", f->path);
+		return hg_err_set(err, "%s: offset 0: empty file", f->path);
 	memset(&p, 0, sizeof(p));
 	if (hgt_pread_all(f->fd, &p, have, 0))
 		return hg_err_set(err, "%s: cannot read it", f->path);

@@ -436,15 +436,14 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 
 	gapper_init(&gp, r);
 	for (;;) {
-		int64_t tk = kstream_peek(ks), th = hgside_peek(hs);
+		int64_t th = hgside_peek(hs), tk;
 		struct hg_ev ev;
 		struct gapdef g;
 		int64_t mt1;
 		int mig, made;
 
-		if (tk == INT64_MAX && th == INT64_MAX)
-			break;
-		if (tk <= th) {
+		/* the kernel's records up to hourglass's next event, the kernel's first at a tie */
+		while ((tk = kstream_peek(ks)) <= th && tk != INT64_MAX) {
 			const struct hgt_rec *rec;
 			uint32_t cpu;
 
@@ -460,8 +459,9 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 				fprintf(stderr, "\rhgmerge: %5.1f%% of %llu kernel events", total ?
 					100.0 * kstream_events(ks) / total : 100.0, (unsigned long long)total);
 			}
-			continue;
 		}
+		if (th == INT64_MAX)
+			break;
 		hgside_next(hs, &ev);
 		made = gapper_event(&gp, &ev, &g, &mig, &mt1);
 		infer_seen(c->infer, &ev, made, &g);
