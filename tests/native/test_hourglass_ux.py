@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-import hourglass_trace as H
+import helpers.recordings as H
 from conftest import HOURGLASS, is_root
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="real-time policies and mlockall need root")
@@ -69,9 +69,9 @@ def test_a_signal_keeps_what_was_measured(hourglass_bin, tmp_path, sig):
     assert js["complete"] is False and js["interrupted"] == name and js["stopped_by"] == name
     assert 0 < js["duration_ns"] < js["duration_asked_ns"] == 60_000_000_000
     assert js["end_tsc"] - js["t0_tsc"] == pytest.approx(js["duration_ns"] * js["tsc"]["hz"] / 1e9, rel=1e-6)
-    with pytest.raises(Exception, match="no END section"):
-        H.read_trace(str(out["hgl"]))
-    tr = H.read_trace(str(out["hgl"]), allow_incomplete=True)
+    with pytest.raises(H.HglFormatError, match="no END section"):
+        H.read_hgl(str(out["hgl"]))
+    tr = H.read_hgl(str(out["hgl"]), allow_incomplete=True)
     assert not tr.complete and tr.info["interrupted"] == name
     assert len(tr.records) == js["records"]["used"] > 0
     t = js["threads"]
