@@ -569,7 +569,7 @@ int main(int argc, char **argv)
 	c.infer = infer_calibrate(&r);
 	c.judge = judge_new(&r, tmpdir);
 	c.lat = latency_new(&r, tmpdir);
-	c.micro = micro_new(&r);
+	c.micro = micro_new(&r, c.infer);
 	c.sbf = sbf_new(&r, c.infer);
 	c.kmig = xcalloc(r.nthreads + 1, sizeof(*c.kmig));
 	c.has_kmig = xcalloc(r.nthreads + 1, sizeof(*c.has_kmig));
