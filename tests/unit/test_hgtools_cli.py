@@ -226,7 +226,7 @@ def test_report_to_a_closed_pipe_is_quiet(tmp_path):
 
 def test_record_usage_and_a_directory_it_cannot_make(capsys, fake_bin, tmp_path):
     assert cli.main(["record"]) == 1
-    assert "-o DIR is required" in capsys.readouterr().err
+    assert "--dir DIR (or -o DIR) is required" in capsys.readouterr().err
     (tmp_path / "blocker").write_text("")
     rc = cli.main(["record", "-o", str(tmp_path / "blocker" / "run"), "--ftrace-only", "--", "-n", "1"])
     err = capsys.readouterr().err

@@ -74,7 +74,7 @@ def report_main(argv: Sequence[str]) -> int:
                        "progress line shows how far it is (HG_PROGRESS=1 forces it, HG_PROGRESS=0 silences "
                        "it). Times are seconds from the start of the kernel's recording, the clock of "
                        "`trace-cmd report` on the exported trace. " + EXIT_EPILOG + " See docs/merge.md.")
-    ap.add_argument("dir", help="run directory (hourglass record -o DIR), or a report JSON to print again")
+    ap.add_argument("dir", help="run directory (hourglass record --dir DIR), or a report JSON to print again")
     ap.add_argument("--kernel", metavar="FILE",
                     help="the ground truth: an hgtrace recording (.hgt) or a trace-cmd trace.dat "
                          "recorded with -C x86-tsc (default DIR/kernel.hgt, else DIR/trace.dat)")
@@ -104,7 +104,7 @@ def export_main(argv: Sequence[str]) -> int:
                        "Perfetto file; the HTML page is drawn here from its report. On a terminal a progress "
                        "line shows how far the merge is (HG_PROGRESS=1 forces it, HG_PROGRESS=0 silences it). "
                        + EXIT_EPILOG + " See docs/export.md.")
-    ap.add_argument("dir", help="run directory (hourglass record -o DIR); with only --html, a report JSON "
+    ap.add_argument("dir", help="run directory (hourglass record --dir DIR); with only --html, a report JSON "
                                 "(hourglass report --json) also does")
     ap.add_argument("--kernelshark", metavar="OUT.dat",
                     help="write a trace.dat: the ground truth, and a buffer 'hourglass' with intervals, gaps "

@@ -2,7 +2,10 @@
 hourglass's trace, and with --ftrace trace-cmd's as a second ground truth;
 with --ftrace-only, trace-cmd's as the only one (no module needed).
 
-    hourglass record -o DIR [--ftrace | --ftrace-only] [--force] <the paper's options>
+    hourglass record --dir DIR [--ftrace | --ftrace-only] [--force] <the paper's options>
+
+(--dir was -o, which still works: in a plain run -o is the text output's
+file, so record's directory has a name of its own.)
 
 DIR gets hourglass.hgl/.json/.txt, kernel.hgt, trace.dat (--ftrace),
 record.json (what ran, exit statuses, versions) and, until everything
@@ -32,13 +35,15 @@ FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup
                  "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit", "irq_vectors:*",
                  "timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit"]
 
-USAGE = """usage: hourglass record -o DIR [--ftrace | --ftrace-only] [--force] <hourglass options>
+USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only] [--force] <hourglass options>
 
 Record an hourglass run with the kernel's ground truth (hgtrace.ko must be
 loaded, unless --ftrace-only), into one directory that `hourglass report
 DIR` reads.
 
-  -o DIR         the run directory (created; must be empty unless --force)
+  --dir DIR      the run directory (created; must be empty unless --force);
+                 -o DIR is the same, kept for scripts (in a plain hourglass run
+                 -o names the text output's file)
   --ftrace       also record the same tracepoints with trace-cmd (x86-tsc clock)
   --ftrace-only  record them with trace-cmd only: for machines that cannot
                  load the module (the report reads trace.dat instead)
@@ -80,9 +85,10 @@ def _record(argv: List[str]) -> int:
         if a in ("-h", "--help"):
             sys.stdout.write(USAGE)
             return 0
-        if a == "-o" and not out:
-            if i + 1 >= len(argv):
-                return fail("-o needs a directory", 1)
+        if a in ("--dir", "-o") and not out:
+            if i + 1 >= len(argv) or (argv[i + 1][:1] == "-" and len(argv[i + 1]) > 1):
+                return fail(f"{a} needs a directory" + (f", but '{argv[i + 1]}' that follows it is an option"
+                                                        if i + 1 < len(argv) else ""), 1)
             out = argv[i + 1]
             i += 2
             continue
@@ -101,7 +107,7 @@ def _record(argv: List[str]) -> int:
         i += 1
     if not out:
         sys.stderr.write(USAGE)
-        return fail("-o DIR is required", 1)
+        return fail("--dir DIR (or -o DIR) is required", 1)
     for bad in ("--trace", "--json", "-o", "--output"):
         if bad in rest:
             return fail(f"{bad} is set by record (files go in {out})", 1)
