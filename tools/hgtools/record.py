@@ -28,7 +28,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import paths
-from .errors import HgError, reason
+from .errors import EXIT_BREAK, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, HgError, reason
 
 FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
                  "sched:sched_migrate_task", "sched:sched_process_exit", "irq:irq_handler_entry",
@@ -50,9 +50,15 @@ DIR` reads.
   --force        reuse a non-empty DIR, deleting the files this command writes
   -h, --help     this text
 
-Exit status: 0 recorded, 1 bad usage, 2 could not record (module, privileges),
-3 hourglass's trace is incomplete, 130 interrupted (DIR kept, marked INCOMPLETE).
+Exit status (docs/exit-status.md): 0 recorded, 1 bad usage, 2 could not record
+(module, privileges, a file that cannot be written), 4 recorded, but hourglass's
+trace buffer filled (raise -e), 5 recorded, and hourglass stopped at its -b
+threshold, 130 interrupted (DIR kept, marked INCOMPLETE).
 """
+
+# hourglass's statuses for a run that finished, and what the directory then holds
+FINISHED = {EXIT_OK: "complete", EXIT_INCOMPLETE: "hourglass's trace buffer filled (records dropped)",
+            EXIT_BREAK: "complete: hourglass stopped at its -b threshold"}
 
 OUR_FILES = ["hourglass.hgl", "hourglass.json", "hourglass.txt", "kernel.hgt", "trace.dat",
              "record.json", "INCOMPLETE", "hgtrace.log", "hourglass.log", "trace-cmd.log"]
@@ -187,11 +193,13 @@ def _record(argv: List[str]) -> int:
         elif module and r.returncode:
             sys.stderr.write(r.stderr)
             status, rc = f"hgtrace record failed (exit {r.returncode})", 2
-        elif hg_rc not in (0, 3):
+        elif hg_rc == EXIT_INTERRUPTED:
+            status, rc = "hourglass was interrupted", EXIT_INTERRUPTED
+        elif hg_rc not in FINISHED:
             sys.stderr.write(r.stderr)
             status, rc = f"hourglass failed (exit {hg_rc})", 2
         else:
-            status, rc = ("complete", 0) if hg_rc == 0 else ("hourglass's trace buffer filled", 3)
+            status, rc = FINISHED[hg_rc], hg_rc
     finally:
         if tc and tc.poll() is None:
             tc.send_signal(signal.SIGINT)
@@ -204,7 +212,7 @@ def _record(argv: List[str]) -> int:
         meta["end_unix"] = time.time()
         with open(os.path.join(out, "record.json"), "w") as f:
             json.dump(meta, f, indent=1)
-        if status == "complete" or rc == 3:
+        if rc in FINISHED:
             os.unlink(marker)
         else:
             with open(marker, "w") as f:
