@@ -50,6 +50,10 @@ DIR` reads.
   --force        reuse a non-empty DIR, deleting the files this command writes
   -h, --help     this text
 
+With hourglass's -b US (cyclictest -b, rtla -T) the module records in overwrite
+mode and the recording freezes where a gap or a wake-up first passed US: the
+end of kernel.hgt holds what led to it, hourglass.json names the sample.
+
 Exit status (docs/exit-status.md): 0 recorded, 1 bad usage, 2 could not record
 (module, privileges, a file that cannot be written), 4 recorded, but hourglass's
 trace buffer filled (raise -e), 5 recorded, and hourglass stopped at its -b
@@ -123,6 +127,10 @@ def _record(argv: List[str]) -> int:
     if p.returncode:
         sys.stderr.write(p.stderr)
         return 1
+    # -b: a flight recorder. The module overwrites its oldest events instead of
+    # refusing new ones, and hourglass freezes it (SIGUSR1 to hgtrace record) at
+    # the sample that passed, so what led to it is in the file whatever came before.
+    breaktrace = json.loads(p.stdout).get("breaktrace_ns")
     hgtrace = paths.locate("hgtrace") or os.path.join(os.path.dirname(hg), "hgtrace")
     if module and not os.path.exists(hgtrace):
         return fail(f"{hgtrace}: the recorder is missing (make userspace)", 2)
@@ -151,7 +159,7 @@ def _record(argv: List[str]) -> int:
         f.write("recording in progress\n")
     meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
                             "start_unix": time.time(), "ftrace": ftrace, "module": module,
-                            "hgtrace_stat": st.stdout if st else None}
+                            "hgtrace_stat": st.stdout if st else None, "breaktrace_ns": breaktrace}
     tc: Optional[subprocess.Popen[bytes]] = None
     status = "incomplete"
     rc = 0
@@ -177,7 +185,8 @@ def _record(argv: List[str]) -> int:
         cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
                "--json", os.path.join(out, "hourglass.json"), "-o", os.path.join(out, "hourglass.txt")]
         if module:
-            cmd = [hgtrace, "record", "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
+            cmd = [hgtrace, "record", *(["-m", "overwrite"] if breaktrace else []),
+                   "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
         meta["recorder_command"] = cmd
         r = subprocess.run(cmd, capture_output=True, text=True)
         with open(os.path.join(out, "hgtrace.log" if module else "hourglass.log"), "w") as f:
