@@ -130,7 +130,10 @@ def _record(argv: List[str]) -> int:
     # -b: a flight recorder. The module overwrites its oldest events instead of
     # refusing new ones, and hourglass freezes it (SIGUSR1 to hgtrace record) at
     # the sample that passed, so what led to it is in the file whatever came before.
-    breaktrace = json.loads(p.stdout).get("breaktrace_ns")
+    try:
+        breaktrace = json.loads(p.stdout).get("breaktrace_ns")
+    except (ValueError, AttributeError):
+        breaktrace = None       # an hourglass older than -b
     hgtrace = paths.locate("hgtrace") or os.path.join(os.path.dirname(hg), "hgtrace")
     if module and not os.path.exists(hgtrace):
         return fail(f"{hgtrace}: the recorder is missing (make userspace)", 2)
