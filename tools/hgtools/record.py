@@ -77,6 +77,9 @@ def main(argv: Sequence[str]) -> int:
     """`hourglass record ARGS`; the exit status (see USAGE)."""
     try:
         return _record(list(argv))
+    except KeyboardInterrupt:
+        # before the recording's own handler is in place: nothing was started
+        return fail("interrupted before the recording started: nothing recorded", EXIT_INTERRUPTED)
     except HgError as e:
         return fail(str(e), 2)
     except OSError as e:
@@ -181,10 +184,14 @@ def _record(argv: List[str]) -> int:
             # trace-cmd says so once its readers run
             for _ in range(300):
                 time.sleep(0.1)
-                if tc.poll() is not None or "Hit Ctrl^C" in _read(tc_log):
+                if interrupted or tc.poll() is not None or "Hit Ctrl^C" in _read(tc_log):
                     break
-            if tc.poll() is not None:
+            if tc.poll() is not None and not interrupted:
                 return fail(f"trace-cmd did not start: {_read(tc_log)[-500:]}", 2)
+        if interrupted:
+            # Ctrl-C while trace-cmd started: hourglass and the module were never started
+            status, rc = "interrupted by Ctrl-C before hourglass started", EXIT_INTERRUPTED
+            return fail(f"{status}; {out} marked INCOMPLETE", rc)
         cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
                "--json", os.path.join(out, "hourglass.json"), "-o", os.path.join(out, "hourglass.txt")]
         if module:
