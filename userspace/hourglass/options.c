@@ -752,7 +752,7 @@ void hg_usage(FILE *f)
 "usage: hourglass <options>                 run the synthetic real-time workload\n"
 "       hourglass record --dir DIR <options>  the same, with the kernel's ground truth (hgtrace.ko)\n"
 "       hourglass report DIR [--json FILE]   explain every gap, score the inferences\n"
-"       hourglass export DIR --kernelshark OUT.dat   a merged trace.dat for KernelShark\n"
+"       hourglass export DIR --kernelshark OUT.dat | --perfetto OUT.json | --html OUT.html\n"
 "\n"
 "Threads spin on the TSC and record every gap in their own execution; all\n"
 "output comes after the run. Compatible with Hourglass 0.5 (Regehr, 2002).\n"
