@@ -76,20 +76,9 @@ static inline uint64_t hg_until(uint64_t charged, uint64_t need, uint64_t stop)
 	return need < stop - charged ? charged + need : stop;
 }
 
-/*
- * hg_gap_seen - the slow path's bookkeeping of a gap from @last to @now:
- * the live line, and -b. Out of line: the loop stays as small as it was.
- */
-static inline void hg_gap_seen(struct hg_thread *t, uint64_t last, uint64_t now, uint32_t cpu)
-{
-	uint64_t g = now - last;
-
-	hg_live_set(t->live_gaps, t->live_gaps + 1);
-	if (g > t->live_gap_max)
-		hg_live_set(t->live_gap_max, g);
-	if (__builtin_expect(t->run->break_cycles && g > t->run->break_cycles, 0))
-		hg_trip(t, HG_TRIP_GAP, last, now, (uint64_t)((double)g * 1e9 / t->run->hz_pre), cpu);
-}
+/* hg_gap_seen - the slow path's bookkeeping of a gap (workloads.c): the live line, -b */
+void hg_gap_seen(struct hg_thread *t, uint64_t last, uint64_t now, uint32_t cpu)
+	__attribute__((cold, noinline));
 
 /*
  * hg_spin - poll the TSC until the thread has received *@need more cycles

@@ -70,6 +70,21 @@ void hg_trip(struct hg_thread *t, int kind, uint64_t t0, uint64_t t1, uint64_t v
 	pthread_kill(run->main_thread, HG_WAKE_SIGNAL);
 }
 
+/*
+ * hg_gap_seen - a gap from @last to @now: the live line's figures, and -b.
+ * Out of line and cold: the polling loop stays the size it was.
+ */
+void hg_gap_seen(struct hg_thread *t, uint64_t last, uint64_t now, uint32_t cpu)
+{
+	uint64_t g = now - last;
+
+	hg_live_set(t->live_gaps, t->live_gaps + 1);
+	if (g > t->live_gap_max)
+		hg_live_set(t->live_gap_max, g);
+	if (t->run->break_cycles && g > t->run->break_cycles)
+		hg_trip(t, HG_TRIP_GAP, last, now, (uint64_t)((double)g * 1e9 / t->run->hz_pre), cpu);
+}
+
 /* wake_record - note when a timer wake-up was due and when it happened. */
 static void wake_record(struct hg_thread *t, uint64_t intended_mono, uint8_t flags,
 			uint64_t *tsc_out, uint64_t *rel_tsc)
