@@ -11,9 +11,7 @@ import statistics
 import pytest
 
 import helpers.recordings as H
-from conftest import is_root
-
-pytestmark = pytest.mark.skipif(not is_root(), reason="real-time policies and mlockall need root")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="real-time policies and mlockall need root")
 
 
 def test_three_priorities_share_one_cpu(hg):
