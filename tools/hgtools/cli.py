@@ -23,7 +23,7 @@ USAGE = """usage: hourglass record|report|export ARGS (each has --help)
 
   record  run hourglass under the kernel's recorder, into a run directory
   report  merge a run directory and print what explains every gap
-  export  merge it into files for viewers: trace.dat, Perfetto JSON, an HTML page
+  export  merge it into files for viewers: trace.dat, a Perfetto trace, an HTML page
 """
 
 EXIT_EPILOG = ("Exit status (docs/exit-status.md): 0 done, 1 bad command line, 2 could not run (a program "
@@ -99,7 +99,7 @@ def export_main(argv: Sequence[str]) -> int:
     """`hourglass export DIR`: one merge for every output asked for."""
     ap = Parser(prog="hourglass export",
                 description="Export a merged run for viewers: a trace.dat that trace-cmd and KernelShark open, "
-                            "Chrome trace-event JSON for Perfetto, one self-contained HTML page with charts.",
+                            "a Perfetto trace (protobuf) for ui.perfetto.dev, one self-contained HTML page with charts.",
                 epilog="The run is merged once, by build/hgmerge (C), which writes the trace.dat and the "
                        "Perfetto file; the HTML page is drawn here from its report. On a terminal a progress "
                        "line shows how far the merge is (HG_PROGRESS=1 forces it, HG_PROGRESS=0 silences it). "
@@ -112,9 +112,10 @@ def export_main(argv: Sequence[str]) -> int:
     ap.add_argument("--ks-session", metavar="OUT.json",
                     help="with --kernelshark: also a KernelShark session (kernelshark -s OUT.json) that opens the "
                          "trace zoomed on the first wrong inference, markers A and B at the gap's ends")
-    ap.add_argument("--perfetto", metavar="OUT.json",
-                    help="write Chrome trace-event JSON for ui.perfetto.dev: a track per CPU (tasks, irqs, "
-                         "softirqs) and per hourglass thread (intervals, gaps named by their actual cause)")
+    ap.add_argument("--perfetto", metavar="OUT.perfetto-trace",
+                    help="write a Perfetto trace (Perfetto's protobuf format, .perfetto-trace or .pftrace) for "
+                         "ui.perfetto.dev: a track per CPU (tasks, irqs, softirqs) and per hourglass thread "
+                         "(intervals, gaps named by their actual cause)")
     ap.add_argument("--html", metavar="OUT.html",
                     help="write one self-contained page: what to look at first, the tables, and the charts "
                          "(execution map, confusion heat map, gap lengths, switch times, latency histogram, "
@@ -128,7 +129,7 @@ def export_main(argv: Sequence[str]) -> int:
     ap.add_argument("--kernel", metavar="FILE", help="ground truth other than DIR/kernel.hgt (see report)")
     a = ap.parse_args(argv)
     if not a.kernelshark and not a.perfetto and not a.html and not a.json and not a.text:
-        ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.json, --html OUT.html, "
+        ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.perfetto-trace, --html OUT.html, "
                  "--json FILE and/or --text FILE")
     if (a.svg or a.png or a.more) and not a.html:
         ap.error("--with, --svg and --png go with --html OUT.html")
@@ -153,7 +154,7 @@ def export_main(argv: Sequence[str]) -> int:
         except OSError as e:
             raise cannot("write", a.text, e)
     for what, path in (("trace.dat", a.kernelshark), ("KernelShark session", a.ks_session),
-                       ("Perfetto JSON", a.perfetto)):
+                       ("Perfetto trace", a.perfetto)):
         if path:
             print(f"hourglass export: {path}: {what} written" + _size(path), file=sys.stderr)
     if a.html:
