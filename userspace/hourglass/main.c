@@ -301,7 +301,7 @@ static int finish(struct hg_run *run, FILE *text, FILE *json)
 	if (run->stop_signal)
 		fprintf(stderr, "hourglass: interrupted by %s at %.3f s of %.3f s: the output holds what was measured until then, marked incomplete\n",
 			run->stop_signal == SIGINT ? "Ctrl-C (SIGINT)" : run->stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP",
-			(double)(int64_t)(run->stop_tsc - run->t0_tsc) / run->hz, cfg->duration_ns / 1e9);
+			hg_run_ns(run) / 1e9, cfg->duration_ns / 1e9);
 	hg_stats_free(run, &st);
 	/* the most telling first: an output lost, then how the run ended */
 	if (rc)
