@@ -144,7 +144,16 @@ def export_main(argv: Sequence[str]) -> int:
         if path:
             _check_output(path)
     exports = engine.Exports(kernelshark=a.kernelshark, ks_session=a.ks_session, perfetto=a.perfetto)
+    preload = None
+    if a.html:
+        # matplotlib's import overlaps the merge, which waits on hgmerge
+        import threading
+        from . import charts
+        preload = threading.Thread(target=charts.preload, daemon=True)
+        preload.start()
     rep = _report_of(a.dir, a.kernel, exports)
+    if preload:
+        preload.join()
     if a.json:
         _write_json(rep, a.json)
     if a.text:
