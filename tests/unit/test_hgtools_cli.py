@@ -152,9 +152,9 @@ def test_missing_merger_says_where_it_looked(run_dir, capsys, monkeypatch, tmp_p
     ("nokernel", ["report", "{tmp}/r", "--kernel", "{tmp}/k.hgt"], 3, "{tmp}/k.hgt: no such file"),
     ("v1", ["report", "{tmp}/old.json"], 3, "{tmp}/old.json: report_version 1; this hourglass reads version 2"),
     ("garbage", ["report", "{tmp}/bad.json"], 3, "{tmp}/bad.json: not a report (JSON)"),
-    ("v2", ["report", "{tmp}/r2.json", "--json", "{tmp}/nodir/x.json"], 3, "cannot write {tmp}/nodir/x.json"),
-    ("v2", ["report", "{tmp}/r2.json", "--json", "{tmp}"], 3, "cannot write {tmp}: is a directory"),
-    ("v2", ["export", "{tmp}/r2.json", "--html", "{tmp}"], 3, "cannot write {tmp}: is a directory"),
+    ("v2", ["report", "{tmp}/r2.json", "--json", "{tmp}/nodir/x.json"], 2, "cannot write {tmp}/nodir/x.json"),
+    ("v2", ["report", "{tmp}/r2.json", "--json", "{tmp}"], 2, "cannot write {tmp}: is a directory"),
+    ("v2", ["export", "{tmp}/r2.json", "--html", "{tmp}"], 2, "cannot write {tmp}: is a directory"),
     ("v2", ["export", "{tmp}/r2.json", "--perfetto", "{tmp}/p.json"], 1, "a report JSON holds no timeline"),
 ])
 def test_bad_input_and_outputs(tmp_path, capsys, setup, args, status, says):
@@ -226,7 +226,7 @@ def test_report_to_a_closed_pipe_is_quiet(tmp_path):
 
 def test_record_usage_and_a_directory_it_cannot_make(capsys, fake_bin, tmp_path):
     assert cli.main(["record"]) == 1
-    assert "-o DIR is required" in capsys.readouterr().err
+    assert "--dir DIR (or -o DIR) is required" in capsys.readouterr().err
     (tmp_path / "blocker").write_text("")
     rc = cli.main(["record", "-o", str(tmp_path / "blocker" / "run"), "--ftrace-only", "--", "-n", "1"])
     err = capsys.readouterr().err
