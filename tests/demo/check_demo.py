@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_demo - what `make demo` left in out/demo/ is what the README promises:
 the three summary lines, each run's reports, a merged trace.dat that
-trace-cmd reports and libkshark loads, the Perfetto JSON and the HTML page.
+trace-cmd reports and libkshark loads, the Perfetto protobuf trace and the HTML page.
 
     python3 tests/demo/check_demo.py out/demo      (make check runs it after make demo)
 Prints TAP; exits 1 on any failure.

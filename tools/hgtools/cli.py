@@ -1,10 +1,12 @@
 """cli - `python3 -m hgtools record|report|export ARGS`, what the C
 `hourglass record|report|export` runs; also the `hgtools` entry point.
 
-Exit statuses, the same for the three commands and the C hourglass:
+Exit statuses, the same for every program of the project (docs/exit-status.md):
 0 done, 1 bad command line, 2 could not run (a program or library missing,
-a program that crashed), 3 bad input (a file that is not what it claims,
-named with the offset and the problem) or an output that cannot be written.
+a program that crashed, an output that cannot be written), 3 bad input (a
+file that is not what it claims, named with the offset and the problem);
+record adds 4 (hourglass's trace buffer filled), 5 (stopped at -b) and 130
+(interrupted).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import sys
 from typing import IO, Any, Dict, NoReturn, Optional, Sequence
 
 from . import engine, record, report_json, report_text
-from .errors import EXIT_BAD_INPUT, EXIT_USAGE, HgError, cannot
+from .errors import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, HgError, cannot, reason
 
 USAGE = """usage: hourglass record|report|export ARGS (each has --help)
 
@@ -24,9 +26,9 @@ USAGE = """usage: hourglass record|report|export ARGS (each has --help)
   export  merge it into files for viewers: trace.dat, a Perfetto trace, an HTML page
 """
 
-EXIT_EPILOG = ("Exit status: 0 done, 1 bad command line, 2 could not run (a program missing or "
-               "crashed), 3 bad input (named: truncated or corrupt file, unfinished run, another clock) "
-               "or an output that cannot be written.")
+EXIT_EPILOG = ("Exit status (docs/exit-status.md): 0 done, 1 bad command line, 2 could not run (a program "
+               "missing or crashed, an output that cannot be written), 3 bad input (named: truncated or "
+               "corrupt file, unfinished run, another clock), 130 interrupted.")
 
 
 class Parser(argparse.ArgumentParser):
@@ -56,7 +58,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return e.status
     except KeyboardInterrupt:
         print(f"hourglass {cmd}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except OSError as e:
+        # never '[Errno 13] ...': the file and the reason in words
+        print(f"hourglass {cmd}: {e.filename or 'a file'}: {reason(e)}", file=sys.stderr)
+        return EXIT_ENV
 
 
 def report_main(argv: Sequence[str]) -> int:
@@ -68,7 +74,7 @@ def report_main(argv: Sequence[str]) -> int:
                        "progress line shows how far it is (HG_PROGRESS=1 forces it, HG_PROGRESS=0 silences "
                        "it). Times are seconds from the start of the kernel's recording, the clock of "
                        "`trace-cmd report` on the exported trace. " + EXIT_EPILOG + " See docs/merge.md.")
-    ap.add_argument("dir", help="run directory (hourglass record -o DIR), or a report JSON to print again")
+    ap.add_argument("dir", help="run directory (hourglass record --dir DIR), or a report JSON to print again")
     ap.add_argument("--kernel", metavar="FILE",
                     help="the ground truth: an hgtrace recording (.hgt) or a trace-cmd trace.dat "
                          "recorded with -C x86-tsc (default DIR/kernel.hgt, else DIR/trace.dat)")
@@ -98,7 +104,7 @@ def export_main(argv: Sequence[str]) -> int:
                        "Perfetto file; the HTML page is drawn here from its report. On a terminal a progress "
                        "line shows how far the merge is (HG_PROGRESS=1 forces it, HG_PROGRESS=0 silences it). "
                        + EXIT_EPILOG + " See docs/export.md.")
-    ap.add_argument("dir", help="run directory (hourglass record -o DIR); with only --html, a report JSON "
+    ap.add_argument("dir", help="run directory (hourglass record --dir DIR); with only --html, a report JSON "
                                 "(hourglass report --json) also does")
     ap.add_argument("--kernelshark", metavar="OUT.dat",
                     help="write a trace.dat: the ground truth, and a buffer 'hourglass' with intervals, gaps "
@@ -138,7 +144,16 @@ def export_main(argv: Sequence[str]) -> int:
         if path:
             _check_output(path)
     exports = engine.Exports(kernelshark=a.kernelshark, ks_session=a.ks_session, perfetto=a.perfetto)
+    preload = None
+    if a.html:
+        # matplotlib's import overlaps the merge, which waits on hgmerge
+        import threading
+        from . import charts
+        preload = threading.Thread(target=charts.preload, daemon=True)
+        preload.start()
     rep = _report_of(a.dir, a.kernel, exports)
+    if preload:
+        preload.join()
     if a.json:
         _write_json(rep, a.json)
     if a.text:
@@ -181,7 +196,7 @@ def _report_of(what: str, kernel: Optional[str], exports: engine.Exports) -> Dic
 def _check_output(path: str) -> None:
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
-        raise HgError(f"cannot write {path}: {d} is not a directory")
+        raise HgError(f"cannot write {path}: {d} is not a directory", EXIT_ENV)
 
 
 def _write_json(rep: Dict[str, Any], path: str) -> None:
@@ -190,7 +205,7 @@ def _write_json(rep: Dict[str, Any], path: str) -> None:
             json.dump(rep, f, indent=1)
             f.write("\n")
     except OSError as e:
-        raise cannot("write", path, e, EXIT_BAD_INPUT)
+        raise cannot("write", path, e)
 
 
 def _print(write: Any) -> None:
