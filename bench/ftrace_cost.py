@@ -19,7 +19,10 @@ tracepoints with the same buffer size, with each of its readers:
   hgtrace.ko               the module, for scale
 
 Variants run in turn, in reverse order every other repeat (HGT_BENCH_REPEATS,
-default 11); one that lost events stops the benchmark. Results go to
+default 11); one that lost events stops the benchmark. The cost of a
+recorded event is a run's extra time over the untraced median, divided by
+the events the recorder kept (ns on the instruction-count clock: 8 ns an
+instruction), and compared with the module's. Results go to
 OUT/results-ftrace-cost.json.
 """
 import json
@@ -58,6 +61,16 @@ def main():
                 "hgtrace-ftrace live": lambda i: run_hgtrace_ftrace(100 + i, "live"),
                 "hgtrace-ftrace iterate": lambda i: run_hgtrace_ftrace(200 + i, "iterate"),
                 "hgtrace.ko": lambda i: base.run_module(i, work=work)}
+    # each recorder's events per run, for its cost per event
+    events = {k: [] for k in variants if k != "none"}
+
+    def counted(name, fn):
+        def run(i):
+            t, info = fn(i)
+            events[name].append(info["events"])
+            return t, info
+        return run
+    variants = {k: (counted(k, v) if k != "none" else v) for k, v in variants.items()}
     subprocess.run(["insmod", base.KO], check=True)
     try:
         times = base.interleaved(variants, base.REPEATS, "the comparison")
@@ -68,10 +81,14 @@ def main():
     # per repeat, the recorders ran next to each other: the paired ratio is less noisy
     paired = {k: statistics.median((t - n) / (f - n) for t, f, n in zip(times[k], times["trace-cmd"], times["none"]))
               for k in variants if k not in ("none", "trace-cmd")}
+    # what a recorded event costs the workload: the extra time of a run over its events
+    loops = int(work[0][work[0].index("-l") + 1])
+    per_event = {k: (med[k] - med["none"]) * 1000 * loops / statistics.median(events[k]) for k in events}
     res = dict(kernel=os.uname().release, cpus=len(os.sched_getaffinity(0)), icount=base.ICOUNT,
                repeats=base.REPEATS, workload=" ".join(work[0]), times=times, median=med, overhead=over,
                ratio_to_trace_cmd={k: over[k] / over["trace-cmd"] for k in over if k != "trace-cmd"},
-               paired_ratio_to_trace_cmd=paired)
+               paired_ratio_to_trace_cmd=paired, events=events, ns_per_event=per_event,
+               per_event_ratio_to_module={k: per_event[k] / per_event["hgtrace.ko"] for k in per_event})
     with open(os.path.join(base.OUT, "results-ftrace-cost.json"), "w") as f:
         json.dump(res, f, indent=1)
     print(f"kernel {res['kernel']}, {res['cpus']} CPU(s), " +
@@ -82,6 +99,9 @@ def main():
         print(f"{k:24s} median {med[k]:8.3f} usecs/op" + (f", overhead {over[k] * 100:6.1f}%" if k != "none" else ""))
     for k, r in res["ratio_to_trace_cmd"].items():
         print(f"{k:24s} cost / trace-cmd's: {r:.3f} (paired per repeat: {paired[k]:.3f}); target <= 1")
+    for k, c in per_event.items():
+        print(f"{k:24s} {c:7.0f} ns a recorded event ({statistics.median(events[k]):.0f} events a run), "
+              f"{res['per_event_ratio_to_module'][k]:.2f} x the module's")
 
 
 if __name__ == "__main__":
