@@ -65,7 +65,8 @@ SKIPPED  += $(foreach k,$(patsubst -%,%,$(filter -%,$(VM_LIST))),'skipped hgtrac
 endif
 
 # man pages: page:doc in docs/ (a page whose doc does not exist yet is skipped)
-MAN_PAGES := hourglass.1:hourglass.md hgtrace.1:hgtrace.md hourglass-record.1:merge.md \
+MAN_PAGES := hourglass.1:hourglass.md hgtrace.1:hgtrace.md hgtrace-ftrace.1:hgtrace-ftrace.md \
+	hourglass-record.1:merge.md \
 	hourglass-export.1:export.md hgmerge.1:hgmerge.md hgtrace.4:hgtrace-abi.md \
 	hgtrace-file.5:hgtrace-file.md hourglass-trace.5:hourglass-trace.md report-json.5:report-json.md
 # more names for a page: name:page that documents it
