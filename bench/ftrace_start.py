@@ -13,13 +13,14 @@ recorder. The command then sleeps 4 s, and "total" runs until the recorder
 has exited with its file written (a 4 s run, as the issue's 40 s figure).
 
 Variants, interleaved and repeated (HGT_BENCH_REPEATS, default 5):
-  trace-cmd, as hourglass record   today's --ftrace-only path (tools/hgtools/record.py):
-                                   trace-cmd record in the background, its log polled
-                                   every 0.1 s for "Hit Ctrl^C", then the command; SIGINT
-                                   to trace-cmd once it is over
+  trace-cmd, as hourglass record   the --ftrace-only path before hgtrace-ftrace (its
+                                   tools/hgtools/record.py until 2026-11): trace-cmd record
+                                   in the background, its log polled every 0.1 s for
+                                   "Hit Ctrl^C", then the command; SIGINT to trace-cmd
+                                   once it is over
   trace-cmd record -- CMD          trace-cmd starting the command itself
   hgtrace-ftrace                   hgtrace-ftrace record -- CMD
-All record the same events (tools/hgtools/record.py's list, which is the
+All record the same events (the list hourglass record gave trace-cmd, the
 module's default set) with the x86-tsc clock. Medians and ratios are printed;
 results go to OUT/results-ftrace-start.json.
 """
@@ -38,8 +39,11 @@ REPEATS = int(os.environ.get("HGT_BENCH_REPEATS", "5"))
 RUN_S = float(os.environ.get("HGT_BENCH_RUN_S", "4"))
 FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
 STAMP = os.path.join(TOP, "build", "bench", "stamp")
-sys.path.insert(0, os.path.join(TOP, "tools"))
-from hgtools.record import FTRACE_EVENTS  # noqa: E402  (what hourglass record gives trace-cmd)
+# what hourglass record gave trace-cmd before it ran hgtrace-ftrace
+FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
+                 "sched:sched_migrate_task", "sched:sched_process_exit", "irq:irq_handler_entry",
+                 "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit", "irq_vectors:*",
+                 "timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit"]
 
 
 def build_stamp():
