@@ -44,6 +44,9 @@
 #include "meta.h"
 #include "ksyms.h"
 
+/* how long a command that got the same Ctrl-C has to end before it is sent SIGTERM */
+#define FT_CHILD_GRACE_MS	3000
+
 struct rec {
 	struct ft_opts *o;
 	struct tfs t;
@@ -164,6 +167,35 @@ static pid_t start_child(char **cmd, int *go_fd)
 	close(p[0]);
 	*go_fd = p[1];
 	return pid;
+}
+
+/* wait_child - until @pid has exited: a second signal (Ctrl-C and its echo) must not cut the wait short */
+static void wait_child(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * child_ends_itself - after Ctrl-C, whether the command ended within FT_CHILD_GRACE_MS: the
+ * terminal sent it the same SIGINT, and a recorder below us (hgtrace record, in hourglass
+ * record --ftrace) is still stopping and waiting for its own command, which our SIGTERM
+ * would cut short
+ */
+static int child_ends_itself(pid_t pid, int *status)
+{
+	int ms;
+
+	for (ms = 0; ms < FT_CHILD_GRACE_MS; ms += 10) {
+		pid_t got = waitpid(pid, status, WNOHANG);
+
+		if (got == pid)
+			return 1;
+		if (got < 0 && errno != EINTR)
+			return 0;
+		usleep(10000);
+	}
+	return 0;
 }
 
 /* drain_pages - one pass over the CPUs: counters, pages until empty (or @limit), counters */
@@ -590,8 +622,10 @@ int ft_record(struct ft_opts *o)
 			go_fd = -1;
 		}
 		/* recording is over (-d, a signal or an error): so is the command */
-		kill(child, SIGTERM);
-		waitpid(child, &status, 0);
+		if (!(ft_stop && child_ends_itself(child, &status))) {
+			kill(child, SIGTERM);
+			wait_child(child, &status);
+		}
 		child_done = 1;
 	}
 	ft_stage("drain");
@@ -642,7 +676,7 @@ out:
 		close(go_fd);		/* the held command exits 127 without running anything */
 	if (child > 0 && !child_done) {
 		kill(child, SIGTERM);
-		waitpid(child, &status, 0);
+		wait_child(child, &status);
 	} else if (child > 0 && !released) {
 		fprintf(stderr, "hgtrace-ftrace: the command was not started\n");
 	} else if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status)) {

@@ -246,6 +246,27 @@ int tfs_configure(struct tfs *t, const struct ft_opts *o, const struct hgev_map 
 	return 0;
 }
 
+/* open_raw - CPU @cpu's trace_pipe_raw, as tracefs_cpu_open() opens it but close-on-exec */
+static struct tracefs_cpu *open_raw(struct tfs *t, int cpu)
+{
+	struct tracefs_cpu *tcpu;
+	char file[64], *path;
+	int fd;
+
+	snprintf(file, sizeof(file), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	path = tracefs_instance_get_file(t->inst, file);
+	if (!path)
+		return NULL;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	tracefs_put_tracing_file(path);
+	if (fd < 0)
+		return NULL;
+	tcpu = tracefs_cpu_alloc_fd(fd, getpagesize(), true);
+	if (!tcpu)
+		close(fd);
+	return tcpu;
+}
+
 int tfs_open_cpus(struct tfs *t, const struct ft_opts *o)
 {
 	int cpu;
@@ -261,10 +282,15 @@ int tfs_open_cpus(struct tfs *t, const struct ft_opts *o)
 
 		if (!ft_cpu_wanted(o, cpu))
 			continue;
+		/*
+		 * close-on-exec: the command is forked after this, and a copy of one
+		 * of these in it would keep the instance busy (rmdir: EBUSY) for as
+		 * long as the command outlives us
+		 */
 		snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", cpu);
-		t->stats_fd[cpu] = tracefs_instance_file_open(t->inst, file, O_RDONLY);
+		t->stats_fd[cpu] = tracefs_instance_file_open(t->inst, file, O_RDONLY | O_CLOEXEC);
 		if (o->reader != FT_READ_ITERATE)
-			t->tcpu[cpu] = tracefs_cpu_open(t->inst, cpu, true);
+			t->tcpu[cpu] = open_raw(t, cpu);
 		if (t->stats_fd[cpu] < 0 || (o->reader != FT_READ_ITERATE && !t->tcpu[cpu])) {
 			fprintf(stderr, "hgtrace-ftrace: cannot open CPU %d's buffer in instance %s: %s\n",
 				cpu, t->name, strerror(errno));
