@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import HGTRACE, TOP, load, run  # noqa: E402
+from harness import HGTRACE, TOP, load, run, unload  # noqa: E402
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 import matching  # noqa: E402
@@ -429,6 +429,134 @@ def test_ftrace_state_restored(ctx):
     ctx.note(f"the user's top-level buffer kept recording ({e0} -> {e1} events) and was never read")
 
 
+def _hg_record(d, flags, args, **kw):
+    """`hourglass record --dir D FLAGS -- ARGS`, started in a session of its own (a terminal's group)."""
+    return subprocess.Popen([HOURGLASS, "record", "--dir", d, *flags, "--", *args.split()], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, **kw)
+
+
+def _procs(comm):
+    """Pids of the processes named @comm."""
+    return [int(p) for p in run(["pgrep", "-x", comm], check=False).stdout.split()]
+
+
+def _stopped_recorder():
+    """Whether an hgtrace-ftrace has stopped itself (HGT_FTRACE_STOP_AT)."""
+    for pid in _procs("hgtrace-ftrace"):
+        try:
+            if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _hourglass_threads():
+    """The most threads an hourglass process has (its workload runs: not the dry run)."""
+    n = 0
+    for pid in _procs("hourglass"):
+        try:
+            n = max(n, len(os.listdir(f"/proc/{pid}/task")))
+        except OSError:
+            pass
+    return n
+
+
+def _left_running():
+    # one name a call: pgrep matches nothing for a pattern longer than a process name (15)
+    return [(c, p) for c in ("hgtrace-ftrace", "hgtrace", "hourglass") for p in _procs(c)]
+
+
+def test_ftrace_hourglass_record(ctx):
+    """hourglass record --ftrace-only and --ftrace run hgtrace-ftrace: the report and
+    the exports read DIR/ftrace.hgt as they read the module's kernel.hgt, and
+    tracefs is as found after a run, a failed run, and Ctrl-C during set-up and
+    during the run."""
+    args = "-n 3 -d 2s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1"
+    with users_tracing():
+        before = _top_state()
+        cases = []
+
+        def check(what, proc, want_rc):
+            _, err = proc.communicate(timeout=900)
+            assert proc.returncode == want_rc, f"{what}: exit {proc.returncode}, not {want_rc}:\n{err[-3000:]}"
+            assert "Traceback" not in err, err[-3000:]
+            after = _top_state()
+            diff = {k: (before[k], after.get(k)) for k in before if before[k] != after.get(k)}
+            assert not diff, f"after {what}, tracefs differs: {diff}"
+            assert not _left_running(), f"after {what}: {_left_running()} still running"
+            cases.append(what)
+            return err
+
+        # without the module: ftrace.hgt is the ground truth
+        unload()
+        d = ctx.path("rec-only")
+        err = check("--ftrace-only", _hg_record(d, ["--ftrace-only"], args), 0)
+        files = set(os.listdir(d))
+        assert {"ftrace.hgt", "hourglass.hgl", "record.json", "hgtrace-ftrace.log"} <= files, files
+        assert not files & {"kernel.hgt", "trace.dat", "INCOMPLETE"}, files
+        meta = json.load(open(os.path.join(d, "record.json")))
+        rec = read_hgt(os.path.join(d, "ftrace.hgt"))
+        assert rec.meta["recorder"].startswith("ftrace (libtracefs "), rec.meta
+        lost = invariants(rec, "--ftrace-only")
+        assert meta["status"] == "complete" and meta["ftrace_lost"] == lost, (meta, lost)
+        js = os.path.join(d, "report.json")
+        text = run([HOURGLASS, "report", d, "--json", js], timeout=600).stdout
+        rep = json.load(open(js))
+        kr = rep["kernel_recording"]
+        assert kr["path"].endswith("ftrace.hgt") and kr["recorder"].startswith("ftrace"), kr
+        assert _r(rep, "total") > 100 and _r(rep, "classes").get("switch_hg", 0) >= 10, _r(rep, "classes")
+        assert "recall" in text and "precision" in text
+        pf, ks = os.path.join(d, "run.perfetto-trace"), os.path.join(d, "merged.dat")
+        run([HOURGLASS, "export", d, "--perfetto", pf, "--kernelshark", ks], timeout=600)
+        p = run(["trace-cmd", "report", ks], timeout=600)
+        gaps = sum(1 for l in p.stdout.splitlines() if l.startswith("hourglass:") and " gap: " in l)
+        assert gaps == _r(rep, "total") and " sched_switch: " in p.stdout, (gaps, _r(rep, "total"))
+        assert os.path.getsize(pf) > 10000
+        ctx.note(f"--ftrace-only: {meta['ftrace_records']} records, {lost} events lost; report from ftrace.hgt: "
+                 f"{_r(rep, 'total')} gaps, {_r(rep, 'classes')}; exports read it ({gaps} gaps in the trace.dat)")
+
+        # beside the module: both recordings, the module's first
+        load()
+        d = ctx.path("rec-both")
+        check("--ftrace", _hg_record(d, ["--ftrace"], args), 0)
+        assert {"kernel.hgt", "ftrace.hgt"} <= set(os.listdir(d)), os.listdir(d)
+        kr = json.loads(run([HOURGLASS, "report", d, "--json", "-"], timeout=600).stdout)["kernel_recording"]
+        assert kr["path"].endswith("kernel.hgt") and kr["recorder"] == "hgtrace.ko", kr
+        # a run that fails once recording (hourglass: no CPU 7 in a 2-CPU guest)
+        d = ctx.path("rec-fails")
+        err = check("a failing hourglass", _hg_record(d, ["--ftrace"], "-n 1 -d 1s -a --affinity 7"), 2)
+        assert "hourglass failed (exit 2)" in err and os.path.exists(os.path.join(d, "INCOMPLETE")), err[-2000:]
+
+        # Ctrl-C (SIGINT to the group) while hgtrace-ftrace sets up, and while hourglass runs
+        for flags in (["--ftrace-only"], ["--ftrace"]):
+            for when in ("events", "run"):
+                d = ctx.path(f"rec-ctrlc-{flags[0][2:]}-{when}")
+                env = dict(os.environ, HGT_FTRACE_STOP_AT="events") if when == "events" else None
+                proc = _hg_record(d, flags, "-n 2 -d 60s -t 0 -w LAT 1ms -i HR -t 1 -w CPU", env=env)
+                end = time.monotonic() + 300
+                while time.monotonic() < end:
+                    if when == "events" and _stopped_recorder() or when == "run" and _hourglass_threads() >= 3:
+                        break
+                    time.sleep(0.05)
+                else:
+                    raise AssertionError(f"{flags} {when}: never got there")
+                if when == "run":
+                    time.sleep(2)
+                os.killpg(proc.pid, signal.SIGINT)
+                if when == "events":
+                    os.killpg(proc.pid, signal.SIGCONT)
+                err = check(f"Ctrl-C at {when} ({flags[0]})", proc, 130)
+                assert open(os.path.join(d, "INCOMPLETE")).read().startswith("interrupted"), os.listdir(d)
+                if when == "events":
+                    log = open(os.path.join(d, "hgtrace.log" if flags == ["--ftrace"] else "hgtrace-ftrace.log")).read()
+                    assert "before recording started" in log, log[-2000:]
+                r = run([HOURGLASS, "report", d], check=False)
+                assert r.returncode == 3 and "interrupted" in r.stderr, r.stderr
+        unload()
+    ctx.note(f"tracefs as found, nothing left running, after each of: {'; '.join(cases)}")
+
+
 def test_ftrace_dump_and_pack(ctx):
     """hgtrace dump reads the file, and the packed file (-z) holds the same records."""
     plain, packed = ctx.path("plain.hgt"), ctx.path("packed.hgt")
@@ -505,7 +633,7 @@ def test_ftrace_lockdown_integrity(ctx):
 
 
 TESTS = [test_ftrace_module_agreement, test_ftrace_report_agrees, test_ftrace_losses_placed, test_ftrace_state_restored,
-         test_ftrace_dump_and_pack, test_ftrace_refusals]
+         test_ftrace_hourglass_record, test_ftrace_dump_and_pack, test_ftrace_refusals]
 LOCKDOWN = {"lockdown": [test_ftrace_lockdown], "integrity": [test_ftrace_lockdown_integrity]}
 
 if __name__ == "__main__":
