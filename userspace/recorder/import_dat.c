@@ -16,12 +16,15 @@
  * with -C x86-tsc they are the TSC that hourglass reads; the merger checks
  * that they cover hourglass's run.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <trace-cmd.h>
 #include "hg_hgt.h"
@@ -330,37 +333,119 @@ static void find_events(struct importer *im)
  * libtracecmd 3.1 trusts the sizes a trace.dat declares: a truncated file
  * makes it (and trace-cmd report) read past its mappings and crash. That is
  * a bad input, not a bug of ours, so it gets the same treatment as any bad
- * input: a message naming the file, no half-written output, exit 3.
+ * input: a message naming the file, no half-written output, exit 3. A crash
+ * in our own code is not the file's fault: it is said as such and the
+ * program dies of its signal, so that it is seen and reported.
  */
 static const char *crash_in, *crash_out;
 
-static void on_crash(int sig)
-{
-	static const char a[] = "hgtrace-import: libtracecmd crashed reading ";
-	static const char b[] = ": the trace.dat is truncated or corrupt\n";
+#ifdef HG_FUZZ
+/* the fuzz target's: 1 when @pc is our code (ours is in a section of its own there) */
+int hg_fuzz_ours(const void *pc);
+#define FUZZ_VISIBLE
+#else
+#define FUZZ_VISIBLE static
+#endif
 
-	(void)sig;
-	if (write(2, a, sizeof(a) - 1) < 0 || write(2, crash_in, strlen(crash_in)) < 0 ||
-	    write(2, b, sizeof(b) - 1) < 0) {
+static int object_is(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, name, strlen(name));
+}
+
+/*
+ * hgi_crash_in_library - the crash at @pc is inside libtracecmd (or the
+ * libraries it reads through): the first frame of the stack, from @pc up,
+ * that is not libc's, the loader's or a decompressor's is theirs. Not
+ * async-signal-safe (backtrace, dladdr), which a dying process can afford:
+ * catch_crashes() loaded the unwinder beforehand.
+ */
+FUZZ_VISIBLE int hgi_crash_in_library(const void *pc)
+{
+	static const char *const theirs[] = { "libtracecmd.", "libtraceevent.", "libtracefs." };
+	static const char *const below[] = { "libc.", "ld-linux", "libz.", "libzstd." };
+	void *frames[64];
+	int n = pc ? backtrace(frames, 64) : 0, from, i, k;
+
+	for (from = 0; from < n && frames[from] != pc; from++)
+		;
+	if (from == n) {		/* the unwinder did not get through the signal frame */
+		frames[0] = (void *)pc;
+		from = 0;
+		n = pc ? 1 : 0;
+	}
+	for (i = from; i < n; i++) {
+		Dl_info d;
+		const char *obj = dladdr(frames[i], &d) && d.dli_fname ? d.dli_fname : "";
+		int skip = 0;
+
+		for (k = 0; k < (int)(sizeof(theirs) / sizeof(theirs[0])); k++)
+			if (object_is(obj, theirs[k]))
+				return 1;
+		for (k = 0; k < (int)(sizeof(below) / sizeof(below[0])); k++)
+			skip |= object_is(obj, below[k]);
+#ifdef HG_FUZZ
+		skip |= !hg_fuzz_ours(frames[i]);	/* the sanitizers' runtime, in the same executable */
+#endif
+		if (!skip)
+			return 0;
+	}
+	return 0;
+}
+
+static void say(const char *s)
+{
+	if (write(2, s, strlen(s)) < 0) {
 		/* nothing more to say */
 	}
+}
+
+static void __attribute__((unused)) on_crash(int sig, siginfo_t *si, void *uc)
+{
+	const void *pc = NULL;
+
+	(void)si;
+#if defined(__x86_64__)
+	pc = (const void *)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#else
+	(void)uc;
+#endif
 	if (crash_out)
 		unlink(crash_out);
-	_exit(3);
+	if (!pc || hgi_crash_in_library(pc)) {
+		say("hgtrace-import: libtracecmd crashed reading ");
+		say(crash_in);
+		say(": the trace.dat is truncated or corrupt\n");
+		_exit(3);
+	}
+	say("hgtrace-import: crashed in its own code reading ");
+	say(crash_in);
+	say(sig == SIGSEGV ? " (segmentation fault" : sig == SIGBUS ? " (bus error" : " (arithmetic fault");
+	say("): a bug of hgtrace-import, please report it with the file\n");
+	/* SA_RESETHAND: the fault happens again and the default action ends the process */
 }
 
 static void catch_crashes(const char *in, const char *out)
 {
 	struct sigaction sa;
+	void *warm[4];
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_crash;
-	sa.sa_flags = SA_RESETHAND;
 	crash_in = in;
 	crash_out = out;
+#ifndef HG_FUZZ			/* the fuzz target has its own handler, which calls hgi_crash_in_library() */
+	backtrace(warm, 4);	/* loads the unwinder now, not in the handler */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_crash;
+	sa.sa_flags = SA_RESETHAND | SA_SIGINFO;
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
+#else
+	(void)sa;
+	(void)warm;
+#endif
 }
 
 static void free_importer(struct importer *im)
