@@ -8,7 +8,7 @@
  * its length says, the padding after it is zeros, a packed chunk's columns
  * are used up exactly. Then every record is walked: a length that is a
  * multiple of 8, at least what its type's payload needs, inside the chunk,
- * and as many records as the chunk header says.
+ * a stamp below 2^63, and as many records as the chunk header says.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -283,6 +283,7 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 	int plain = c->magic == HGT_CHUNK_MAGIC;
 	const char *what = NULL;
 	unsigned type = 0, rlen = 0;
+	uint64_t tsc = 0;
 
 	while (pos < len) {
 		if (len - pos < sizeof(struct hgt_rec)) {
@@ -299,6 +300,11 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 			what = "record too short for its type";
 			break;
 		}
+		memcpy(&tsc, r + pos, sizeof(tsc));
+		if (tsc > HGT_MAX_TSC) {
+			what = "record stamped beyond 2^63";
+			break;
+		}
 		n++;
 		pos += rlen;
 	}
@@ -310,6 +316,8 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 				 hgt_type_name(type), hgt_type_min_len(type), rlen);
 		else if (!strcmp(what, "corrupt record length"))
 			snprintf(desc, sizeof(desc), "%s %u (a multiple of 8 from 16, within the chunk)", what, rlen);
+		else if (!strcmp(what, "record stamped beyond 2^63"))
+			snprintf(desc, sizeof(desc), "%s (TSC %llu): not a TSC", what, (unsigned long long)tsc);
 		else
 			snprintf(desc, sizeof(desc), "%s", what);
 		if (plain)
