@@ -90,6 +90,7 @@ struct importer {
 	uint64_t first_ts, last_ts, events, records, lost;
 	uint64_t bad_cpu, unknown_id;	/* records no good trace.dat holds */
 	uint64_t bad_cpu_ts, unknown_ts;
+	uint64_t bad_ts, bad_ts_first;	/* stamps beyond 2^63, which no reader takes (HGT_MAX_TSC) */
 	int bad_cpu_nr, unknown_nr;
 	int ncpus_seen;
 	const char *failed;		/* why the iteration stopped, if it did */
@@ -282,6 +283,11 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 		}
 		return 0;
 	}
+	if (rec->ts > HGT_MAX_TSC) {
+		if (!im->bad_ts++)
+			im->bad_ts_first = rec->ts;
+		return 0;
+	}
 	im->events++;
 	if (!im->first_ts || rec->ts < im->first_ts)
 		im->first_ts = rec->ts;
@@ -464,7 +470,11 @@ static void free_importer(struct importer *im)
 /* refuse - what a good trace.dat never holds: a wrong answer must not look like one */
 static int refuse(const struct importer *im, const char *path)
 {
-	if (!im->events)
+	if (im->bad_ts)
+		fprintf(stderr, "hgtrace-import: %s: %llu records stamped beyond 2^63 (the first: %llu): not a "
+			"clock, a corrupt trace.dat\n", path, (unsigned long long)im->bad_ts,
+			(unsigned long long)im->bad_ts_first);
+	else if (!im->events)
 		fprintf(stderr, "hgtrace-import: %s: no events in it (libtracecmd found no data: an empty or "
 			"corrupt trace.dat)\n", path);
 	else if (im->unknown_id)
