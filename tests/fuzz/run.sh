@@ -41,6 +41,7 @@ conf() {
 	json)	echo "json 16384 17" ;;
 	merge)	echo "merge 24576 65" ;;
 	import)	echo "dat 65536 256" ;;
+	report)	echo "- 65536 2048" ;;	# Python: the bytes choose the corruptions (py/fuzz_report.py)
 	esac
 }
 
@@ -50,7 +51,7 @@ for t in "$@"; do
 	work=$out/work/$t art=$out/artifacts/$t/ log=$out/logs/$t.log tally=$out/logs/$t.tally
 	mkdir -p "$work" "$art" "$(dirname "$log")"
 	rm -f "$tally"
-	cp -n "$here/corpus/$seeds"/* "$work"/ 2>/dev/null
+	[ "$seeds" = - ] || cp -n "$here/corpus/$seeds"/* "$work"/ 2>/dev/null
 	before=$(ls "$art")
 	mode=() leaks=1
 	if [ "$t" = import ]; then
@@ -60,7 +61,9 @@ for t in "$@"; do
 		leaks=0
 	fi
 	t0=$(date +%s)
-	FZ_TALLY=$tally ASAN_OPTIONS=$(asan_options "$t") "$out/fuzz_$t" "$work" "${mode[@]}" \
+	run=("$out/fuzz_$t")
+	[ "$t" != report ] || run=("$out/pyenv/bin/python" "$here/py/fuzz_report.py")
+	FZ_TALLY=$tally ASAN_OPTIONS=$(asan_options "$t") "${run[@]}" "$work" "${mode[@]}" \
 		-detect_leaks=$leaks -dict="$here/hg.dict" -max_len="$maxlen" -max_total_time="$secs" \
 		-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb="$mlimit" -close_fd_mask=3 \
 		-artifact_prefix="$art" -print_final_stats=1 -reload=0 >"$log" 2>&1
