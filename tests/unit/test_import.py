@@ -85,6 +85,22 @@ def test_stamp_beyond_2_63_refused(tmp_path, importer):
     assert not out.exists()
 
 
+def test_a_crash_inside_libtracecmd_is_a_bad_file(tmp_path, importer):
+    """One byte changed in a real trace.dat (found by fuzzing) makes libtracecmd 3.1 crash in
+    tracecmd_open(): exit 3 naming the file, nothing written, and the crash put where it
+    was, in libtracecmd, not in hgtrace-import's own code."""
+    seed = os.path.join(os.path.dirname(__file__), "..", "fuzz", "corpus", "dat", "real-few.dat")
+    data = bytearray(open(seed, "rb").read())
+    data[8203] = 167
+    dat, out = tmp_path / "t.dat", tmp_path / "k.hgt"
+    dat.write_bytes(bytes(data))
+    p = limited([importer, str(dat), "-o", str(out)])
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    assert str(dat) in p.stderr and "its own code" not in p.stderr and not out.exists(), p.stderr
+    # a newer libtracecmd may refuse the file instead of crashing on it
+    assert "libtracecmd crashed reading" in p.stderr or "not a trace.dat that libtracecmd can open" in p.stderr
+
+
 def test_unwritable_output(tmp_path, importer):
     dat = tmp_path / "t.dat"
     trace_dat(dat)
