@@ -97,7 +97,7 @@ const char *hgt_zchunk_bad(const struct hgt_zchunk *zh, const struct hgt_chunk_i
 
 const char *hgt_pchunk_bad(const struct hgt_pchunk *ph, const struct hgt_chunk_info *c)
 {
-	uint64_t n = c->nr_records, z = 0, words;
+	uint64_t n = c->nr_records, z = 0, words, total;
 	unsigned k;
 
 	if (c->nr_bytes < sizeof(*ph))
@@ -121,6 +121,12 @@ const char *hgt_pchunk_bad(const struct hgt_pchunk *ph, const struct hgt_chunk_i
 	    ph->seg_bytes[9] < n || ph->seg_bytes[9] > HGT_VARINT_MAX * n ||
 	    ph->seg_bytes[10] < words || ph->seg_bytes[10] > HGT_VARINT_MAX * words)
 		return "a column of varints whose size cannot match its records";
+	/* 8 bytes a record and up to 5 a varint could reach 1.25 times raw_bytes: no more than the
+	 * records' own ceiling is ever allocated for them (a packer's chunk is a quarter of it) */
+	for (total = 0, k = 0; k < HGT_PACK_SEGS; k++)
+		total += ph->seg_bytes[k];
+	if (total > HGT_MAX_RAW_BYTES)
+		return "columns beyond 64 MiB once inflated";
 	if (z > c->nr_bytes - sizeof(*ph))
 		return "zlib streams longer than their chunk";
 	if (sizeof(*ph) + ((z + 7) & ~7ull) != c->nr_bytes)

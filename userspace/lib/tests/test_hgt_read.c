@@ -495,6 +495,27 @@ static void check_coded(void)
 	bad(&b, "bytes after its zlib stream", "a compressed chunk longer than its stream and padding");
 
 	/* packed */
+	{
+		/* a header whose columns pass each check but add up to 72 MiB: 4 Mi records of 16
+		 * bytes, the varint columns at their most, streams just long enough for each */
+		struct hgt_pchunk ph = { .raw_bytes = 64u << 20, .nr_segs = HGT_PACK_SEGS };
+		uint32_t nrec = 4u << 20, zsum = 0;
+		unsigned k;
+
+		for (k = 0; k < HGT_PACK_SEGS; k++) {
+			ph.seg_bytes[k] = k < 8 ? nrec : k < 10 ? 5 * nrec : 0;
+			ph.z_bytes[k] = ph.seg_bytes[k] / 1032 + 1;
+			zsum += ph.z_bytes[k];
+		}
+		b.n = 0;
+		hgt_prelude(&b, 3, "format: hgtrace 3\n");
+		chunk_hdr(&b, HGT_PCHUNK_MAGIC, 0, (uint32_t)(sizeof(ph) + ((zsum + 7) & ~7u)), nrec);
+		put(&b, &ph, sizeof(ph));
+		zeros(&b, (zsum + 7) & ~7u);
+		end_chunk(&b);
+		bad(&b, "corrupt packed chunk: columns beyond 64 MiB once inflated",
+		    "packed columns adding up beyond 64 MiB, refused before any is allocated");
+	}
 	if (hgt_pack_records((char *)r.p, r.n, 4, 0, 9, &out, &n))
 		abort();
 	b.n = 0;
