@@ -343,3 +343,18 @@ def test_dump_hourglass_trace(tmp_path, hgtrace_bin):
     bad.write_bytes(hgl_file([iv(1, 2, 7, 0)], info))
     p = dump(hgtrace_bin, bad)
     assert p.returncode == 3 and "record of thread 7, but the run had 2 threads" in p.stderr
+
+
+def test_dump_time_is_the_reports_clock(tmp_path, hgtrace_bin):
+    """dump -t prints seconds from the recording window's start, as the report and
+    the exported traces count them; --hz converts at the report's own rate."""
+    p = tmp_path / "t.hgt"
+    p.write_bytes(hgt_file([chunk(0, [rec(1_000_500, 7, 30), rec(3_000_000, 8, 30)])],
+                           meta="format: hgtrace 1\ntsc_khz: 1000000\n", window=(1_000_000, 9_000_000)))
+    out = subprocess.run([hgtrace_bin, "dump", "-t", str(p)], capture_output=True, text=True, check=True).stdout
+    assert [l.split()[1] for l in out.splitlines()] == ["0.000000500", "0.002000000"]
+    out = subprocess.run([hgtrace_bin, "dump", "--hz", "2e9", str(p)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines()[1].split()[1] == "0.001000000"
+    bad = subprocess.run([hgtrace_bin, "dump", "--hz", "fast", str(p)], capture_output=True, text=True)
+    assert bad.returncode == 1 and "--hz fast" in bad.stderr
