@@ -68,6 +68,7 @@ struct cpu_out {
 	char *buf;		/* a chunk being filled: struct hgt_chunk, then records */
 	size_t used;
 	uint32_t records;
+	uint64_t last_off;	/* where the CPU's last record was in the file, plus one */
 };
 
 /* an event id the merger needs and what it becomes; ids are whatever the
@@ -91,9 +92,12 @@ struct importer {
 	uint64_t bad_cpu, unknown_id;	/* records no good trace.dat holds */
 	uint64_t bad_cpu_ts, unknown_ts;
 	uint64_t bad_ts, bad_ts_first;	/* stamps beyond 2^63, which no reader takes (HGT_MAX_TSC) */
+	uint64_t bad_field, bad_field_off;	/* fields outside their record, the first's record */
+	const char *bad_field_name;
 	int bad_cpu_nr, unknown_nr;
 	int ncpus_seen;
 	const char *failed;		/* why the iteration stopped, if it did */
+	char why[192];			/* ... when that needs figures */
 };
 
 static int flush_cpu(struct importer *im, int cpu)
@@ -144,22 +148,58 @@ static int put(struct importer *im, int cpu, uint64_t ts, int type, int flags, u
 	return 0;
 }
 
-static unsigned long long num(struct tep_event *ev, struct tep_record *rec, const char *field)
+/* bad_field - note a field that lies outside its record (refuse() says so); 0 */
+static int bad_field(struct importer *im, struct tep_record *rec, const char *field)
+{
+	if (!im->bad_field++) {
+		im->bad_field_off = rec->offset;
+		im->bad_field_name = field;
+	}
+	return 0;
+}
+
+/*
+ * in_record - whether @field's bytes, where the format text puts them, are in @rec.
+ * libtraceevent reads a field where the format says without looking at the record's
+ * size: a corrupt format or record would have it read beyond the record.
+ */
+static int in_record(struct tep_event *ev, struct tep_record *rec, const char *field)
+{
+	const struct tep_format_field *f = tep_find_field(ev, field);
+
+	return !f || (f->offset >= 0 && f->size >= 0 && (long long)f->offset + f->size <= rec->size);
+}
+
+static unsigned long long num(struct importer *im, struct tep_event *ev, struct tep_record *rec,
+			      const char *field)
 {
 	unsigned long long v = 0;
 
+	if (!in_record(ev, rec, field))
+		return bad_field(im, rec, field);
 	/* a field this kernel's event lacks reads as 0, as in the module */
 	tep_get_field_val(NULL, ev, field, rec, &v, 0);
 	return v;
 }
 
 /* A string field, fixed (char comm[16]) or dynamic (__string(name)), into @out. */
-static void str(struct tep_event *ev, struct tep_record *rec, const char *field, char *out, size_t size)
+static void str(struct importer *im, struct tep_event *ev, struct tep_record *rec, const char *field,
+		char *out, size_t size)
 {
+	const char *data = rec->data, *p;
 	int len = 0;
-	const char *p = tep_get_field_raw(NULL, ev, field, rec, &len, 0);
 
 	memset(out, 0, size);
+	if (!in_record(ev, rec, field)) {
+		bad_field(im, rec, field);
+		return;
+	}
+	/* a dynamic string's place and length are in the record itself: held to it too */
+	p = tep_get_field_raw(NULL, ev, field, rec, &len, 0);
+	if (p && len > 0 && (p < data || len > rec->size || p + len > data + rec->size)) {
+		bad_field(im, rec, field);
+		return;
+	}
 	if (p && len > 0)
 		memcpy(out, p, (size_t)len < size - 1 ? (size_t)len : size - 1);
 }
@@ -172,7 +212,7 @@ static int comm_once(struct importer *im, int cpu, uint64_t ts, uint32_t pid, st
 	if (pid >= MAX_PID || im->pid_seen[pid])
 		return 0;
 	im->pid_seen[pid] = 1;
-	str(ev, rec, field, c.comm, sizeof(c.comm));
+	str(im, ev, rec, field, c.comm, sizeof(c.comm));
 	return put(im, cpu, ts, HGT_REC_COMM, 0, pid, &c, sizeof(c));
 }
 
@@ -183,12 +223,12 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 	switch (kind) {
 	case EV_SWITCH: {
 		struct hgt_switch s = { 0 };
-		uint32_t next = num(ev, rec, "next_pid");
+		uint32_t next = num(im, ev, rec, "next_pid");
 
-		s.prev_pid = num(ev, rec, "prev_pid");
-		s.prev_state = num(ev, rec, "prev_state");
-		s.prev_prio = num(ev, rec, "prev_prio");
-		s.next_prio = num(ev, rec, "next_prio");
+		s.prev_pid = num(im, ev, rec, "prev_pid");
+		s.prev_state = num(im, ev, rec, "prev_state");
+		s.prev_prio = num(im, ev, rec, "prev_prio");
+		s.next_prio = num(im, ev, rec, "next_prio");
 		if (comm_once(im, cpu, ts, s.prev_pid, ev, rec, "prev_comm") ||
 		    comm_once(im, cpu, ts, next, ev, rec, "next_comm"))
 			return -1;
@@ -198,10 +238,10 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 	case EV_WAKEUP:
 	case EV_WAKEUP_NEW: {
 		struct hgt_wake w = { 0 };
-		uint32_t pid = num(ev, rec, "pid");
+		uint32_t pid = num(im, ev, rec, "pid");
 
-		w.target_cpu = num(ev, rec, "target_cpu");
-		w.prio = num(ev, rec, "prio");
+		w.target_cpu = num(im, ev, rec, "target_cpu");
+		w.prio = num(im, ev, rec, "prio");
 		if (comm_once(im, cpu, ts, pid, ev, rec, "comm"))
 			return -1;
 		return put(im, cpu, ts, kind == EV_WAKING ? HGT_REC_WAKING : kind == EV_WAKEUP ?
@@ -210,31 +250,31 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 	case EV_MIGRATE: {
 		struct hgt_migrate m = { 0 };
 
-		m.orig_cpu = num(ev, rec, "orig_cpu");
-		m.dest_cpu = num(ev, rec, "dest_cpu");
-		return put(im, cpu, ts, HGT_REC_MIGRATE, 0, num(ev, rec, "pid"), &m, sizeof(m));
+		m.orig_cpu = num(im, ev, rec, "orig_cpu");
+		m.dest_cpu = num(im, ev, rec, "dest_cpu");
+		return put(im, cpu, ts, HGT_REC_MIGRATE, 0, num(im, ev, rec, "pid"), &m, sizeof(m));
 	}
 	case EV_EXIT:
-		return put(im, cpu, ts, HGT_REC_EXIT, 0, num(ev, rec, "pid"), NULL, 0);
+		return put(im, cpu, ts, HGT_REC_EXIT, 0, num(im, ev, rec, "pid"), NULL, 0);
 	case EV_IRQ_ENTRY: {
-		uint32_t irq = num(ev, rec, "irq");
+		uint32_t irq = num(im, ev, rec, "irq");
 
 		if (irq < MAX_IRQ && !im->irq_seen[irq]) {
 			struct hgt_name n;
 
 			im->irq_seen[irq] = 1;
-			str(ev, rec, "name", n.name, sizeof(n.name));
+			str(im, ev, rec, "name", n.name, sizeof(n.name));
 			if (put(im, cpu, ts, HGT_REC_NAME, HGT_NAME_IRQ, irq, &n, sizeof(n)))
 				return -1;
 		}
 		return put(im, cpu, ts, HGT_REC_IRQ_ENTRY, 0, irq, NULL, 0);
 	}
 	case EV_IRQ_EXIT:
-		return put(im, cpu, ts, HGT_REC_IRQ_EXIT, num(ev, rec, "ret"), num(ev, rec, "irq"), NULL, 0);
+		return put(im, cpu, ts, HGT_REC_IRQ_EXIT, num(im, ev, rec, "ret"), num(im, ev, rec, "irq"), NULL, 0);
 	case EV_SOFTIRQ_ENTRY:
 	case EV_SOFTIRQ_EXIT:
 		return put(im, cpu, ts, kind == EV_SOFTIRQ_ENTRY ? HGT_REC_SOFTIRQ_ENTRY : HGT_REC_SOFTIRQ_EXIT,
-			   0, num(ev, rec, "vec"), NULL, 0);
+			   0, num(im, ev, rec, "vec"), NULL, 0);
 	case EV_HRTIMER_ENTRY: {
 		/* the module's timer ids are keyed hashes; trace.dat has addresses,
 		 * which are not passed on (no kernel pointer in our files) */
@@ -246,17 +286,17 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 		return put(im, cpu, ts, HGT_REC_HRTIMER_EXIT, 0, 0, NULL, 0);
 	case EV_NMI: {
 		struct hgt_nmi n = { 0 };
-		unsigned long long d = num(ev, rec, "delta_ns");
+		unsigned long long d = num(im, ev, rec, "delta_ns");
 
 		n.delta_ns = d > UINT32_MAX ? UINT32_MAX : d;
-		n.handled = num(ev, rec, "handled");
+		n.handled = num(im, ev, rec, "handled");
 		return put(im, cpu, ts, HGT_REC_NMI, 0, 0, &n, sizeof(n));
 	}
 	default: {
 		int v = (kind - EV_VEC_FIRST) / 2, entry = !((kind - EV_VEC_FIRST) % 2);
 
 		return put(im, cpu, ts, entry ? HGT_REC_VEC_ENTRY : HGT_REC_VEC_EXIT, v,
-			   num(ev, rec, "vector"), NULL, 0);
+			   num(im, ev, rec, "vector"), NULL, 0);
 	}
 	}
 }
@@ -283,6 +323,23 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 		}
 		return 0;
 	}
+	/* libtracecmd 3.1 walks a page's records by the lengths they claim: on a corrupt page a
+	 * record of length 0 (size -4) leads back to itself, and it hands out the same records
+	 * for ever. One CPU's records only move forward in the file: anything else stops here. */
+	if (rec->size < 0) {
+		snprintf(im->why, sizeof(im->why), "CPU %d's record at offset %llu claims %d bytes: "
+			 "a corrupt page", cpu, (unsigned long long)rec->offset, rec->size);
+		im->failed = im->why;
+		return -1;
+	}
+	if (rec->offset + 1 <= im->cpu[cpu].last_off) {
+		snprintf(im->why, sizeof(im->why), "CPU %d's record at offset %llu comes after its "
+			 "record at offset %llu: a corrupt page, read in a loop", cpu,
+			 (unsigned long long)rec->offset, (unsigned long long)im->cpu[cpu].last_off - 1);
+		im->failed = im->why;
+		return -1;
+	}
+	im->cpu[cpu].last_off = rec->offset + 1;
 	if (rec->ts > HGT_MAX_TSC) {
 		if (!im->bad_ts++)
 			im->bad_ts_first = rec->ts;
@@ -482,6 +539,11 @@ static int refuse(const struct importer *im, const char *path)
 			"describes (the first: id %d at timestamp %llu): the formats and the data disagree, "
 			"a corrupt trace.dat\n", path, (unsigned long long)im->unknown_id, im->unknown_nr,
 			(unsigned long long)im->unknown_ts);
+	else if (im->bad_field)
+		fprintf(stderr, "hgtrace-import: %s: %llu fields outside their record (the first: '%s' of the "
+			"record at offset %llu): the formats and the data disagree, a corrupt trace.dat\n", path,
+			(unsigned long long)im->bad_field, im->bad_field_name,
+			(unsigned long long)im->bad_field_off);
 	else if (im->bad_cpu)
 		fprintf(stderr, "hgtrace-import: %s: %llu records on CPUs the file does not have (the first: "
 			"CPU %d at timestamp %llu, the file has %d CPUs): a corrupt trace.dat\n", path,
