@@ -2,6 +2,10 @@
 # run.sh - run each fuzz target for a set time and say what it did.
 #
 #   run.sh OUT SECONDS TARGET...      (tests/fuzz/Makefile: make fuzz, make check)
+#   FUZZ_RUNS=N run.sh ...            also stop a target after N executions (the long run's
+#                                     million: make fuzz FUZZ_SECONDS=3600 FUZZ_RUNS=1000000)
+#   FUZZ_TIMEOUT=S run.sh ...         an input running S seconds is a hang (default 10; make
+#                                     check's smoke gives 60, for a busy host)
 #
 # Each target starts from a copy of its seeds (corpus/<target>: the tree is
 # left alone) plus what earlier runs found (OUT/work/<target>), with the
@@ -60,12 +64,14 @@ for t in "$@"; do
 		mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=0 -ignore_ooms=0)
 		leaks=0
 	fi
+	runs=()
+	[ -z "${FUZZ_RUNS:-}" ] || runs=(-runs="$FUZZ_RUNS")
 	t0=$(date +%s)
 	run=("$out/fuzz_$t")
 	[ "$t" != report ] || run=("$out/pyenv/bin/python" "$here/py/fuzz_report.py")
-	FZ_TALLY=$tally ASAN_OPTIONS=$(asan_options "$t") "${run[@]}" "$work" "${mode[@]}" \
+	FZ_TALLY=$tally ASAN_OPTIONS=$(asan_options "$t") "${run[@]}" "$work" "${mode[@]}" "${runs[@]}" \
 		-detect_leaks=$leaks -dict="$here/hg.dict" -max_len="$maxlen" -max_total_time="$secs" \
-		-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb="$mlimit" -close_fd_mask=3 \
+		-timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -malloc_limit_mb="$mlimit" -close_fd_mask=3 \
 		-artifact_prefix="$art" -print_final_stats=1 -reload=0 >"$log" 2>&1
 	rc=$?
 	took=$(( $(date +%s) - t0 ))
