@@ -34,10 +34,10 @@ for t in "$@"; do
 	if [ "$t" = import ]; then
 		# one process an input: libtracecmd may spoil a process's heap on a corrupt file
 		for f in "$corpus"/*; do
-			LLVM_PROFILE_FILE=$out/cov/$t-%p.profraw "$out/cov/fuzz_$t" -runs=1 "$f" >/dev/null 2>&1
+			LLVM_PROFILE_FILE=$out/cov/$t-%p.profraw "$out/cov/fuzz_$t" -runs=1 -artifact_prefix="$out/cov/" "$f" >/dev/null 2>&1
 		done
 	else
-		LLVM_PROFILE_FILE=$out/cov/$t-%p.profraw "$out/cov/fuzz_$t" -runs=0 "$corpus" >/dev/null 2>&1
+		LLVM_PROFILE_FILE=$out/cov/$t-%p.profraw "$out/cov/fuzz_$t" -runs=0 -artifact_prefix="$out/cov/" "$corpus" >/dev/null 2>&1
 	fi
 	"$prof" merge -sparse -o "$out/cov/$t.profdata" "$out"/cov/"$t"-*.profraw
 	n=$(ls "$corpus" | wc -l)
