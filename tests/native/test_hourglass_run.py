@@ -147,7 +147,9 @@ def test_paper_5_5_two_tasks_hr(hg):
     assert len(r.lines("thread ")) == 2
 
 
-def test_reservations_run(hg):
+def test_reservations_run(hg, deadline_refused):
+    if deadline_refused:
+        pytest.skip(f"this host refuses every SCHED_DEADLINE reservation: {deadline_refused}")
     r = hg("-n 2 -d 1s -t 0 -w PERIODIC 3ms 8ms -rh 3.1ms 8ms "
            "-t 1 -w PERIODIC 17ms 33ms -rs 17.1ms 33ms")
     t0, t1 = r.json["threads"]
@@ -178,15 +180,19 @@ def test_raw_cycles(hg):
     assert abs((int(f[2]) - t0) * 1e3 / hz - r.intervals[0][1]) < 1e-5
 
 
-def test_paper_lines_run(hg):
-    """Every paper command line runs (shortened with a trailing -d); RTC needs /dev/rtc."""
+def test_paper_lines_run(hg, deadline_refused):
+    """Every paper command line runs (shortened with a trailing -d); RTC needs
+    /dev/rtc; a reservation needs a host whose admission control takes one."""
     from paper_lines import PAPER
     for name, args in PAPER.items():
         rtc = "-i RTC" in args
         have_rtc = os.path.exists("/dev/rtc0") or os.path.exists("/dev/rtc")
-        r = hg(args + " -d 400ms", expect=2 if rtc and not have_rtc else 0, trace=False)
+        refused = ("-rh " in args or "-rs " in args) and deadline_refused
+        r = hg(args + " -d 400ms", expect=2 if (rtc and not have_rtc) or refused else 0, trace=False)
         if rtc and not have_rtc:
             assert "/dev/rtc" in r.stderr and "use -i HR" in r.stderr, r.stderr
+        elif refused:
+            assert "admission control" in r.stderr and "sched_rt_runtime_us" in r.stderr, r.stderr
         else:
             assert r.json["complete"], name
 
