@@ -15,6 +15,8 @@
 #   make bench        benchmarks: hourglass's loop here, the recorder in the 6.1 guest
 #   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
 #   make setup        install what is missing (apt packages, virtual environment)
+#   make fuzz         each fuzz target for FUZZ_SECONDS (default 180): executions, edges, crashes
+#                     (tests/fuzz/README.md); make soak: 10 minutes of recording in a guest
 #   make WERROR=1     warnings are errors (C and the module), as in make check
 #
 # Module tests need a kernel that loads modules: this machine's does not, so
@@ -165,6 +167,7 @@ check: export WERROR := 1
 check: setup userspace man
 	@$(MAKE) -s test
 	$(PY) -m pytest -q tests/native
+	@$(MAKE) -s fuzz-smoke
 	@scripts/check-kernels $(KERNELS)
 	@$(MAKE) -s demo
 	$(PY) tests/demo/check_demo.py out/demo
@@ -173,6 +176,23 @@ check: setup userspace man
 
 demo: setup userspace
 	@scripts/demo
+
+# coverage-guided fuzzing of every reader (clang, libFuzzer): outside make check, which runs
+# each target for 10 s (fuzz-smoke: six targets, about two minutes with their build)
+FUZZ_SECONDS ?= 180
+fuzz:
+	@scripts/setup.sh --fuzz
+	@$(MAKE) -s -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+fuzz-smoke:
+	@scripts/setup.sh --fuzz
+	@$(MAKE) -s -C tests/fuzz smoke
+
+# ten minutes of recording under a mixed load in the 6.1 guest (under the guest lock), then the
+# recording read end to end, its accounting per CPU, the merger's report and the readers' memory
+# at 1, 5 and 10 minutes, on the host: about 25 minutes, outside make check; out/soak/soak.txt
+soak: setup userspace
+	@scripts/soak
 
 bench: setup userspace bench-loop
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
@@ -264,5 +284,5 @@ clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install \
+.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install fuzz fuzz-smoke soak \
 	uninstall clean FORCE

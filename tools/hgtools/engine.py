@@ -4,6 +4,7 @@ first when the ground truth is trace-cmd's trace.dat; their bad-input exit
 clean error.
 
     hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [--name DISPLAY_NAME] [--gaps OUT.hgg]
+            [--gaps-json OUT.jsonl (a run hourglass -b stopped)]
             [--kernelshark OUT.dat [--ks-session OUT.json]] [--perfetto OUT.perfetto-trace] [--progress]
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from . import paths, progress, report_json
+from . import breaktrace, paths, progress, report_json
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, HgError, cannot
 
 TRACE_DAT_MAGIC = b"\x17\x08\x44tracing"
@@ -101,8 +102,10 @@ def _run(cmd: List[str]) -> None:
 def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports] = None,
           show_progress: Optional[bool] = None) -> Dict[str, Any]:
     """Merge @run_dir with hgmerge: the report (JSON v2, as a dictionary), and
-    the @exports written where they say."""
+    the @exports written where they say. A run hourglass -b stopped gets a
+    "breaktrace" object: the sample and what the kernel says of it."""
     hgl, kpath = run_inputs(run_dir, kernel)
+    trip = breaktrace.of_run(run_dir)
     exports = exports or Exports()
     if show_progress is None:
         show_progress = progress.enabled()
@@ -122,10 +125,16 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
             if path:
                 _check_writable(path)
                 cmd += [opt, path]
+        gaps_json = os.path.join(tmp, "gaps.jsonl") if trip and trip["kind"] == "gap" else None
+        if gaps_json:
+            cmd += ["--gaps-json", gaps_json]
         if show_progress:
             cmd.append("--progress")
         _run(cmd)
-        return report_json.load(out)
+        rep = report_json.load(out)
+        if trip:
+            rep["breaktrace"] = breaktrace.explain(rep, trip, gaps_json)
+        return rep
 
 
 def _check_writable(path: str) -> None:

@@ -54,7 +54,8 @@ DIR` reads.
 
 With hourglass's -b US (cyclictest -b, rtla -T) the module records in overwrite
 mode and the recording freezes where a gap or a wake-up first passed US: the
-end of kernel.hgt holds what led to it, hourglass.json names the sample.
+end of kernel.hgt holds what led to it, hourglass.json names the sample, and
+`hourglass report DIR` opens with it and what the kernel says of it.
 
 Exit status (docs/exit-status.md): 0 recorded, 1 bad usage, 2 could not record
 (module, tracefs, privileges, a file that cannot be written), 4 recorded, but hourglass's
