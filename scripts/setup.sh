@@ -26,6 +26,8 @@
 #     --system-site-packages, so nothing is compiled or downloaded for it;
 #   - man-db, groff-base, mandoc: make builds man pages from docs/ and the
 #     unit tests render each (man -l, groff) and lint it (mandoc -T lint);
+#   - with --fuzz, only clang and its compiler-rt (libclang-rt-N-dev: libFuzzer and
+#     the sanitizers), and atheris in build/fuzz/pyenv, for make fuzz (tests/fuzz);
 #   - virtme-ng and pytest in a virtual environment at $HG_VENV (default
 #     .venv), and the hgtools package from tools/, installed editable, so
 #     that `python -m hgtools` runs the tree's code as it is.
@@ -33,6 +35,48 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 venv=${HG_VENV:-$top/.venv}
+
+# --fuzz: only what the fuzz targets need (tests/fuzz, make fuzz): clang, and the
+# compiler-rt of its version (libFuzzer and the sanitizers); quick when they are there
+if [ "${1:-}" = --fuzz ]; then
+	# the compiler-rt package of the installed clang, when its libFuzzer is missing
+	rt_missing() {
+		local v f
+		v=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+		f=$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
+		[ -n "$v" ] && [ ! -e "$f" ] && echo "libclang-rt-$v-dev"
+		return 0
+	}
+	want=()
+	command -v clang >/dev/null || want+=(clang)
+	for p in libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config zlib1g-dev; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || want+=("$p")
+	done
+	for p in python3-venv python3-matplotlib; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || want+=("$p")
+	done
+	if [ ${#want[@]} -gt 0 ] || [ -n "$(rt_missing)" ]; then
+		if [ "$(id -u)" -ne 0 ]; then
+			echo "setup: need root for apt-get; run: sudo apt-get install ${want[*]} $(rt_missing)" >&2
+			exit 1
+		fi
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -q
+		[ ${#want[@]} -eq 0 ] || apt-get install -y -q --no-install-recommends "${want[@]}"
+		rt=$(rt_missing)
+		[ -z "$rt" ] || apt-get install -y -q --no-install-recommends "$rt"
+		echo "setup: fuzzing ok ($(clang --version | head -1))"
+	fi
+	# atheris (libFuzzer for Python, a wheel) for the report JSON target, in an environment of
+	# its own under build/ that sees the system's matplotlib
+	pyenv=$top/build/fuzz/pyenv
+	if ! "$pyenv/bin/python" -c 'import atheris' 2>/dev/null; then
+		echo "setup: atheris into $pyenv"
+		/usr/bin/python3 -m venv --system-site-packages "$pyenv"
+		"$pyenv/bin/pip" install -q --disable-pip-version-check atheris
+	fi
+	exit 0
+fi
 
 pkgs=(
 	linux-image-amd64 linux-headers-amd64

@@ -21,9 +21,10 @@ def importer(hgtrace_bin):
     return IMPORT
 
 
-def trace_dat(path, switch_id=None):
+def trace_dat(path, switch_id=None, late=None):
     """A small trace.dat as trace-cmd writes it (tests/helpers/tracedat.py); with
-    @switch_id, sched_switch's format text names that id, its records keep theirs."""
+    @switch_id, sched_switch's format text names that id, its records keep theirs;
+    with @late, one more switch on CPU 1 stamped so, after a lost event."""
     from helpers.tracedat import TraceDat, standard_events
     w = TraceDat(cpus=2, tsc_hz=1e9)
     ev = standard_events(w)
@@ -33,6 +34,9 @@ def trace_dat(path, switch_id=None):
     w.add("", 0, 300, ev["irq_exit"], 0, dict(irq=30, ret=1))
     w.add("", 1, 150, ev["softirq_entry"], 0, dict(vec=3))
     w.add("", 1, 250, ev["softirq_exit"], 0, dict(vec=3))
+    if late is not None:
+        w.lost("", 1, 1)        # a new page, whose header holds the whole stamp
+        w.add("", 1, late, ev["switch"], 8, dict(sw, prev_pid=8, next_pid=7))
     if switch_id is not None:
         ev["switch"].format = re.sub(r"\nID: \d+\n", f"\nID: {switch_id}\n", ev["switch"].format, count=1)
     w.write(str(path))
@@ -68,6 +72,33 @@ def test_huge_event_id_refused(tmp_path, importer, new_id):
     assert p.returncode == 3, (p.returncode, p.stdout, p.stderr)
     assert str(dat) in p.stderr and "none of the file's formats describes" in p.stderr, p.stderr
     assert "crashed" not in p.stderr and not out.exists()
+
+
+def test_stamp_beyond_2_63_refused(tmp_path, importer):
+    """A stamp no reader takes (the merger holds TSCs as int64): refused, not written
+    into a .hgt the reader would refuse (found by fuzz_import)."""
+    dat, out = tmp_path / "t.dat", tmp_path / "k.hgt"
+    trace_dat(dat, late=(1 << 63) + 400)
+    p = limited([importer, str(dat), "-o", str(out)])
+    assert p.returncode == 3, (p.returncode, p.stdout, p.stderr)
+    assert str(dat) in p.stderr and "1 records stamped beyond 2^63 (the first: 9223372036854776208)" in p.stderr
+    assert not out.exists()
+
+
+def test_a_crash_inside_libtracecmd_is_a_bad_file(tmp_path, importer):
+    """One byte changed in a real trace.dat (found by fuzzing) makes libtracecmd 3.1 crash in
+    tracecmd_open(): exit 3 naming the file, nothing written, and the crash put where it
+    was, in libtracecmd, not in hgtrace-import's own code."""
+    seed = os.path.join(os.path.dirname(__file__), "..", "fuzz", "corpus", "dat", "real-few.dat")
+    data = bytearray(open(seed, "rb").read())
+    data[8203] = 167
+    dat, out = tmp_path / "t.dat", tmp_path / "k.hgt"
+    dat.write_bytes(bytes(data))
+    p = limited([importer, str(dat), "-o", str(out)])
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    assert str(dat) in p.stderr and "its own code" not in p.stderr and not out.exists(), p.stderr
+    # a newer libtracecmd may refuse the file instead of crashing on it
+    assert "libtracecmd crashed reading" in p.stderr or "not a trace.dat that libtracecmd can open" in p.stderr
 
 
 def test_unwritable_output(tmp_path, importer):

@@ -377,7 +377,10 @@ def latency_cdf(rep: Report) -> Optional[Chart]:
         color = THREAD_COLORS[i % len(THREAD_COLORS)]
         ax.step(xs, ys, where="post", color=color, linewidth=1.6, label=s.get("name") or thread_name(rep, k))
         ax.plot([xs[-1]], [ys[-1]], marker="o", markersize=4, color=color)
-        lo, hi = min(lo, min(x for x in xs if x > 0)), max(hi, max(xs))
+        lo, hi = min([lo] + [x for x in xs if x > 0]), max(hi, max(xs))
+    if not hi > 0:
+        return None         # no latency above zero: nothing a log axis can show
+    lo = min(lo, hi)
     ax.set_yscale("logit")
     top = 1 - 0.5 / n_max
     ax.set_ylim(min(0.5 / n_max, 0.01), top)
@@ -461,6 +464,7 @@ def supply_bounds(rep: Report) -> Optional[Chart]:
                  "the longest the thread went without the CPU.", fig)
 
 
-def _share(vals: Sequence[float], win: Sequence[float]) -> List[float]:
-    """CPU received as a share of each window."""
-    return [v / d if d > 0 else 0.0 for v, d in zip(vals, win)]
+def _share(vals: Sequence[Optional[float]], win: Sequence[float]) -> List[float]:
+    """CPU received as a share of each window; a window no stretch of the run
+    bounded (null in the JSON) is not drawn (nan breaks the line)."""
+    return [float("nan") if v is None else v / d if d > 0 else 0.0 for v, d in zip(vals, win)]

@@ -76,8 +76,8 @@ def report_main(argv: Sequence[str]) -> int:
                        "`trace-cmd report` on the exported trace. " + EXIT_EPILOG + " See docs/merge.md.")
     ap.add_argument("dir", help="run directory (hourglass record --dir DIR), or a report JSON to print again")
     ap.add_argument("--kernel", metavar="FILE",
-                    help="the ground truth: an hgtrace recording (.hgt) or a trace-cmd trace.dat "
-                         "recorded with -C x86-tsc (default DIR/kernel.hgt, else DIR/trace.dat)")
+                    help="the ground truth: an hgtrace recording (.hgt) or a trace-cmd trace.dat recorded "
+                         "with -C x86-tsc (default DIR/kernel.hgt, else DIR/ftrace.hgt, else DIR/trace.dat)")
     ap.add_argument("--json", metavar="FILE", help="also write the report as JSON ('-': to stdout, no text)")
     ap.add_argument("--gaps", metavar="OUT.hgg", help="also write the per-gap records (docs/merge.md)")
     ap.add_argument("--disagreements", type=int, default=20, metavar="N",

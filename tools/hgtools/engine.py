@@ -33,9 +33,9 @@ class Exports:
 
 
 def run_inputs(run_dir: str, kernel: Optional[str] = None) -> "tuple[str, str]":
-    """hourglass's trace and the ground truth of @run_dir (DIR/kernel.hgt,
-    else DIR/trace.dat, unless @kernel names one); a run that did not
-    finish recording is refused."""
+    """hourglass's trace and the ground truth of @run_dir (DIR/kernel.hgt, the
+    module's, else DIR/ftrace.hgt, hgtrace-ftrace's, else DIR/trace.dat,
+    unless @kernel names one); a run that did not finish recording is refused."""
     if not os.path.isdir(run_dir):
         raise HgError(f"{run_dir}: not a directory" if os.path.exists(run_dir) else f"{run_dir}: no such directory")
     hgl = os.path.join(run_dir, "hourglass.hgl")
@@ -53,12 +53,12 @@ def run_inputs(run_dir: str, kernel: Optional[str] = None) -> "tuple[str, str]":
         if not os.path.exists(kernel):
             raise HgError(f"{kernel}: no such file")
         return hgl, kernel
-    for name in ("kernel.hgt", "trace.dat"):
+    for name in ("kernel.hgt", "ftrace.hgt", "trace.dat"):
         p = os.path.join(run_dir, name)
         if os.path.exists(p):
             return hgl, p
-    raise HgError(f"{run_dir}: no kernel.hgt (hgtrace record) or trace.dat (trace-cmd record -C x86-tsc) "
-                  "in this directory")
+    raise HgError(f"{run_dir}: no kernel.hgt (hgtrace record), ftrace.hgt (hgtrace-ftrace record) or trace.dat "
+                  "(trace-cmd record -C x86-tsc) in this directory")
 
 
 def is_trace_dat(path: str) -> bool:

@@ -146,7 +146,7 @@ def _runs_table(reps: Sequence[Report], labels: Sequence[str]) -> str:
         inf = section(rep, "inference") or {}
         acc = (inf.get("headline") or {}).get("accuracy")
         wst = (section(rep, "latency") or {}).get("worst")
-        rows.append([label, str(k.get("release", "?")).split()[0], "yes" if k.get("preempt_rt") else "no",
+        rows.append([label, (str(k.get("release") or "?").split() or ["?"])[0], "yes" if k.get("preempt_rt") else "no",
                      g.get("total", "-"), (g.get("classes") or {}).get("hidden", 0) if g else "-",
                      pct(acc) if inf else "-", f"{wst['latency_us']:.1f} us" if wst else "-",
                      (wst.get("blame") or wst.get("largest_stage") or "-") if wst else "-",

@@ -1,16 +1,23 @@
 """record - one step to a run directory: the kernel's recording (hgtrace.ko),
-hourglass's trace, and with --ftrace trace-cmd's as a second ground truth;
-with --ftrace-only, trace-cmd's as the only one (no module needed).
+hourglass's trace, and with --ftrace hgtrace-ftrace's (the same tracepoints
+through ftrace, userspace/ftrace) as a second, independent ground truth;
+with --ftrace-only, hgtrace-ftrace's as the only one (no module needed).
 
     hourglass record --dir DIR [--ftrace | --ftrace-only] [--force] <the paper's options>
 
 (--dir was -o, which still works: in a plain run -o is the text output's
 file, so record's directory has a name of its own.)
 
-DIR gets hourglass.hgl/.json/.txt, kernel.hgt, trace.dat (--ftrace),
-record.json (what ran, exit statuses, versions) and, until everything
-finished, a file INCOMPLETE saying why: a directory with INCOMPLETE is
-readable but the report refuses it.
+DIR gets hourglass.hgl/.json/.txt, kernel.hgt (the module), ftrace.hgt
+(--ftrace, --ftrace-only: the same file format, its metadata naming the
+recorder), record.json (what ran, exit statuses, events lost) and, until
+everything finished, a file INCOMPLETE saying why: a directory with
+INCOMPLETE is readable but the report refuses it.
+
+The recorders nest, each starting its command once it records:
+hgtrace-ftrace record -- hgtrace record -- hourglass. The ftrace instance
+is set up first and removed last; hgtrace record stays hourglass's parent,
+which hourglass -b freezes (SIGUSR1 to the hgtrace above it).
 
 Its own errors are one line `hourglass record: ...`; a file or directory
 that cannot be made says which and why.
@@ -20,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,11 +35,6 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import paths
 from .errors import EXIT_BREAK, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, HgError, reason
-
-FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
-                 "sched:sched_migrate_task", "sched:sched_process_exit", "irq:irq_handler_entry",
-                 "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit", "irq_vectors:*",
-                 "timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit"]
 
 USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only] [--force] <hourglass options>
 
@@ -44,9 +45,10 @@ DIR` reads.
   --dir DIR      the run directory (created; must be empty unless --force);
                  -o DIR is the same, kept for scripts (in a plain hourglass run
                  -o names the text output's file)
-  --ftrace       also record the same tracepoints with trace-cmd (x86-tsc clock)
-  --ftrace-only  record them with trace-cmd only: for machines that cannot
-                 load the module (the report reads trace.dat instead)
+  --ftrace       also record the same tracepoints through ftrace (hgtrace-ftrace,
+                 an instance of its own, x86-tsc clock) into DIR/ftrace.hgt
+  --ftrace-only  record them through ftrace only: for machines that cannot
+                 load the module (the report reads ftrace.hgt instead)
   --force        reuse a non-empty DIR, deleting the files this command writes
   -h, --help     this text
 
@@ -56,7 +58,7 @@ end of kernel.hgt holds what led to it, hourglass.json names the sample, and
 `hourglass report DIR` opens with it and what the kernel says of it.
 
 Exit status (docs/exit-status.md): 0 recorded, 1 bad usage, 2 could not record
-(module, privileges, a file that cannot be written), 4 recorded, but hourglass's
+(module, tracefs, privileges, a file that cannot be written), 4 recorded, but hourglass's
 trace buffer filled (raise -e), 5 recorded, and hourglass stopped at its -b
 threshold, 130 interrupted (DIR kept, marked INCOMPLETE).
 """
@@ -65,8 +67,12 @@ threshold, 130 interrupted (DIR kept, marked INCOMPLETE).
 FINISHED = {EXIT_OK: "complete", EXIT_INCOMPLETE: "hourglass's trace buffer filled (records dropped)",
             EXIT_BREAK: "complete: hourglass stopped at its -b threshold"}
 
-OUR_FILES = ["hourglass.hgl", "hourglass.json", "hourglass.txt", "kernel.hgt", "trace.dat",
-             "record.json", "INCOMPLETE", "hgtrace.log", "hourglass.log", "trace-cmd.log"]
+# trace.dat, hourglass.log and trace-cmd.log were --ftrace's before hgtrace-ftrace: --force clears them too
+OUR_FILES = ["hourglass.hgl", "hourglass.json", "hourglass.txt", "kernel.hgt", "ftrace.hgt", "trace.dat",
+             "record.json", "INCOMPLETE", "hgtrace.log", "hgtrace-ftrace.log", "hourglass.log", "trace-cmd.log"]
+
+# what hgtrace-ftrace's summary says of the events it lost (docs/hgtrace-ftrace.md)
+FTRACE_SUMMARY = re.compile(r"^hgtrace-ftrace: (\d+) records, (\d+) events lost", re.M)
 
 
 def fail(msg: str, code: int) -> int:
@@ -141,8 +147,10 @@ def _record(argv: List[str]) -> int:
     hgtrace = paths.locate("hgtrace") or os.path.join(os.path.dirname(hg), "hgtrace")
     if module and not os.path.exists(hgtrace):
         return fail(f"{hgtrace}: the recorder is missing (make userspace)", 2)
-    if ftrace and not shutil.which("trace-cmd"):
-        return fail("--ftrace needs trace-cmd (apt install trace-cmd)", 2)
+    hgftrace = paths.locate("hgtrace-ftrace") if ftrace else None
+    if ftrace and not hgftrace:
+        return fail(f"--ftrace{'-only' if not module else ''} needs hgtrace-ftrace, the module-less recorder: "
+                    f"{paths.HINTS['hgtrace-ftrace']}", 2)
     st = subprocess.run([hgtrace, "stat"], capture_output=True, text=True) if module else None
     if st and st.returncode:
         sys.stderr.write(st.stderr)
@@ -167,67 +175,84 @@ def _record(argv: List[str]) -> int:
     meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
                             "start_unix": time.time(), "ftrace": ftrace, "module": module,
                             "hgtrace_stat": st.stdout if st else None, "breaktrace_ns": breaktrace}
-    tc: Optional[subprocess.Popen[bytes]] = None
+    child: List["subprocess.Popen[bytes]"] = []
     status = "incomplete"
     rc = 0
-    # Ctrl-C reaches the whole foreground group: hgtrace and trace-cmd stop
-    # cleanly on it; we wait for them, then mark the directory.
+    # Ctrl-C reaches the whole foreground group: the recorders and hourglass
+    # stop cleanly on it (hgtrace-ftrace removes its instance); we wait for
+    # them, then mark the directory. A SIGINT to us alone is passed on.
     interrupted: List[int] = []
-    signal.signal(signal.SIGINT, lambda *_: interrupted.append(1))
+
+    def on_sigint(*_: Any) -> None:
+        interrupted.append(1)
+        if child and child[0].poll() is None:
+            child[0].send_signal(signal.SIGINT)
+    signal.signal(signal.SIGINT, on_sigint)
     try:
-        if ftrace:
-            tc_log = os.path.join(out, "trace-cmd.log")
-            args = ["trace-cmd", "record", "-C", "x86-tsc", "-o", os.path.join(out, "trace.dat")]
-            for ev in FTRACE_EVENTS:
-                args += ["-e", ev]
-            with open(tc_log, "w") as log:
-                tc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-            # trace-cmd says so once its readers run
-            for _ in range(300):
-                time.sleep(0.1)
-                if interrupted or tc.poll() is not None or "Hit Ctrl^C" in _read(tc_log):
-                    break
-            if tc.poll() is not None and not interrupted:
-                return fail(f"trace-cmd did not start: {_read(tc_log)[-500:]}", 2)
-        if interrupted:
-            # Ctrl-C while trace-cmd started: hourglass and the module were never started
-            status, rc = "interrupted by Ctrl-C before hourglass started", EXIT_INTERRUPTED
-            return fail(f"{status}; {out} marked INCOMPLETE", rc)
         cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
                "--json", os.path.join(out, "hourglass.json"), "-o", os.path.join(out, "hourglass.txt")]
         if module:
             cmd = [hgtrace, "record", *(["-m", "overwrite"] if breaktrace else []),
                    "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
+        if ftrace:
+            # overwrite mode (its default): with -b the end of the file holds what led to the sample
+            assert hgftrace
+            cmd = [hgftrace, "record", "-o", os.path.join(out, "ftrace.hgt"), "--", *cmd]
         meta["recorder_command"] = cmd
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        with open(os.path.join(out, "hgtrace.log" if module else "hourglass.log"), "w") as f:
-            f.write(r.stdout + r.stderr)
+        log_path = os.path.join(out, "hgtrace.log" if module else "hgtrace-ftrace.log")
+        with open(log_path, "w") as log:
+            if not interrupted:
+                child.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
+                if interrupted:
+                    # Ctrl-C came while it was being started: the group's SIGINT missed it
+                    child[0].send_signal(signal.SIGINT)
+                child[0].wait()
+        log_text = _read(log_path)
+        top_rc = child[0].returncode if child else None
+        # each recorder says its command's status when it is not 0 (and nothing when it never started it)
+        ft_rc = top_rc if ftrace else None
+        hgt_rc = (top_rc if not ftrace else _said(log_text, "hgtrace-ftrace", ft_rc)) if module else None
+        hg_rc = _said(log_text, "hgtrace" if module else "hgtrace-ftrace", hgt_rc if module else ft_rc)
+        if hg_rc == 0 and not os.path.exists(os.path.join(out, "hourglass.hgl")):
+            hg_rc = -1
+        meta.update(hourglass_exit=hg_rc)
         if module:
-            m = re.search(r"the command exited with status (\d+)", r.stderr)
-            hg_rc = int(m.group(1)) if m else (0 if os.path.exists(os.path.join(out, "hourglass.hgl")) else -1)
-        else:
-            hg_rc = r.returncode
-        meta.update(hgtrace_exit=r.returncode, hourglass_exit=hg_rc)
+            meta["hgtrace_exit"] = hgt_rc
+        if ftrace:
+            meta["hgtrace_ftrace_exit"] = ft_rc
+            m = FTRACE_SUMMARY.search(log_text)
+            meta["ftrace_records"], meta["ftrace_lost"] = (int(m.group(1)), int(m.group(2))) if m else (None, None)
         if interrupted:
-            status, rc = "interrupted by Ctrl-C", 130
-        elif module and r.returncode:
-            sys.stderr.write(r.stderr)
-            status, rc = f"hgtrace record failed (exit {r.returncode})", 2
+            status, rc = ("interrupted by Ctrl-C" if child else "interrupted by Ctrl-C before hourglass started",
+                          EXIT_INTERRUPTED)
+        elif ftrace and ft_rc:
+            sys.stderr.write(log_text[-4000:])
+            status, rc = f"hgtrace-ftrace record failed (exit {ft_rc})", 2
+        elif module and hgt_rc:
+            sys.stderr.write(log_text[-4000:])
+            status, rc = f"hgtrace record failed (exit {hgt_rc})", 2
+        elif hg_rc is None:
+            sys.stderr.write(log_text[-4000:])
+            status, rc = "hourglass did not run", 2
         elif hg_rc == EXIT_INTERRUPTED:
             status, rc = "hourglass was interrupted", EXIT_INTERRUPTED
         elif hg_rc not in FINISHED:
-            sys.stderr.write(r.stderr)
+            sys.stderr.write(log_text[-4000:])
             status, rc = f"hourglass failed (exit {hg_rc})", 2
         else:
             status, rc = FINISHED[hg_rc], hg_rc
+            if meta.get("ftrace_lost"):
+                print(f"hourglass record: hgtrace-ftrace lost {meta['ftrace_lost']} events: ftrace.hgt marks "
+                      "where (LOST records), and the report counts the gaps they touch as unexplainable",
+                      file=sys.stderr)
     finally:
-        if tc and tc.poll() is None:
-            tc.send_signal(signal.SIGINT)
+        if child and child[0].poll() is None:
+            # we are leaving on an exception: the recorders stop as on Ctrl-C
+            child[0].send_signal(signal.SIGINT)
             try:
-                tc.wait(timeout=120)
+                child[0].wait(timeout=120)
             except subprocess.TimeoutExpired:
-                tc.kill()
-            meta["trace_cmd_exit"] = tc.returncode
+                child[0].kill()
         meta["status"] = status
         meta["end_unix"] = time.time()
         with open(os.path.join(out, "record.json"), "w") as f:
@@ -239,6 +264,17 @@ def _record(argv: List[str]) -> int:
                 f.write(status + "\n")
     print(f"hourglass record: {status}; files in {out}", file=sys.stderr)
     return rc
+
+
+def _said(log: str, recorder: str, recorder_rc: Optional[int]) -> Optional[int]:
+    """The exit status of @recorder's command, from what it printed: None when
+    the recorder failed or never started it, 0 when it said nothing."""
+    m = re.findall(rf"^{re.escape(recorder)}: the command exited with status (\d+)$", log, re.M)
+    if m:
+        return int(m[-1])
+    if recorder_rc is None or re.search(rf"^{re.escape(recorder)}: the command was not started", log, re.M):
+        return None
+    return 0 if recorder_rc == 0 else None
 
 
 def _read(path: str) -> str:

@@ -1,10 +1,24 @@
 """report_json - the merger's report (docs/report-json.md, report_version 2):
 read and checked, and the few ways its figures are written for people
-(times on the one base, thread names, shares)."""
+(times on the one base, thread names, shares).
+
+load() checks every key the text and HTML renderers use, before they see
+the report: its type (a count is a whole number, a time a finite number,
+a name a string), its range where the format fixes one (shares 0..1,
+counts >= 0), and the shapes that go together (the confusion matrix is
+actual x inferred, a histogram has one edge more than counts, a supply-
+bound function has as many values as windows). A report that breaks one is
+refused with one line naming the file and the key ("r.json:
+inference.confusion.matrix[2] has 5 counts, inferred has 6 classes"),
+exit 3, never a traceback from the renderers. Keys the renderers do not
+use are not checked: a newer merger may add them (docs: keys are never
+removed within a major version).
+"""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+import math
+from typing import Any, Callable, Dict, List, Optional
 
 from .errors import HgError, cannot
 
@@ -15,32 +29,346 @@ CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden", "other",
 
 Report = Dict[str, Any]
 
+# No figure of a report comes near these: a time in seconds, ms, us or ns of a run, a count of events.
+# Beyond them a number is a corrupt file (and would overflow what formats and draws it).
+NUM_LIMIT = 1e18
+COUNT_LIMIT = 2 ** 53
+
 
 def load(path: str) -> Report:
-    """The report in @path, checked to be one this package formats."""
+    """The report in @path, checked to be one this package formats (every key it uses)."""
     try:
-        with open(path) as f:
-            rep = json.load(f)
+        with open(path, encoding="utf-8") as f:
+            rep = json.load(f, parse_constant=_no_constant)
     except OSError as e:
         raise cannot("read", path, e)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as e:
         raise HgError(f"{path}: not a report (JSON): {e}")
+    except RecursionError:
+        raise HgError(f"{path}: not a report: JSON nested deeper than this reader follows")
     check(rep, path)
     out: Report = rep
     return out
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (the merger writes null for a figure it has not)")
+
+
 def check(rep: Any, path: str) -> None:
-    """Refuse what is not a report of the major version this package reads."""
+    """Refuse what is not a report of the major version this package reads, naming the key at fault."""
     if not isinstance(rep, dict) or "report_version" not in rep:
         raise HgError(f"{path}: not an hourglass report (no report_version)")
     v = rep["report_version"]
-    if not isinstance(v, int) or v != REPORT_MAJOR:
+    if not isinstance(v, int) or isinstance(v, bool) or v != REPORT_MAJOR:
         raise HgError(f"{path}: report_version {v!r}; this hourglass reads version {REPORT_MAJOR} "
                       "(merge the run again with this version's hgmerge)")
     for key in ("summary", "run", "warnings"):
         if key not in rep:
             raise HgError(f"{path}: report_version 2 without '{key}'")
+    try:
+        REPORT(rep, "")
+    except _Bad as e:
+        raise HgError(f"{path}: {e}")
+
+
+# ---- the checks: each is a function of (value, where) that raises _Bad ----
+
+class _Bad(Exception):
+    """What is wrong, and where in the report ("gaps.classes.timer is a string, not a count")."""
+
+
+Check = Callable[[Any, str], None]
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "a whole number"
+    if isinstance(v, float):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "a list"
+    return "an object"
+
+
+def _wrong(v: Any, where: str, want: str) -> _Bad:
+    return _Bad(f"{where or 'the report'} is {_kind(v)}, not {want}")
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def num(lo: float = -NUM_LIMIT, hi: float = NUM_LIMIT, above: Optional[float] = None) -> Check:
+    """A finite number within [lo, hi] (and > @above when given)."""
+    def c(v: Any, where: str) -> None:
+        if not _is_num(v):
+            raise _wrong(v, where, "a number")
+        if not (lo <= v <= hi) or (above is not None and not v > above):
+            span = f"above {above:g}, up to {hi:g}" if above is not None else f"{lo:g}..{hi:g}"
+            raise _Bad(f"{where} is {v!r}, outside {span}")
+    return c
+
+
+def count(hi: int = COUNT_LIMIT) -> Check:
+    """A whole number from 0 to @hi."""
+    def c(v: Any, where: str) -> None:
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise _wrong(v, where, "a count (a whole number)")
+        if not 0 <= v <= hi:
+            raise _Bad(f"{where} is {v}, outside 0..{hi}")
+    return c
+
+
+def text(v: Any, where: str) -> None:
+    """A string that can be printed (UTF-8: no lone surrogates from \\ud800 escapes)."""
+    if not isinstance(v, str):
+        raise _wrong(v, where, "a string")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Bad(f"{where} is not UTF-8 text (a lone surrogate escape)")
+
+
+def boolean(v: Any, where: str) -> None:
+    if not isinstance(v, bool):
+        raise _wrong(v, where, "true or false")
+
+
+def anything(v: Any, where: str) -> None:
+    """Any value: the renderers only print it as it is."""
+    if isinstance(v, str):
+        text(v, where)
+
+
+def either(*checks: Check, want: str) -> Check:
+    def c(v: Any, where: str) -> None:
+        for k in checks:
+            try:
+                k(v, where)
+                return
+            except _Bad:
+                pass
+        raise _wrong(v, where, want)
+    return c
+
+
+def opt(check: Check) -> Check:
+    """null (nothing to say), or what @check accepts."""
+    def c(v: Any, where: str) -> None:
+        if v is not None:
+            check(v, where)
+    return c
+
+
+def lst(item: Check, most: Optional[int] = None) -> Check:
+    def c(v: Any, where: str) -> None:
+        if not isinstance(v, list):
+            raise _wrong(v, where, "a list")
+        if most is not None and len(v) > most:
+            raise _Bad(f"{where} has {len(v)} items, more than {most}")
+        for i, x in enumerate(v):
+            item(x, f"{where}[{i}]")
+    return c
+
+
+def tup(*items: Check) -> Check:
+    """A list of exactly len(@items) values."""
+    def c(v: Any, where: str) -> None:
+        if not isinstance(v, list):
+            raise _wrong(v, where, f"a list of {len(items)}")
+        if len(v) != len(items):
+            raise _Bad(f"{where} has {len(v)} items, not {len(items)}")
+        for i, (x, k) in enumerate(zip(v, items)):
+            k(x, f"{where}[{i}]")
+    return c
+
+
+def _key_is_index(k: str) -> bool:
+    return k.isascii() and k.isdigit() and len(k) < 10
+
+
+def obj(required: Optional[Dict[str, Check]] = None, optional: Optional[Dict[str, Check]] = None,
+        rule: Optional[Check] = None) -> Check:
+    """An object: @required keys present, @optional ones checked when present, then @rule on the whole."""
+    def c(v: Any, where: str) -> None:
+        if not isinstance(v, dict):
+            raise _wrong(v, where, "an object")
+        for k, check in (required or {}).items():
+            if k not in v:
+                raise _Bad(f"{where + '.' if where else ''}{k} is missing")
+            check(v[k], f"{where + '.' if where else ''}{k}")
+        for k, check in (optional or {}).items():
+            if k in v:
+                check(v[k], f"{where + '.' if where else ''}{k}")
+        if rule:
+            rule(v, where)
+    return c
+
+
+def dmap(value: Check, index_keys: bool = False) -> Check:
+    """An object whose keys are names (or, with @index_keys, numbers: thread, CPU) and values @value."""
+    def c(v: Any, where: str) -> None:
+        if not isinstance(v, dict):
+            raise _wrong(v, where, "an object")
+        for k, x in v.items():
+            text(k, f"{where} key {k!r}")
+            if index_keys and not _key_is_index(k):
+                raise _Bad(f"{where} has the key {k!r}, not a thread or CPU number")
+            value(x, f"{where}.{k}")
+    return c
+
+
+# ---- what goes together ----
+
+def _increasing(v: List[float], where: str) -> None:
+    for i in range(1, len(v)):
+        if not v[i] > v[i - 1]:
+            raise _Bad(f"{where}[{i}] is {v[i]!r}, not above the one before ({v[i - 1]!r})")
+
+
+def _hist_rule(v: Dict[str, Any], where: str) -> None:
+    if len(v["edges_us"]) != len(v["counts"]) + 1:
+        raise _Bad(f"{where} has {len(v['edges_us'])} edges for {len(v['counts'])} counts (one edge more expected)")
+    _increasing(v["edges_us"], f"{where}.edges_us")
+
+
+def _gap_hist_rule(v: Dict[str, Any], where: str) -> None:
+    _increasing(v["edges_us"], f"{where}.edges_us")
+    for cls, counts in v["classes"].items():
+        if len(counts) + 1 != len(v["edges_us"]):
+            raise _Bad(f"{where}.classes.{cls} has {len(counts)} counts for {len(v['edges_us'])} edges "
+                       "(one edge more expected)")
+
+
+def _confusion_rule(v: Dict[str, Any], where: str) -> None:
+    if len(v["matrix"]) != len(v["actual"]):
+        raise _Bad(f"{where}.matrix has {len(v['matrix'])} rows, actual has {len(v['actual'])} classes")
+    for i, row in enumerate(v["matrix"]):
+        if len(row) != len(v["inferred"]):
+            raise _Bad(f"{where}.matrix[{i}] has {len(row)} counts, inferred has {len(v['inferred'])} classes")
+
+
+def _sbf_rule(v: Dict[str, Any], where: str) -> None:
+    n = len(v.get("window_ms") or [])
+    _increasing(v.get("window_ms") or [], f"{where}.window_ms")
+    for k in ("lower_ms", "upper_ms"):
+        if n and len(v.get(k) or []) != n:
+            raise _Bad(f"{where}.{k} has {len(v.get(k) or [])} values for {n} windows")
+
+
+def _span_rule(v: Dict[str, Any], where: str) -> None:
+    if not v["from"] < v["to"]:
+        raise _Bad(f"{where} runs from {v['from']!r} to {v['to']!r}: not forwards")
+
+
+def _pair_rule(v: List[Any], where: str) -> None:
+    if not v[0] <= v[1]:
+        raise _Bad(f"{where} ends ({v[1]!r}) before it starts ({v[0]!r})")
+
+
+def _all(*checks: Check) -> Check:
+    def c(v: Any, where: str) -> None:
+        for k in checks:
+            k(v, where)
+    return c
+
+
+# ---- the report, as the renderers read it (docs/report-json.md) ----
+
+NUM = num()
+T = num(-1e12, 1e12)                    # seconds on the report's base
+POS = num(0)                            # a duration, a size: not negative
+SHARE = num(0, 1)
+COUNT = count()
+THREAD = count(1 << 16)
+PRINTABLE = either(text, num(), count(), boolean, want="a string or a number")   # printed as it is
+STAT = obj(optional={k: opt(NUM) for k in ("min_us", "median_us", "avg_us", "p99_us", "max_us")})
+WORST = obj(required={"latency_us": NUM},
+            optional={"t": opt(T), "cpu": opt(PRINTABLE), "thread": opt(THREAD), "stages_us": opt(dmap(opt(NUM))),
+                      "largest_stage": opt(PRINTABLE), "blame": opt(text), "complete": opt(boolean)})
+HIST = obj(required={"edges_us": lst(POS), "counts": lst(COUNT)}, rule=_hist_rule)
+LAT_THREAD = obj(optional={
+    "name": opt(text), "wakeups": opt(COUNT), "decomposed": opt(COUNT),
+    **{st: opt(STAT) for st in STAGES + ("latency",)},
+    "worst": opt(lst(WORST)), "hist": opt(HIST),
+    "cdf": opt(lst(tup(NUM, num(above=0, hi=1)))),
+})
+INTERVAL = _all(tup(T, T), _pair_rule)
+MAP_GAP = either(_all(tup(T, T, text, boolean), _pair_rule), _all(tup(T, T, text), _pair_rule),
+                 want="[t0, t1, class, wrong]")
+
+REPORT = obj(
+    required={"summary": lst(text), "warnings": lst(text), "run": obj(optional={
+        "dir": opt(text), "command": opt(lst(text)),
+        "kernel": opt(obj(optional={"release": opt(text), "preempt_rt": opt(anything)})),
+        "tsc_hz": opt(POS), "t0": opt(T), "duration_s": opt(POS), "hourglass_complete": opt(boolean),
+        "threads": opt(lst(obj(required={"thread": THREAD}, optional={
+            "name": text, "tid": either(COUNT, text, want="a tid"), "workload": text, "policy": PRINTABLE,
+            "priority": PRINTABLE, "timer": PRINTABLE, "affinity": opt(PRINTABLE), "period_ms": opt(POS)}))),
+    })},
+    optional={
+        "kernel_recording": opt(obj(optional={
+            "path": opt(text), "recorder": opt(text), "events": opt(COUNT), "window": opt(lst(T, 2)),
+            "lost": opt(dmap(COUNT)), "lost_total": opt(COUNT), "meta": opt(dmap(anything))})),
+        "gaps": opt(obj(optional={
+            "total": COUNT, "voluntary": COUNT, "scored": COUNT, "unexplainable": COUNT,
+            "unexplainable_why": opt(dmap(COUNT)), "classes": opt(dmap(COUNT))})),
+        "steal": opt(obj(optional={"hidden_gaps": opt(COUNT), "hidden_ms": POS, "run_ms": POS,
+                                   "share": opt(SHARE)})),
+        "inference": opt(obj(required={"confusion": obj(
+            required={"actual": lst(text), "inferred": lst(text), "matrix": lst(lst(COUNT))}, rule=_confusion_rule)},
+            optional={
+                "headline": opt(obj(required={"gaps": COUNT, "correct": COUNT}, optional={"accuracy": opt(SHARE)})),
+                "all": opt(obj(required={"gaps": COUNT, "correct": COUNT}, optional={"accuracy": opt(SHARE)})),
+                "classes": opt(dmap(obj(optional={k: opt(SHARE) for k in ("precision", "recall", "f1")}))),
+                "macro_f1": opt(SHARE),
+                "calibration": opt(obj(optional={
+                    "switch_limit_us": opt(POS), "switch_limit_basis": opt(text), "hidden_limit_us": opt(POS),
+                    "tick": opt(dmap(obj(optional={"period_ms": opt(POS), "floor_us": opt(POS)})))})),
+                "rules": opt(dmap(PRINTABLE))})),
+        "causes": opt(lst(obj(required={"cause": text, "gaps": COUNT, "total_ms": POS},
+                              optional={"median_us": opt(NUM)}))),
+        "time_lost": opt(lst(obj(required={"what": text, "ms": NUM}, optional={"kind": text, "gaps": COUNT}))),
+        "context_switch": opt(obj(required={"switches": COUNT}, optional={
+            **{k: opt(NUM) for k in ("inferred_shortest_us", "inferred_median_us", "kernel_handler_median_us",
+                                     "kernel_switch_only_median_us", "kernel_switch_only_shortest_us")},
+            **{k: opt(COUNT) for k in ("kernel_confirmed", "preemptions_between_cpu_bound", "with_tick_in_gap",
+                                       "with_resched_ipi")}})),
+        "interrupt_durations": opt(lst(obj(required={"source": text, "gaps": COUNT},
+                                           optional={"inferred_median_us": opt(NUM), "handler_median_us": opt(NUM)}))),
+        "migrations": opt(obj(optional={k: COUNT for k in ("inferred", "confirmed",
+                                                            "kernel_migrations_of_hourglass_threads")})),
+        "microstates": opt(lst(obj(optional={
+            "name": opt(text), "thread": opt(THREAD), "kernel_ns": opt(NUM), "handlers_ns": opt(NUM),
+            **{f"{k}_ns": opt(NUM) for k in ("intervals", "cputime", "schedstat", "rusage")},
+            **{f"{k}_vs_kernel": opt(NUM) for k in ("intervals", "cputime", "schedstat", "rusage")}}))),
+        "latency": opt(obj(optional={"threads": opt(dmap(LAT_THREAD, index_keys=True)), "worst": opt(WORST)})),
+        "missed_deadlines": opt(obj(required={"count": COUNT}, optional={"listed": opt(lst(obj(optional={
+            "t": T, "thread": opt(THREAD), "cpu": opt(PRINTABLE), "thread_ran_ms": NUM, "period_ms": NUM,
+            "instead": opt(lst(obj(required={"what": text, "ms": NUM})))})))})),
+        "disagreements": opt(obj(optional={"count": COUNT, "listed": opt(lst(obj(
+            required={"inferred": text, "actual": text},
+            optional={"t": T, "cpu": opt(PRINTABLE), "thread": opt(THREAD), "next_thread": opt(THREAD),
+                      "length_us": NUM, "inferred_why": opt(text), "primary": opt(text), "actual_why": opt(text),
+                      "events": opt(lst(text))})))})),
+        "charts": opt(obj(optional={
+            "map": opt(obj(required={"from": T, "to": T}, optional={"threads": opt(lst(obj(optional={
+                "thread": opt(THREAD), "name": opt(text), "intervals": opt(lst(INTERVAL)),
+                "gaps": opt(lst(MAP_GAP))})))}, rule=_span_rule)),
+            "switch_hist": opt(HIST),
+            "gap_hist": opt(obj(required={"edges_us": lst(POS), "classes": dmap(lst(COUNT))},
+                                rule=_gap_hist_rule)),
+            "sbf": opt(dmap(obj(optional={"name": opt(text), "window_ms": opt(lst(num(above=0))),
+                                          "lower_ms": opt(lst(opt(POS))), "upper_ms": opt(lst(opt(POS)))}, rule=_sbf_rule),
+                            index_keys=True))})),
+    })
 
 
 def t(sec: Optional[float]) -> str:

@@ -5,7 +5,8 @@
  * hgl_open() checks the prelude and every section header, parses the info
  * section (strict JSON, hg_json.h) into struct hgl_info, checking the type
  * of every key it uses, and checks each record (type, thread < nthreads,
- * cpu < HGL_MAX_CPUS) before anything is handed out. Records are read
+ * cpu < HGL_MAX_CPUS, stamps <= HGL_MAX_TSC, an interval that does not end
+ * before it starts) before anything is handed out. Records are read
  * through cursors (own buffered reads, not a mapping), so memory does not
  * grow with the trace.
  */
@@ -21,6 +22,7 @@
 #define HGL_MAX_THREADS		4096
 #define HGL_MAX_INFO_BYTES	(16u << 20)
 #define HGL_MAX_TSC_HZ		1e12	/* tsc.hz: 1 Hz .. 1 THz, else the figures derived from it are nonsense */
+#define HGL_MAX_TSC		INT64_MAX	/* a record's stamps: every reader holds them as int64_t */
 
 #define HGL_OPEN_ALLOW_INCOMPLETE 1	/* no end! section: read what is there */
 

@@ -29,6 +29,7 @@
 #define HGT_MAX_CHUNK_BYTES	(64u << 20)	/* a chunk's payload, compressed or not */
 #define HGT_MAX_RAW_BYTES	(64u << 20)	/* a chunk's records once inflated or unpacked */
 #define HGT_MAX_CPUS		8192		/* x86_64's NR_CPUS ceiling */
+#define HGT_MAX_TSC		INT64_MAX	/* a record's or the window's stamp: readers hold it as int64_t */
 
 #define HGT_OPEN_ALLOW_INCOMPLETE 1	/* no END marker: read what is there (hgtrace dump), up to a
 					 * last chunk cut short */

@@ -101,6 +101,13 @@ static int check_rec(const struct hgl_file *f, const struct hgl_rec *r, uint64_t
 	if (r->cpu >= HGL_MAX_CPUS)
 		return bad_at(f, err, off, "record on CPU %u, beyond the format's limit of %u CPUs", r->cpu,
 			      HGL_MAX_CPUS);
+	/* a WAKE's t2 is a signed lateness, not a stamp; a JOB's is its deadline */
+	if (r->t0 > HGL_MAX_TSC || r->t1 > HGL_MAX_TSC || (r->type == HGL_REC_JOB && r->t2 > HGL_MAX_TSC))
+		return bad_at(f, err, off, "record stamped beyond 2^63 (t0 %llu, t1 %llu, t2 %llu): not a TSC",
+			      (unsigned long long)r->t0, (unsigned long long)r->t1, (unsigned long long)r->t2);
+	if (r->type == HGL_REC_INTERVAL && r->t1 < r->t0)
+		return bad_at(f, err, off, "an interval that ends (TSC %llu) before it starts (TSC %llu)",
+			      (unsigned long long)r->t1, (unsigned long long)r->t0);
 	return 0;
 }
 

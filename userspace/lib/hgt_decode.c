@@ -8,7 +8,7 @@
  * its length says, the padding after it is zeros, a packed chunk's columns
  * are used up exactly. Then every record is walked: a length that is a
  * multiple of 8, at least what its type's payload needs, inside the chunk,
- * and as many records as the chunk header says.
+ * a stamp below 2^63, and as many records as the chunk header says.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -97,7 +97,7 @@ const char *hgt_zchunk_bad(const struct hgt_zchunk *zh, const struct hgt_chunk_i
 
 const char *hgt_pchunk_bad(const struct hgt_pchunk *ph, const struct hgt_chunk_info *c)
 {
-	uint64_t n = c->nr_records, z = 0, words;
+	uint64_t n = c->nr_records, z = 0, words, total;
 	unsigned k;
 
 	if (c->nr_bytes < sizeof(*ph))
@@ -121,6 +121,12 @@ const char *hgt_pchunk_bad(const struct hgt_pchunk *ph, const struct hgt_chunk_i
 	    ph->seg_bytes[9] < n || ph->seg_bytes[9] > HGT_VARINT_MAX * n ||
 	    ph->seg_bytes[10] < words || ph->seg_bytes[10] > HGT_VARINT_MAX * words)
 		return "a column of varints whose size cannot match its records";
+	/* 8 bytes a record and up to 5 a varint could reach 1.25 times raw_bytes: no more than the
+	 * records' own ceiling is ever allocated for them (a packer's chunk is a quarter of it) */
+	for (total = 0, k = 0; k < HGT_PACK_SEGS; k++)
+		total += ph->seg_bytes[k];
+	if (total > HGT_MAX_RAW_BYTES)
+		return "columns beyond 64 MiB once inflated";
 	if (z > c->nr_bytes - sizeof(*ph))
 		return "zlib streams longer than their chunk";
 	if (sizeof(*ph) + ((z + 7) & ~7ull) != c->nr_bytes)
@@ -283,6 +289,7 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 	int plain = c->magic == HGT_CHUNK_MAGIC;
 	const char *what = NULL;
 	unsigned type = 0, rlen = 0;
+	uint64_t tsc = 0;
 
 	while (pos < len) {
 		if (len - pos < sizeof(struct hgt_rec)) {
@@ -299,6 +306,11 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 			what = "record too short for its type";
 			break;
 		}
+		memcpy(&tsc, r + pos, sizeof(tsc));
+		if (tsc > HGT_MAX_TSC) {
+			what = "record stamped beyond 2^63";
+			break;
+		}
 		n++;
 		pos += rlen;
 	}
@@ -310,6 +322,8 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 				 hgt_type_name(type), hgt_type_min_len(type), rlen);
 		else if (!strcmp(what, "corrupt record length"))
 			snprintf(desc, sizeof(desc), "%s %u (a multiple of 8 from 16, within the chunk)", what, rlen);
+		else if (!strcmp(what, "record stamped beyond 2^63"))
+			snprintf(desc, sizeof(desc), "%s (TSC %llu): not a TSC", what, (unsigned long long)tsc);
 		else
 			snprintf(desc, sizeof(desc), "%s", what);
 		if (plain)

@@ -397,6 +397,9 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 				      (unsigned long long)f->window_offset);
 		if (hgt_pread_all(f->fd, &f->win, sizeof(f->win), off + sizeof(c)))
 			return bad_at(f, err, off, "truncated time chunk");
+		if (f->win.stop_tsc > HGT_MAX_TSC)
+			return bad_at(f, err, off, "a window stamped beyond 2^63 (stop_tsc %llu): not a TSC",
+				      (unsigned long long)f->win.stop_tsc);
 		if (f->win.start_tsc > f->win.stop_tsc)
 			return bad_at(f, err, off, "a window that starts after it stops (start_tsc %llu, stop_tsc %llu)",
 				      (unsigned long long)f->win.start_tsc, (unsigned long long)f->win.stop_tsc);

@@ -95,9 +95,21 @@ static const char *nmap_get(const struct nmap *m, uint32_t id)
 	return m->used[i] ? m->s[i] : NULL;
 }
 
+static void nmap_free(struct nmap *m)
+{
+	free(m->id);
+	free(m->s);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+/* names_init - the names of run @r, none yet (a process may merge more than one run: the fuzz target) */
 void names_init(struct run *r)
 {
 	run = r;
+	nmap_free(&main_tab.comm);
+	nmap_free(&main_tab.irq);
+	nmap_free(&main_tab.func);
 }
 
 struct names *names_new(void)

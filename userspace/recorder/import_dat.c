@@ -16,12 +16,15 @@
  * with -C x86-tsc they are the TSC that hourglass reads; the merger checks
  * that they cover hourglass's run.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <trace-cmd.h>
 #include "hg_hgt.h"
@@ -65,6 +68,7 @@ struct cpu_out {
 	char *buf;		/* a chunk being filled: struct hgt_chunk, then records */
 	size_t used;
 	uint32_t records;
+	uint64_t last_off;	/* where the CPU's last record was in the file, plus one */
 };
 
 /* an event id the merger needs and what it becomes; ids are whatever the
@@ -87,9 +91,13 @@ struct importer {
 	uint64_t first_ts, last_ts, events, records, lost;
 	uint64_t bad_cpu, unknown_id;	/* records no good trace.dat holds */
 	uint64_t bad_cpu_ts, unknown_ts;
+	uint64_t bad_ts, bad_ts_first;	/* stamps beyond 2^63, which no reader takes (HGT_MAX_TSC) */
+	uint64_t bad_field, bad_field_off;	/* fields outside their record, the first's record */
+	const char *bad_field_name;
 	int bad_cpu_nr, unknown_nr;
 	int ncpus_seen;
 	const char *failed;		/* why the iteration stopped, if it did */
+	char why[192];			/* ... when that needs figures */
 };
 
 static int flush_cpu(struct importer *im, int cpu)
@@ -140,22 +148,58 @@ static int put(struct importer *im, int cpu, uint64_t ts, int type, int flags, u
 	return 0;
 }
 
-static unsigned long long num(struct tep_event *ev, struct tep_record *rec, const char *field)
+/* bad_field - note a field that lies outside its record (refuse() says so); 0 */
+static int bad_field(struct importer *im, struct tep_record *rec, const char *field)
+{
+	if (!im->bad_field++) {
+		im->bad_field_off = rec->offset;
+		im->bad_field_name = field;
+	}
+	return 0;
+}
+
+/*
+ * in_record - whether @field's bytes, where the format text puts them, are in @rec.
+ * libtraceevent reads a field where the format says without looking at the record's
+ * size: a corrupt format or record would have it read beyond the record.
+ */
+static int in_record(struct tep_event *ev, struct tep_record *rec, const char *field)
+{
+	const struct tep_format_field *f = tep_find_field(ev, field);
+
+	return !f || (f->offset >= 0 && f->size >= 0 && (long long)f->offset + f->size <= rec->size);
+}
+
+static unsigned long long num(struct importer *im, struct tep_event *ev, struct tep_record *rec,
+			      const char *field)
 {
 	unsigned long long v = 0;
 
+	if (!in_record(ev, rec, field))
+		return bad_field(im, rec, field);
 	/* a field this kernel's event lacks reads as 0, as in the module */
 	tep_get_field_val(NULL, ev, field, rec, &v, 0);
 	return v;
 }
 
 /* A string field, fixed (char comm[16]) or dynamic (__string(name)), into @out. */
-static void str(struct tep_event *ev, struct tep_record *rec, const char *field, char *out, size_t size)
+static void str(struct importer *im, struct tep_event *ev, struct tep_record *rec, const char *field,
+		char *out, size_t size)
 {
+	const char *data = rec->data, *p;
 	int len = 0;
-	const char *p = tep_get_field_raw(NULL, ev, field, rec, &len, 0);
 
 	memset(out, 0, size);
+	if (!in_record(ev, rec, field)) {
+		bad_field(im, rec, field);
+		return;
+	}
+	/* a dynamic string's place and length are in the record itself: held to it too */
+	p = tep_get_field_raw(NULL, ev, field, rec, &len, 0);
+	if (p && len > 0 && (p < data || len > rec->size || p + len > data + rec->size)) {
+		bad_field(im, rec, field);
+		return;
+	}
 	if (p && len > 0)
 		memcpy(out, p, (size_t)len < size - 1 ? (size_t)len : size - 1);
 }
@@ -168,7 +212,7 @@ static int comm_once(struct importer *im, int cpu, uint64_t ts, uint32_t pid, st
 	if (pid >= MAX_PID || im->pid_seen[pid])
 		return 0;
 	im->pid_seen[pid] = 1;
-	str(ev, rec, field, c.comm, sizeof(c.comm));
+	str(im, ev, rec, field, c.comm, sizeof(c.comm));
 	return put(im, cpu, ts, HGT_REC_COMM, 0, pid, &c, sizeof(c));
 }
 
@@ -179,12 +223,12 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 	switch (kind) {
 	case EV_SWITCH: {
 		struct hgt_switch s = { 0 };
-		uint32_t next = num(ev, rec, "next_pid");
+		uint32_t next = num(im, ev, rec, "next_pid");
 
-		s.prev_pid = num(ev, rec, "prev_pid");
-		s.prev_state = num(ev, rec, "prev_state");
-		s.prev_prio = num(ev, rec, "prev_prio");
-		s.next_prio = num(ev, rec, "next_prio");
+		s.prev_pid = num(im, ev, rec, "prev_pid");
+		s.prev_state = num(im, ev, rec, "prev_state");
+		s.prev_prio = num(im, ev, rec, "prev_prio");
+		s.next_prio = num(im, ev, rec, "next_prio");
 		if (comm_once(im, cpu, ts, s.prev_pid, ev, rec, "prev_comm") ||
 		    comm_once(im, cpu, ts, next, ev, rec, "next_comm"))
 			return -1;
@@ -194,10 +238,10 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 	case EV_WAKEUP:
 	case EV_WAKEUP_NEW: {
 		struct hgt_wake w = { 0 };
-		uint32_t pid = num(ev, rec, "pid");
+		uint32_t pid = num(im, ev, rec, "pid");
 
-		w.target_cpu = num(ev, rec, "target_cpu");
-		w.prio = num(ev, rec, "prio");
+		w.target_cpu = num(im, ev, rec, "target_cpu");
+		w.prio = num(im, ev, rec, "prio");
 		if (comm_once(im, cpu, ts, pid, ev, rec, "comm"))
 			return -1;
 		return put(im, cpu, ts, kind == EV_WAKING ? HGT_REC_WAKING : kind == EV_WAKEUP ?
@@ -206,31 +250,31 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 	case EV_MIGRATE: {
 		struct hgt_migrate m = { 0 };
 
-		m.orig_cpu = num(ev, rec, "orig_cpu");
-		m.dest_cpu = num(ev, rec, "dest_cpu");
-		return put(im, cpu, ts, HGT_REC_MIGRATE, 0, num(ev, rec, "pid"), &m, sizeof(m));
+		m.orig_cpu = num(im, ev, rec, "orig_cpu");
+		m.dest_cpu = num(im, ev, rec, "dest_cpu");
+		return put(im, cpu, ts, HGT_REC_MIGRATE, 0, num(im, ev, rec, "pid"), &m, sizeof(m));
 	}
 	case EV_EXIT:
-		return put(im, cpu, ts, HGT_REC_EXIT, 0, num(ev, rec, "pid"), NULL, 0);
+		return put(im, cpu, ts, HGT_REC_EXIT, 0, num(im, ev, rec, "pid"), NULL, 0);
 	case EV_IRQ_ENTRY: {
-		uint32_t irq = num(ev, rec, "irq");
+		uint32_t irq = num(im, ev, rec, "irq");
 
 		if (irq < MAX_IRQ && !im->irq_seen[irq]) {
 			struct hgt_name n;
 
 			im->irq_seen[irq] = 1;
-			str(ev, rec, "name", n.name, sizeof(n.name));
+			str(im, ev, rec, "name", n.name, sizeof(n.name));
 			if (put(im, cpu, ts, HGT_REC_NAME, HGT_NAME_IRQ, irq, &n, sizeof(n)))
 				return -1;
 		}
 		return put(im, cpu, ts, HGT_REC_IRQ_ENTRY, 0, irq, NULL, 0);
 	}
 	case EV_IRQ_EXIT:
-		return put(im, cpu, ts, HGT_REC_IRQ_EXIT, num(ev, rec, "ret"), num(ev, rec, "irq"), NULL, 0);
+		return put(im, cpu, ts, HGT_REC_IRQ_EXIT, num(im, ev, rec, "ret"), num(im, ev, rec, "irq"), NULL, 0);
 	case EV_SOFTIRQ_ENTRY:
 	case EV_SOFTIRQ_EXIT:
 		return put(im, cpu, ts, kind == EV_SOFTIRQ_ENTRY ? HGT_REC_SOFTIRQ_ENTRY : HGT_REC_SOFTIRQ_EXIT,
-			   0, num(ev, rec, "vec"), NULL, 0);
+			   0, num(im, ev, rec, "vec"), NULL, 0);
 	case EV_HRTIMER_ENTRY: {
 		/* the module's timer ids are keyed hashes; trace.dat has addresses,
 		 * which are not passed on (no kernel pointer in our files) */
@@ -242,17 +286,17 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 		return put(im, cpu, ts, HGT_REC_HRTIMER_EXIT, 0, 0, NULL, 0);
 	case EV_NMI: {
 		struct hgt_nmi n = { 0 };
-		unsigned long long d = num(ev, rec, "delta_ns");
+		unsigned long long d = num(im, ev, rec, "delta_ns");
 
 		n.delta_ns = d > UINT32_MAX ? UINT32_MAX : d;
-		n.handled = num(ev, rec, "handled");
+		n.handled = num(im, ev, rec, "handled");
 		return put(im, cpu, ts, HGT_REC_NMI, 0, 0, &n, sizeof(n));
 	}
 	default: {
 		int v = (kind - EV_VEC_FIRST) / 2, entry = !((kind - EV_VEC_FIRST) % 2);
 
 		return put(im, cpu, ts, entry ? HGT_REC_VEC_ENTRY : HGT_REC_VEC_EXIT, v,
-			   num(ev, rec, "vector"), NULL, 0);
+			   num(im, ev, rec, "vector"), NULL, 0);
 	}
 	}
 }
@@ -277,6 +321,28 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 			im->bad_cpu_ts = rec->ts;
 			im->bad_cpu_nr = cpu;
 		}
+		return 0;
+	}
+	/* libtracecmd 3.1 walks a page's records by the lengths they claim: on a corrupt page a
+	 * record of length 0 (size -4) leads back to itself, and it hands out the same records
+	 * for ever. One CPU's records only move forward in the file: anything else stops here. */
+	if (rec->size < 0) {
+		snprintf(im->why, sizeof(im->why), "CPU %d's record at offset %llu claims %d bytes: "
+			 "a corrupt page", cpu, (unsigned long long)rec->offset, rec->size);
+		im->failed = im->why;
+		return -1;
+	}
+	if (rec->offset + 1 <= im->cpu[cpu].last_off) {
+		snprintf(im->why, sizeof(im->why), "CPU %d's record at offset %llu comes after its "
+			 "record at offset %llu: a corrupt page, read in a loop", cpu,
+			 (unsigned long long)rec->offset, (unsigned long long)im->cpu[cpu].last_off - 1);
+		im->failed = im->why;
+		return -1;
+	}
+	im->cpu[cpu].last_off = rec->offset + 1;
+	if (rec->ts > HGT_MAX_TSC) {
+		if (!im->bad_ts++)
+			im->bad_ts_first = rec->ts;
 		return 0;
 	}
 	im->events++;
@@ -330,37 +396,119 @@ static void find_events(struct importer *im)
  * libtracecmd 3.1 trusts the sizes a trace.dat declares: a truncated file
  * makes it (and trace-cmd report) read past its mappings and crash. That is
  * a bad input, not a bug of ours, so it gets the same treatment as any bad
- * input: a message naming the file, no half-written output, exit 3.
+ * input: a message naming the file, no half-written output, exit 3. A crash
+ * in our own code is not the file's fault: it is said as such and the
+ * program dies of its signal, so that it is seen and reported.
  */
 static const char *crash_in, *crash_out;
 
-static void on_crash(int sig)
-{
-	static const char a[] = "hgtrace-import: libtracecmd crashed reading ";
-	static const char b[] = ": the trace.dat is truncated or corrupt\n";
+#ifdef HG_FUZZ
+/* the fuzz target's: 1 when @pc is our code (ours is in a section of its own there) */
+int hg_fuzz_ours(const void *pc);
+#define FUZZ_VISIBLE
+#else
+#define FUZZ_VISIBLE static
+#endif
 
-	(void)sig;
-	if (write(2, a, sizeof(a) - 1) < 0 || write(2, crash_in, strlen(crash_in)) < 0 ||
-	    write(2, b, sizeof(b) - 1) < 0) {
+static int object_is(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, name, strlen(name));
+}
+
+/*
+ * hgi_crash_in_library - the crash at @pc is inside libtracecmd (or the
+ * libraries it reads through): the first frame of the stack, from @pc up,
+ * that is not libc's, the loader's or a decompressor's is theirs. Not
+ * async-signal-safe (backtrace, dladdr), which a dying process can afford:
+ * catch_crashes() loaded the unwinder beforehand.
+ */
+FUZZ_VISIBLE int hgi_crash_in_library(const void *pc)
+{
+	static const char *const theirs[] = { "libtracecmd.", "libtraceevent.", "libtracefs." };
+	static const char *const below[] = { "libc.", "ld-linux", "libz.", "libzstd." };
+	void *frames[64];
+	int n = pc ? backtrace(frames, 64) : 0, from, i, k;
+
+	for (from = 0; from < n && frames[from] != pc; from++)
+		;
+	if (from == n) {		/* the unwinder did not get through the signal frame */
+		frames[0] = (void *)pc;
+		from = 0;
+		n = pc ? 1 : 0;
+	}
+	for (i = from; i < n; i++) {
+		Dl_info d;
+		const char *obj = dladdr(frames[i], &d) && d.dli_fname ? d.dli_fname : "";
+		int skip = 0;
+
+		for (k = 0; k < (int)(sizeof(theirs) / sizeof(theirs[0])); k++)
+			if (object_is(obj, theirs[k]))
+				return 1;
+		for (k = 0; k < (int)(sizeof(below) / sizeof(below[0])); k++)
+			skip |= object_is(obj, below[k]);
+#ifdef HG_FUZZ
+		skip |= !hg_fuzz_ours(frames[i]);	/* the sanitizers' runtime, in the same executable */
+#endif
+		if (!skip)
+			return 0;
+	}
+	return 0;
+}
+
+static void say(const char *s)
+{
+	if (write(2, s, strlen(s)) < 0) {
 		/* nothing more to say */
 	}
+}
+
+static void __attribute__((unused)) on_crash(int sig, siginfo_t *si, void *uc)
+{
+	const void *pc = NULL;
+
+	(void)si;
+#if defined(__x86_64__)
+	pc = (const void *)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#else
+	(void)uc;
+#endif
 	if (crash_out)
 		unlink(crash_out);
-	_exit(3);
+	if (!pc || hgi_crash_in_library(pc)) {
+		say("hgtrace-import: libtracecmd crashed reading ");
+		say(crash_in);
+		say(": the trace.dat is truncated or corrupt\n");
+		_exit(3);
+	}
+	say("hgtrace-import: crashed in its own code reading ");
+	say(crash_in);
+	say(sig == SIGSEGV ? " (segmentation fault" : sig == SIGBUS ? " (bus error" : " (arithmetic fault");
+	say("): a bug of hgtrace-import, please report it with the file\n");
+	/* SA_RESETHAND: the fault happens again and the default action ends the process */
 }
 
 static void catch_crashes(const char *in, const char *out)
 {
 	struct sigaction sa;
+	void *warm[4];
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_crash;
-	sa.sa_flags = SA_RESETHAND;
 	crash_in = in;
 	crash_out = out;
+#ifndef HG_FUZZ			/* the fuzz target has its own handler, which calls hgi_crash_in_library() */
+	backtrace(warm, 4);	/* loads the unwinder now, not in the handler */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_crash;
+	sa.sa_flags = SA_RESETHAND | SA_SIGINFO;
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
+#else
+	(void)sa;
+	(void)warm;
+#endif
 }
 
 static void free_importer(struct importer *im)
@@ -379,7 +527,11 @@ static void free_importer(struct importer *im)
 /* refuse - what a good trace.dat never holds: a wrong answer must not look like one */
 static int refuse(const struct importer *im, const char *path)
 {
-	if (!im->events)
+	if (im->bad_ts)
+		fprintf(stderr, "hgtrace-import: %s: %llu records stamped beyond 2^63 (the first: %llu): not a "
+			"clock, a corrupt trace.dat\n", path, (unsigned long long)im->bad_ts,
+			(unsigned long long)im->bad_ts_first);
+	else if (!im->events)
 		fprintf(stderr, "hgtrace-import: %s: no events in it (libtracecmd found no data: an empty or "
 			"corrupt trace.dat)\n", path);
 	else if (im->unknown_id)
@@ -387,6 +539,11 @@ static int refuse(const struct importer *im, const char *path)
 			"describes (the first: id %d at timestamp %llu): the formats and the data disagree, "
 			"a corrupt trace.dat\n", path, (unsigned long long)im->unknown_id, im->unknown_nr,
 			(unsigned long long)im->unknown_ts);
+	else if (im->bad_field)
+		fprintf(stderr, "hgtrace-import: %s: %llu fields outside their record (the first: '%s' of the "
+			"record at offset %llu): the formats and the data disagree, a corrupt trace.dat\n", path,
+			(unsigned long long)im->bad_field, im->bad_field_name,
+			(unsigned long long)im->bad_field_off);
 	else if (im->bad_cpu)
 		fprintf(stderr, "hgtrace-import: %s: %llu records on CPUs the file does not have (the first: "
 			"CPU %d at timestamp %llu, the file has %d CPUs): a corrupt trace.dat\n", path,

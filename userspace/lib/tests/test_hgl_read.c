@@ -253,6 +253,41 @@ static void check_sections(void)
 		bad(&b, "record of thread 7, but the run had 2 threads", "a record of thread >= nthreads");
 		ONE(1, 0, HGL_REC_JOB, 50000000);
 		bad(&b, "record on CPU 50000000, beyond the format's limit of 8192", "a record of CPU >= HGL_MAX_CPUS");
+		/* found by fuzz_merge: stamps the merger's int64_t arithmetic overflowed on */
+		ONE(10448351801479585248ull, 0, HGL_REC_INTERVAL, 0);
+		snprintf(want, sizeof(want), "offset %zu: record stamped beyond 2^63", at);
+		bad(&b, want, "a stamp beyond 2^63, at the record's offset");
+		x.n = 0;
+		hgl_rec(&x, 7308613717804122648ull, 666047029874ull, 0, 0, HGL_REC_INTERVAL, 0, 0);
+		b.n = 0;
+		hgl_prelude(&b, 1);
+		section(&b, "info", INFO, strlen(INFO));
+		section(&b, "recs", x.p, x.n);
+		section(&b, "end!", &e1, sizeof(e1));
+		bad(&b, "an interval that ends (TSC 666047029874) before it starts (TSC 7308613717804122648)",
+		    "an interval that ends before it starts");
+		x.n = 0;
+		hgl_rec(&x, 5, 6, (uint64_t)-3000, 0, HGL_REC_WAKE, 0x12, 0);
+		b.n = 0;
+		hgl_prelude(&b, 1);
+		section(&b, "info", INFO, strlen(INFO));
+		section(&b, "recs", x.p, x.n);
+		section(&b, "end!", &e1, sizeof(e1));
+		{
+			struct hg_err e;
+			int n;
+
+			ok(!read_all(write_file("early.hgl", &b), 0, &e, &n) && n == 1,
+			   "a wake-up 3000 ns early: its lateness (t2) is signed, not a stamp");
+		}
+		x.n = 0;
+		hgl_rec(&x, 5, 0, 1ull << 63, 0, HGL_REC_JOB, 0, 0);
+		b.n = 0;
+		hgl_prelude(&b, 1);
+		section(&b, "info", INFO, strlen(INFO));
+		section(&b, "recs", x.p, x.n);
+		section(&b, "end!", &e1, sizeof(e1));
+		bad(&b, "record stamped beyond 2^63", "a job whose deadline is beyond 2^63");
 		free(x.p);
 	}
 	free(b.p);

@@ -425,6 +425,23 @@ static void check_chunks(void)
 		end_chunk(&b);
 		snprintf(want, sizeof(want), "offset %zu: record too short for its type (a switch", at + 16 + 40);
 		bad(&b, want, "a record too short for its type");
+		/* stamps the merger's int64_t arithmetic cannot hold */
+		w.n = 0;
+		recs0(&w);
+		memcpy(w.p + 40, &(uint64_t){ 1ull << 63 }, 8);
+		b.n = 0;
+		hgt_prelude(&b, 1, META);
+		chunk(&b, 0, &w, 4);
+		end_chunk(&b);
+		snprintf(want, sizeof(want), "offset %zu: record stamped beyond 2^63 (TSC 9223372036854775808)",
+			 at + 16 + 40);
+		bad(&b, want, "a record stamped beyond 2^63, at the record's offset");
+		b.n = 0;
+		hgt_prelude(&b, 1, META);
+		zchunk(&b, 0, &w, 4, 0, 0);
+		end_chunk(&b);
+		bad(&b, "record 1 of the compressed chunk (byte 40 once decoded): record stamped beyond 2^63",
+		    "the same in a compressed chunk");
 		free(w.p);
 	}
 	free(b.p);
@@ -478,6 +495,27 @@ static void check_coded(void)
 	bad(&b, "bytes after its zlib stream", "a compressed chunk longer than its stream and padding");
 
 	/* packed */
+	{
+		/* a header whose columns pass each check but add up to 72 MiB: 4 Mi records of 16
+		 * bytes, the varint columns at their most, streams just long enough for each */
+		struct hgt_pchunk ph = { .raw_bytes = 64u << 20, .nr_segs = HGT_PACK_SEGS };
+		uint32_t nrec = 4u << 20, zsum = 0;
+		unsigned k;
+
+		for (k = 0; k < HGT_PACK_SEGS; k++) {
+			ph.seg_bytes[k] = k < 8 ? nrec : k < 10 ? 5 * nrec : 0;
+			ph.z_bytes[k] = ph.seg_bytes[k] / 1032 + 1;
+			zsum += ph.z_bytes[k];
+		}
+		b.n = 0;
+		hgt_prelude(&b, 3, "format: hgtrace 3\n");
+		chunk_hdr(&b, HGT_PCHUNK_MAGIC, 0, (uint32_t)(sizeof(ph) + ((zsum + 7) & ~7u)), nrec);
+		put(&b, &ph, sizeof(ph));
+		zeros(&b, (zsum + 7) & ~7u);
+		end_chunk(&b);
+		bad(&b, "corrupt packed chunk: columns beyond 64 MiB once inflated",
+		    "packed columns adding up beyond 64 MiB, refused before any is allocated");
+	}
 	if (hgt_pack_records((char *)r.p, r.n, 4, 0, 9, &out, &n))
 		abort();
 	b.n = 0;
@@ -523,6 +561,8 @@ static void check_trailer(void)
 	bad(&b, "a second time chunk", "a duplicated time chunk");
 	FILE_WITH(time_chunk(&b, 5, 4); end_chunk(&b));
 	bad(&b, "starts after it stops (start_tsc 5, stop_tsc 4)", "a window whose start is after its stop");
+	FILE_WITH(time_chunk(&b, 5, 1ull << 63); end_chunk(&b));
+	bad(&b, "a window stamped beyond 2^63 (stop_tsc 9223372036854775808)", "a window stamped beyond 2^63");
 	FILE_WITH(chunk_hdr(&b, HGT_TIME_MAGIC, 0, 8, 1); put64(&b, 1); end_chunk(&b));
 	bad(&b, "a time chunk of 8 bytes", "a time chunk shorter than its struct");
 	FILE_WITH(chunk_hdr(&b, HGT_STATS_MAGIC, 0, 16, 1); zeros(&b, 16); end_chunk(&b));
