@@ -76,10 +76,12 @@ def report_main(argv: Sequence[str]) -> int:
     ap.add_argument("--gaps", metavar="OUT.hgg", help="also write the per-gap records (docs/merge.md)")
     ap.add_argument("--disagreements", type=int, default=20, metavar="N",
                     help="disagreements and missed deadlines listed in the text (default 20; all are in the JSON)")
+    _label_option(ap)
     a = ap.parse_args(argv)
+    _check_labels(ap, a.label)
     if a.json and a.json != "-":
         _check_output(a.json)
-    rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps))
+    rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps), a.label)
     if a.json == "-":
         _print(lambda out: out.write(json.dumps(rep, indent=1) + "\n"))
         return 0
@@ -118,7 +120,9 @@ def export_main(argv: Sequence[str]) -> int:
     ap.add_argument("--svg", metavar="DIR", help="with --html: also write each chart as an SVG file in DIR")
     ap.add_argument("--png", metavar="DIR", help="with --html: also write each chart as a PNG file in DIR")
     ap.add_argument("--kernel", metavar="FILE", help="ground truth other than DIR/kernel.hgt (see report)")
+    _label_option(ap)
     a = ap.parse_args(argv)
+    _check_labels(ap, a.label)
     if not a.kernelshark and not a.perfetto and not a.html:
         ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.json and/or --html OUT.html")
     if (a.svg or a.png or a.more) and not a.html:
@@ -131,7 +135,7 @@ def export_main(argv: Sequence[str]) -> int:
         from . import charts
         charts.require()
     exports = engine.Exports(kernelshark=a.kernelshark, ks_session=a.ks_session, perfetto=a.perfetto)
-    rep = _report_of(a.dir, a.kernel, exports)
+    rep = _report_of(a.dir, a.kernel, exports, a.label)
     for what, path in (("trace.dat", a.kernelshark), ("KernelShark session", a.ks_session),
                        ("Perfetto JSON", a.perfetto)):
         if path:
@@ -153,14 +157,28 @@ def export_main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _report_of(what: str, kernel: Optional[str], exports: engine.Exports) -> Dict[str, Any]:
+def _label_option(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--label", metavar="WHAT=NAME", action="append", default=[],
+                    help="name a load in the report: WHAT is a pid, comm:PREFIX (every task whose comm starts "
+                         "so) or irq:N (repeatable; the loads hourglass record --load ran are named already, "
+                         "from DIR/record.json)")
+
+
+def _check_labels(ap: argparse.ArgumentParser, labels: Sequence[str]) -> None:
+    for lab in labels:
+        if not engine.LABEL_RE.match(lab):
+            ap.error(f"--label {lab}: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME")
+
+
+def _report_of(what: str, kernel: Optional[str], exports: engine.Exports,
+               labels: Sequence[str] = ()) -> Dict[str, Any]:
     """A run directory, merged now; or a report JSON already written, read back."""
     if os.path.isfile(what) and what.endswith(".json"):
-        if kernel or exports.kernelshark or exports.perfetto or exports.gaps:
+        if kernel or exports.kernelshark or exports.perfetto or exports.gaps or labels:
             raise HgError(f"{what}: a report JSON holds no timeline: give the run directory to export it",
                           EXIT_USAGE)
         return report_json.load(what)
-    return engine.merge(what, kernel, exports)
+    return engine.merge(what, kernel, exports, labels=list(labels))
 
 
 def _check_output(path: str) -> None:
