@@ -8,6 +8,7 @@
 #                     and judge the paper's run and a latency test; exports in out/demo/
 #   make bench        benchmarks: hourglass's loop here, the recorder in the 6.1 guest
 #   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
+#   make lab          the truth lab: scenarios x kernels x guests into out/lab/ (docs/lab.md)
 #   make setup        install what is missing (apt packages, virtual environment)
 #
 # Module tests need a kernel that loads modules: this machine's does not, so
@@ -60,8 +61,11 @@ bench-loop: build/bench/loopcost
 	@mkdir -p out/bench
 	@build/bench/loopcost | tee out/bench/loopcost.txt
 
+lab: setup userspace
+	@scripts/lab
+
 clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all userspace setup check demo bench bench-icount bench-loop clean
+.PHONY: all userspace setup check demo bench bench-icount bench-loop lab clean
