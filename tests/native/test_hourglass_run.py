@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-import hourglass_trace as H
+import helpers.recordings as H
 from conftest import is_root
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="real-time policies and mlockall need root")

@@ -285,33 +285,3 @@ def make_run(tmp_path):
     return tmp_path
 
 
-def test_html_report_side_by_side(tmp_path):
-    """One self-contained page: a summary row per run, tables, inline charts."""
-    import shutil
-    from hgexport import htmlreport
-    (tmp_path / "a").mkdir()
-    a = make_run(tmp_path / "a")
-    b = tmp_path / "b"
-    shutil.copytree(a, b)
-    out = tmp_path / "r.html"
-    r = htmlreport.render([str(a), str(b)], str(out), str(tmp_path / "svg"))
-    page = out.read_text()
-    assert r["runs"] == 2 and page.startswith("<!DOCTYPE html>")
-    assert page.count("<svg") >= 6 and "execution map" in page and "supply-bound" in page
-    assert "inferred against actual" in page.lower() and "precision" in page
-    assert "<script" not in page and "src=" not in page and "href=" not in page, "self-contained"
-    summary = page[:page.index("<h2>")]
-    assert summary.count("<tr>") == 3, "a header and one row per run"
-    svgs = sorted(p.name for p in (tmp_path / "svg").iterdir())
-    assert "a-map.svg" in svgs and "b-sbf.svg" in svgs
-
-
-def test_supply_bounds():
-    """A thread that runs 1 ms of every 4 ms (1 MHz: a cycle is a microsecond)."""
-    from hgexport.htmlreport import supply_bounds
-    from test_merge import iv
-    import hourglass_trace as Hm
-    ivs = [Hm.Record(*iv(4000 * k, 4000 * k + 1000, 0, 0)) for k in range(100)]
-    lo, hi = supply_bounds(ivs, 1e6, 0, 400000, ds=[1000, 3000, 4000, 5000])
-    assert [round(v, 6) for _, v in lo] == [0, 0, 1, 1]          # ms, least in any window
-    assert [round(v, 6) for _, v in hi] == [1, 1, 1, 2]          # ms, most in any window

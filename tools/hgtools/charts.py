@@ -68,7 +68,7 @@ class Chart:
         from matplotlib import rc_context
         buf = io.StringIO()
         with rc_context({"svg.fonttype": "none", "svg.hashsalt": prefix}):
-            self.fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+            self.fig.savefig(buf, format="svg", metadata={"Date": None})
         text = buf.getvalue()
         text = text[text.index("<svg"):]
         # ids are per figure ("axes_1", ...): make them unique in the page
@@ -83,7 +83,7 @@ class Chart:
             with open(path, "w") as f:
                 f.write(self.svg(self.name))
             return
-        self.fig.savefig(path, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+        self.fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
 
 
 def all_charts(rep: Report) -> List[Chart]:
@@ -227,8 +227,8 @@ def _count_formatter() -> Any:
 def execution_map(rep: Report) -> Optional[Chart]:
     """The paper's Fig. 3: each thread's intervals and its gaps coloured by actual cause, wrong inferences marked."""
     m = (section(rep, "charts") or {}).get("map")
-    if not m or not m.get("threads"):
-        return None
+    if not m or not any(th.get("intervals") or th.get("gaps") for th in m.get("threads") or []):
+        return None         # a latency run's threads record no intervals: nothing to draw
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     threads = m["threads"]

@@ -119,12 +119,15 @@ def export_main(argv: Sequence[str]) -> int:
                     help="with --html: another run directory (or report JSON) to put side by side (repeatable)")
     ap.add_argument("--svg", metavar="DIR", help="with --html: also write each chart as an SVG file in DIR")
     ap.add_argument("--png", metavar="DIR", help="with --html: also write each chart as a PNG file in DIR")
+    ap.add_argument("--json", metavar="FILE", help="also write the report as JSON, from the same merge")
+    ap.add_argument("--text", metavar="FILE", help="also write the report as text, from the same merge")
     ap.add_argument("--kernel", metavar="FILE", help="ground truth other than DIR/kernel.hgt (see report)")
     _label_option(ap)
     a = ap.parse_args(argv)
     _check_labels(ap, a.label)
-    if not a.kernelshark and not a.perfetto and not a.html:
-        ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.json and/or --html OUT.html")
+    if not a.kernelshark and not a.perfetto and not a.html and not a.json and not a.text:
+        ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.json, --html OUT.html, "
+                 "--json FILE and/or --text FILE")
     if (a.svg or a.png or a.more) and not a.html:
         ap.error("--with, --svg and --png go with --html OUT.html")
     if a.ks_session and not a.kernelshark:
@@ -134,8 +137,19 @@ def export_main(argv: Sequence[str]) -> int:
         # the charts need matplotlib: say so before minutes of merging, not after
         from . import charts
         charts.require()
+    for path in (a.json, a.text):
+        if path:
+            _check_output(path)
     exports = engine.Exports(kernelshark=a.kernelshark, ks_session=a.ks_session, perfetto=a.perfetto)
     rep = _report_of(a.dir, a.kernel, exports, a.label)
+    if a.json:
+        _write_json(rep, a.json)
+    if a.text:
+        try:
+            with open(a.text, "w") as f:
+                report_text.render(rep, f, 20)
+        except OSError as e:
+            raise cannot("write", a.text, e)
     for what, path in (("trace.dat", a.kernelshark), ("KernelShark session", a.ks_session),
                        ("Perfetto JSON", a.perfetto)):
         if path:

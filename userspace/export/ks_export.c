@@ -831,7 +831,8 @@ static int write_names(struct ks_export *x, struct hg_err *err)
 	for (i = 0; i < x->capfuncs; i++)
 		if (x->funcs[i])
 			x->funcs[n++] = x->funcs[i];
-	qsort(x->funcs, n, sizeof(*x->funcs), by_u32);
+	if (n)
+		qsort(x->funcs, n, sizeof(*x->funcs), by_u32);
 	for (i = 0; i < n + (size_t)x->func_zero; i++) {
 		uint32_t id = i < n ? x->funcs[i] : 0;
 		const char *name = nm->func ? nm->func(nm->ctx, id) : NULL;

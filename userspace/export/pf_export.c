@@ -616,7 +616,7 @@ struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg
 static void put_metadata(struct pf_export *x)
 {
 	const char *cmd = x->run.command ? x->run.command : "";
-	size_t n = strlen(cmd);
+	size_t n = strnlen(cmd, 65536);	/* the buffer takes six times that, escaped */
 	char *p = ob_room(x, 6 * n + 4096), num[64];
 	int a, i;
 

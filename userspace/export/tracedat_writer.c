@@ -41,7 +41,7 @@ struct sbuf {
 
 static void sb_add(struct sbuf *s, const void *d, size_t n)
 {
-	if (s->oom)
+	if (s->oom || !n)
 		return;
 	if (s->n + n > s->cap) {
 		size_t cap = s->cap ? s->cap : 4096;
@@ -113,6 +113,7 @@ struct td_writer {
 	size_t ncmds, capcmds;
 	struct td_sym *syms;
 	size_t nsyms, capsyms;
+	unsigned chunk_pages;	/* pages per lane between writes: fewer when there are many lanes */
 	int err_no;		/* the first failed write's errno; sticky */
 	const char *err_what;
 	uint8_t scratch[TD_PAGE];	/* where an entry goes that cannot be written */
@@ -403,7 +404,17 @@ static void lane_new_page(struct td_lane *l, uint64_t ts)
 	if (l->page)
 		lane_seal(l);
 	if (!l->chunk) {
-		l->chunk = calloc(TD_CHUNK_PAGES, TD_PAGE);
+		struct td_writer *w = l->w;
+
+		if (!w->chunk_pages) {
+			/* the buffers are all declared by the first entry */
+			w->chunk_pages = TD_CHUNKS_BYTES / TD_PAGE / (w->nbuffers * w->ncpus);
+			if (w->chunk_pages > TD_CHUNK_PAGES)
+				w->chunk_pages = TD_CHUNK_PAGES;
+			if (w->chunk_pages < 2)
+				w->chunk_pages = 2;
+		}
+		l->chunk = calloc(w->chunk_pages, TD_PAGE);
 		if (!l->chunk) {
 			errno = ENOMEM;
 			lane_fail(l, "out of memory for pages of");
@@ -411,7 +422,7 @@ static void lane_new_page(struct td_lane *l, uint64_t ts)
 			return;
 		}
 	}
-	if (l->npages == TD_CHUNK_PAGES)
+	if (l->npages == l->w->chunk_pages)
 		lane_write_chunk(l);
 	l->page = l->chunk + (size_t)l->npages++ * TD_PAGE;
 	l->used = 0;
@@ -578,7 +589,8 @@ static void build_header(struct td_writer *w, struct sbuf *s, int top, const int
 	sb_add(s, text.p, text.n);
 	sb_u32(s, 0);			/* no printk formats */
 	text.n = 0;
-	qsort(w->cmds, w->ncmds, sizeof(*w->cmds), by_pid);
+	if (w->ncmds)
+		qsort(w->cmds, w->ncmds, sizeof(*w->cmds), by_pid);
 	for (i = 0; i < w->ncmds; i++)
 		if (i + 1 == w->ncmds || w->cmds[i + 1].pid != w->cmds[i].pid)
 			sb_printf(&text, "%u %s\n", w->cmds[i].pid, w->cmds[i].comm);

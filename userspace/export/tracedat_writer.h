@@ -9,7 +9,8 @@
  * Pages go to an unnamed temporary file per (buffer, CPU) in the output's
  * folder as they fill; td_write assembles a file from them (copy_file_range)
  * under a temporary name and renames it when complete. Memory stays flat:
- * a lane holds TD_CHUNK_PAGES pages at most.
+ * a lane holds TD_CHUNK_PAGES pages at most, fewer when there are many lanes
+ * (TD_CHUNKS_BYTES for all of them).
  *
  * The facts this relies on (trace-cmd.dat.v6(5), checked against trace-cmd
  * 3.1.6 and KernelShark 2.2.1) are in /work/shared/TRACE-DAT.md.
@@ -31,7 +32,8 @@
 #define TD_DATA		(TD_PAGE - TD_PAGE_HDR)
 #define TD_TS_BITS	27		/* time delta bits of an entry header */
 #define TD_SMALL_MAX	112		/* longest payload with the length in type_len (28 * 4) */
-#define TD_CHUNK_PAGES	64		/* pages a lane fills before one write() */
+#define TD_CHUNK_PAGES	64		/* pages a lane fills before one write(), at most */
+#define TD_CHUNKS_BYTES	(16 << 20)	/* ... and every lane's pages together, at most */
 #define TD_MAX_FIELDS	12
 #define TD_MAX_BUFFERS	8
 #define TD_FIRST_ID	1000		/* event ids: unique and within int16 (KernelShark) */
@@ -61,7 +63,7 @@ struct td_writer;
 
 /* td_lane - one (buffer, CPU): its pages. Public for td_reserve's inline fast path only. */
 struct td_lane {
-	uint8_t *chunk;		/* TD_CHUNK_PAGES pages, zeroed before use */
+	uint8_t *chunk;		/* the writer's chunk_pages pages, zeroed before use */
 	uint8_t *page;		/* the page being filled, NULL before the first entry */
 	unsigned npages;	/* pages of @chunk in use, the current one included */
 	unsigned used;		/* data bytes used on the current page */

@@ -275,37 +275,87 @@ static int plain_run(int argc, char **argv)
 }
 
 /*
- * run_tool - record, report and export are Python (tools/): run them with this
- * binary's path, so that record starts this same hourglass.
+ * python_dir - where the hgtools package is: $HG_TOOLS when set; else the directory
+ * compiled in by `make install` (HG_PYTHONDIR); else, in the build tree, the tools/
+ * beside the build/ that holds this binary (@exe).
+ */
+/*
+ * python_bin - the interpreter: $HG_PYTHON when set; else the system's
+ * /usr/bin/python3, which sees the distribution's packages the charts need
+ * (python3-matplotlib), whatever python3 comes first in PATH (pyenv, a venv);
+ * else python3 from PATH.
+ */
+static const char *python_bin(void)
+{
+	const char *env = getenv("HG_PYTHON");
+
+	if (env && *env)
+		return env;
+	return access("/usr/bin/python3", X_OK) ? "python3" : "/usr/bin/python3";
+}
+
+static int python_dir(const char *exe, char *dir, size_t size)
+{
+	const char *env = getenv("HG_TOOLS");
+	char copy[4096];
+
+	if (env)
+		return snprintf(dir, size, "%s", env) >= (int)size ? -1 : 0;
+#ifdef HG_PYTHONDIR
+	(void)exe;
+	(void)copy;
+	return snprintf(dir, size, "%s", HG_PYTHONDIR) >= (int)size ? -1 : 0;
+#else
+	snprintf(copy, sizeof(copy), "%s", exe);
+	return snprintf(dir, size, "%s/../tools", dirname(copy)) >= (int)size ? -1 : 0;
+#endif
+}
+
+/*
+ * run_tool - record, report and export are the Python package hgtools: run it with
+ * this binary's path in HG_BIN, so that record starts this same hourglass.
  */
 static int run_tool(const char *cmd, int argc, char **argv)
 {
-	char exe[4096], tools[4096 + 16], **args;
-	const char *env = getenv("HG_TOOLS");
+	char exe[4096], dir[4096], pkg[4096 + 16], path[8192], **args;
+	const char *old = getenv("PYTHONPATH"), *py;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	int i;
+	int i, a = 0;
 
 	if (n <= 0) {
 		perror("hourglass: /proc/self/exe");
 		return HG_EXIT_ENV;
 	}
 	exe[n] = 0;
-	if (env)
-		snprintf(tools, sizeof(tools), "%s", env);
+	if (python_dir(exe, dir, sizeof(dir))) {
+		fprintf(stderr, "hourglass %s: the Python package's path is too long\n", cmd);
+		return HG_EXIT_ENV;
+	}
+	snprintf(pkg, sizeof(pkg), "%s/hgtools", dir);
+	if (access(pkg, R_OK | X_OK)) {
+		fprintf(stderr, "hourglass %s: no Python package at %s (%s): run make install, or this binary from its build tree\n",
+			cmd, pkg, strerror(errno));
+		return HG_EXIT_ENV;
+	}
+	/* ours first; what the user had stays reachable (matplotlib in a place of theirs) */
+	if (old && *old)
+		snprintf(path, sizeof(path), "%s:%s", dir, old);
 	else
-		snprintf(tools, sizeof(tools), "%s/../tools", dirname(strdup(exe)));
+		snprintf(path, sizeof(path), "%s", dir);
 	setenv("HG_BIN", exe, 1);
-	setenv("PYTHONPATH", tools, 1);
-	args = calloc((size_t)argc + 4, sizeof(*args));
+	setenv("PYTHONPATH", path, 1);
+	args = calloc((size_t)argc + 5, sizeof(*args));
 	if (!args)
 		return HG_EXIT_ENV;
-	args[0] = "python3";
-	args[1] = "-m";
-	args[2] = !strcmp(cmd, "record") ? "hgmerge.record" : !strcmp(cmd, "export") ? "hgexport" : "hgmerge";
+	py = python_bin();
+	args[a++] = (char *)py;
+	args[a++] = "-m";
+	args[a++] = "hgtools";
+	args[a++] = (char *)cmd;
 	for (i = 0; i < argc; i++)
-		args[3 + i] = argv[i];
-	execvp("python3", args);
-	fprintf(stderr, "hourglass %s: cannot run python3 (%s): install python3\n", cmd, strerror(errno));
+		args[a++] = argv[i];
+	execvp(py, args);
+	fprintf(stderr, "hourglass %s: cannot run %s (%s): install python3\n", cmd, py, strerror(errno));
 	return HG_EXIT_ENV;
 }
 

@@ -22,6 +22,20 @@ static void cpulist(const cpu_set_t *set, char *buf, size_t len)
 	hg_cpuset_free(&cpus);
 }
 
+/* put_sysctl_us - a number from /proc/sys, or null when it cannot be read */
+static void put_sysctl_us(struct jsonw *w, const char *key, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long long v;
+
+	if (f && fscanf(f, "%lld", &v) == 1)
+		jw_int(w, key, v);
+	else
+		jw_null(w, key);
+	if (f)
+		fclose(f);
+}
+
 /* begin - the document, pretty-printed: one member a line */
 static void begin(struct jsonw *w, FILE *f)
 {
@@ -202,6 +216,10 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 	jw_str(&w, "release", run->kernel);
 	jw_bool(&w, "preempt_rt", run->preempt_rt);
 	jw_int(&w, "cpus_online", run->cpus_online);
+	/* RT throttling: real-time tasks may use rt_runtime of every rt_period; the merger's
+	 * inference needs it to tell a throttled real-time thread from an interrupted one */
+	put_sysctl_us(&w, "sched_rt_runtime_us", "/proc/sys/kernel/sched_rt_runtime_us");
+	put_sysctl_us(&w, "sched_rt_period_us", "/proc/sys/kernel/sched_rt_period_us");
 	jw_end_obj(&w);
 	jw_obj(&w, "tsc");
 	jw_num(&w, "hz", run->hz);

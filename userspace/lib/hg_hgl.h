@@ -61,6 +61,8 @@ const struct hgl_info *hgl_info(const struct hgl_file *f);
 uint64_t hgl_nr_records(const struct hgl_file *f);
 uint64_t hgl_dropped(const struct hgl_file *f);		/* end!.dropped */
 int hgl_complete(const struct hgl_file *f);		/* an end! section was found */
+/* hgl_version - the prelude's major (HGL_FORMAT_MAJOR) and minor (added by the implementation) */
+void hgl_version(const struct hgl_file *f, unsigned *major, unsigned *minor);
 
 /* hgl_cursor_open - the records of @thread (-1: all) in file order (per thread, time order) */
 struct hgl_cursor *hgl_cursor_open(struct hgl_file *f, int thread, struct hg_err *err);

@@ -35,6 +35,7 @@ struct hgl_file {
 	char *path;
 	int fd;
 	uint64_t size;
+	unsigned major, minor;
 	struct hgl_info info;
 	struct jv *doc;
 	char *json;
@@ -122,7 +123,8 @@ static int info_bad(struct ictx *c, const char *where, const char *key, const ch
 		      key, what);
 }
 
-static int wrong_type(struct ictx *c, const char *where, const char *key, const struct jv *v, const char *want)
+static int wrong_type(struct ictx *c, const char *where, const char *key, const struct jv *v,
+		      const char *want)
 {
 	char what[96];
 
@@ -419,6 +421,8 @@ static int check_prelude(struct hgl_file *f, struct hg_err *err)
 	if (p.major != HGL_FORMAT_MAJOR)
 		return hg_err_set(err, "%s: offset 8: format version %u.%u, this reader knows %d.x", f->path,
 				  p.major, p.minor, HGL_FORMAT_MAJOR);
+	f->major = p.major;
+	f->minor = p.minor;
 	return 0;
 }
 
@@ -516,6 +520,12 @@ uint64_t hgl_dropped(const struct hgl_file *f)
 int hgl_complete(const struct hgl_file *f)
 {
 	return f->complete;
+}
+
+void hgl_version(const struct hgl_file *f, unsigned *major, unsigned *minor)
+{
+	*major = f->major;
+	*minor = f->minor;
 }
 
 struct hgl_cursor *hgl_cursor_open(struct hgl_file *f, int thread, struct hg_err *err)

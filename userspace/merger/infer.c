@@ -1,35 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * infer.c - the paper's gray-box inferences (sections 4 and 7), from
- * hourglass's own data only: its intervals, their CPUs, and what each
- * thread was configured to do. Nothing here reads the kernel's recording.
+ * hourglass's own data only: its intervals, their CPUs, what each thread was
+ * configured to do, and the machine's RT-throttling settings it read.
+ * Nothing here reads the kernel's recording.
  *
- * For each gap the thread did not ask for, in order:
- *  1. the next thread is another one: a context switch between hourglass
- *     threads (switch_hg). Not statistical.
- *  2. its start recurs with the period of the clock tick (timer). The
- *     period (HZ 1000, 500, 300, 250, 100) is found per CPU from the run's
- *     first gaps: the candidate whose recurrences most exceed chance,
- *     searched above length floors of 0, 0.5, 1 ... 32 us and kept at the
- *     floor where it recurs most cleanly (under an emulator thousands of
- *     short gaps would drown it; a floor above the tick's own cost loses
- *     ticks). A gap is the tick when it is above that floor and another
- *     gap above it starts one period before or after.
- *  2b. shorter than half the cheapest tick (the 10th percentile of rule 2's
- *     gaps): no kernel entry is that fast, the time went below the kernel
- *     (hidden). Only when a tick was found.
- *  3. the thread is the highest-priority real-time thread on its CPUs and
- *     never blocks: only interrupts and bottom halves can stop it.
- *  4. by length: longer than two switches at the fastest rule 1 saw,
- *     another task ran (switch_other); shorter, an interrupt. Without
- *     switches, 3x the median tick gap, or 50 us.
+ * Calibration, per CPU, on the run's first gaps (TICK_SAMPLE of them):
+ *  - the tick: its period p (HZ 1000, 500, 300, 250, 100) and its cost, the
+ *    band of lengths its gaps have. Gap starts are tested for recurrence at
+ *    each candidate period, against chance (a period of 1.37 p) and against
+ *    a finer grid (p/2 .. p/5: a 2 kHz timer load recurs at every candidate),
+ *    within length bands: each mode of the gap lengths, and every gap above
+ *    a floor (under an emulator thousands of short gaps would drown the
+ *    tick). The band where it recurs most cleanly is the tick's.
+ *  - the switch limit: the geometric middle between one tick (an interrupt
+ *    entering and leaving the kernel) and two switches at the fastest seen
+ *    between hourglass threads (out and back: the least a gap in which
+ *    another task ran can cost); without switches, two switches are taken
+ *    as three ticks.
+ *  - steal: when the CPUs running hourglass's threads never run at the same
+ *    time, they take turns on one physical CPU (a VM whose vCPUs share a
+ *    host CPU, a single-threaded emulator).
  *
- * Calibration is one pass over hourglass's trace: the tick of each CPU from
- * its first gaps, then the lengths of every gap rule 2 calls the tick. Rule 2
- * needs the gaps that follow the one decided, up to one period past its
- * end: a gap is decided once the stream has been read that far
- * (infer_ready); the calibration's candidates and the merge's judged gaps
- * wait until then, in order.
+ * Then, for each gap the thread did not ask for, the evidence together:
+ *  1. the next thread is another one: a switch between hourglass threads.
+ *  2. it starts one tick period after or before a gap of the tick's band
+ *     AND its length lies in that band: the tick. At the tick's phase but
+ *     longer, the tick did something more (a softirq, a preemption): it is
+ *     judged by its length below.
+ *  3. shorter than half the cheapest tick: below any kernel path (hidden);
+ *     or, when the CPUs take turns, another CPU ran hourglass for most of
+ *     the gap: the time went to it (hidden, steal).
+ *  4. the highest-priority real-time thread that never blocks: only
+ *     interrupts stop it, unless the gap lasts as long as RT throttling
+ *     holds real-time tasks back (sched_rt_period - sched_rt_runtime).
+ *  5. by length: longer than the switch limit, another task ran; shorter,
+ *     an interrupt.
+ *
+ * Calibration is one pass over hourglass's trace. Rule 2 needs the gaps
+ * that follow the one decided, up to one period past its end: a gap is
+ * decided once the stream has been read that far (infer_ready).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -43,28 +53,40 @@ static const double floors_us[] = { 0, 0.5, 1, 2, 4, 8, 16, 32 };
 #define NTICKS (sizeof(tick_ms) / sizeof(tick_ms[0]))
 #define NFLOORS (sizeof(floors_us) / sizeof(floors_us[0]))
 #define TICK_SAMPLE 20000	/* gaps per CPU the tick is found on: a stretch of the run's start */
+#define MODE_BINS_PER_OCTAVE 8
+#define MODE_MIN_SHARE 0.03	/* a length mode holds at least this share of the sample */
+#define BAND_WIDTH 1.6		/* a mode's band: its length / BAND_WIDTH .. x BAND_WIDTH */
+#define STEAL_OVERLAP 0.02	/* CPUs that run hourglass together less than this take turns */
+#define STEAL_COVER 0.9		/* ... and a gap another CPU ran through for this much is steal */
+#define PHASE_PERIODS 3		/* rule 2 looks for the tick's gaps up to this many periods away */
 
 static const char *const basis_text[] = {
-	"two switches at the fastest seen", "3x the median tick gap",
+	"between a tick and two switches at the fastest seen", "between a tick and three ticks (no switch seen)",
 	"50 us (no switch or tick to calibrate on)",
 };
 
-/* one CPU's tick: its calibration, and the gap starts rule 2 looks for */
+/* one CPU's tick: its calibration, and the gaps of its band rule 2 looks for */
 struct tick {
 	int have;			/* the CPU has involuntary gaps */
 	int calibrated;
-	double p, tol, score, floor;	/* p 0: none found */
+	double p, tol, score;		/* p 0: none found */
+	double lo, hi;			/* the tick's band of lengths */
 	double reach;			/* how far past a gap's end rule 2 must see */
-	int64_t *sample;		/* calibration: the first involuntary gaps (g0, length, flags) */
+	int64_t *sample;		/* calibration: the first involuntary gaps (g0, length) */
 	uint8_t *sflag;
 	size_t nsample;
-	int64_t *s;			/* starts of involuntary gaps above the floor, in order */
+	int64_t *s;			/* starts of involuntary gaps in the band, in order */
 	size_t head, n, cap;		/* live: s[head .. n) */
-	int open, open_vol;		/* the gap open on the CPU now */
-	int64_t open_start;
-	/* calibration's gaps waiting for a decision (rule 2 sees up to reach past their end) */
+	/* calibration's gaps waiting for a decision */
 	int64_t *wait;			/* (g0, g1) pairs */
 	size_t whead, wn, wcap;
+	/* hourglass on this CPU: running since run_t0, and its finished intervals' time */
+	int running;
+	int64_t run_t0, busy;
+	/* steal: for each gap, what the other CPUs ran of it; gaps in order */
+	int64_t open_other;		/* the others' busy time when this CPU's gap opened */
+	int64_t *cover;			/* (g0, covered) pairs of closed gaps */
+	size_t chead, cn, ccap;
 };
 
 #define S_CANDIDATE 1			/* neither voluntary nor a switch: rule 2 applies */
@@ -73,13 +95,18 @@ struct infer {
 	struct run *r;
 	struct tick *tick;		/* per CPU */
 	uint32_t ncpu;
-	int *top_rt;			/* per thread: rule 3 applies */
-	double switch_limit, hidden_limit;
+	int *top_rt;			/* per thread: rule 4 applies */
+	double switch_limit, hidden_limit, throttle;
 	int basis;
+	int steal;			/* the CPUs take turns */
+	double overlap_share;
 	uint64_t switch_gaps, tick_gaps;
 	int64_t min_switch;
 	int64_t now;			/* hourglass's stream has been read up to here */
 	int ended;
+	int deciding;			/* the merge pass: keep what the other CPUs ran of each gap */
+	int nrunning;
+	int64_t last_t, overlap;	/* time with two CPUs or more running hourglass */
 	/* per thread, for sbf.c: first start, last end, intervals */
 	int64_t *first, *last;
 	uint64_t *nint;
@@ -114,40 +141,50 @@ static int near(const int64_t *s, size_t n, double t, double tol)
 	return a < n && (double)s[a] <= t + tol;
 }
 
-/* find_tick - the clock tick's period from gap starts that recur (the candidate most above chance) */
+static long recurs(const int64_t *s, size_t n, double d, double tol)
+{
+	long hit = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		hit += near(s, n, (double)s[i] + d, tol);
+	return hit;
+}
+
+/*
+ * find_tick - the clock tick's period from gap starts that recur: the
+ * candidate most above chance, and not a multiple of a finer grid
+ */
 static void find_tick(const int64_t *s, size_t n, double hz, double *p_out, double *tol_out, double *score_out)
 {
-	double best_p = 0, best_tol = 0, best = 0;
-	size_t c, i;
+	double best = 0;
+	size_t c;
 
-	*p_out = 0;
-	*tol_out = 0;
-	*score_out = 0;
+	*p_out = *tol_out = *score_out = 0;
 	if (n < 20)
 		return;
 	for (c = 0; c < NTICKS; c++) {
-		double p = tick_ms[c] * 1e-3 * hz;
-		double tol = fmax(10e-6 * hz, 0.005 * p);
-		long hit = 0, ctrl = 0;
-		double score;
+		double p = tick_ms[c] * 1e-3 * hz, tol = fmax(10e-6 * hz, 0.005 * p), score;
+		long hit = recurs(s, n, p, tol), ctrl = recurs(s, n, 1.37 * p, tol), finer = 0;
+		int k;
 
-		for (i = 0; i < n; i++) {
-			hit += near(s, n, (double)s[i] + p, tol);
-			/* a period of 1.37 candidates is chance: no kernel ticks at it */
-			ctrl += near(s, n, (double)s[i] + 1.37 * p, tol);
-		}
 		score = (double)(hit - ctrl) / (double)n;
-		/* a real tick recurs far above chance; the longest such period wins ties
-		 * (a 1 ms grid also matches at 2 and 4 ms) */
-		if (score > 0.1 && hit > 2 * (ctrl > 1 ? ctrl : 1) && score > best * 1.2) {
-			best_p = p;
-			best_tol = tol;
-			best = score;
+		if (!(score > 0.1 && hit > 2 * (ctrl > 1 ? ctrl : 1) && score > best * 1.2))
+			continue;
+		/* a grid finer than the candidate recurs at it too: not the tick (same tolerance:
+		 * a narrower one would miss a jittery grid that the candidate's catches) */
+		for (k = 2; k <= 5; k++) {
+			long h = recurs(s, n, p / k, tol);
+
+			if (h > finer)
+				finer = h;
 		}
+		if (finer > hit / 2)
+			continue;
+		*p_out = p;
+		*tol_out = tol;
+		*score_out = best = score;
 	}
-	*p_out = best_p;
-	*tol_out = best_tol;
-	*score_out = best;
 }
 
 static void push_start(struct tick *t, int64_t s)
@@ -165,65 +202,196 @@ static void push_start(struct tick *t, int64_t s)
 	t->s[t->n++] = s;
 }
 
-static void push_wait(struct tick *t, int64_t g0, int64_t g1)
+/* push_pair - onto a queue of (a, b) pairs with a dropped front */
+static void push_pair(int64_t **v, size_t *head, size_t *n, size_t *cap, int64_t a, int64_t b)
 {
-	if (t->wn == t->wcap) {
-		if (t->whead > t->wcap / 2) {
-			memmove(t->wait, t->wait + 2 * t->whead, 2 * (t->wn - t->whead) * sizeof(*t->wait));
-			t->wn -= t->whead;
-			t->whead = 0;
+	if (*n == *cap) {
+		if (*head > *cap / 2) {
+			memmove(*v, *v + 2 * *head, 2 * (*n - *head) * sizeof(**v));
+			*n -= *head;
+			*head = 0;
 		} else {
-			t->wcap = t->wcap ? 2 * t->wcap : 64;
-			t->wait = xrealloc(t->wait, 2 * t->wcap * sizeof(*t->wait));
+			*cap = *cap ? 2 * *cap : 64;
+			*v = xrealloc(*v, 2 * *cap * sizeof(**v));
 		}
 	}
-	t->wait[2 * t->wn] = g0;
-	t->wait[2 * t->wn + 1] = g1;
-	t->wn++;
+	(*v)[2 * *n] = a;
+	(*v)[2 * *n + 1] = b;
+	(*n)++;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* modes - the lengths around which the sample's gaps gather (log-spaced histogram peaks) */
+static size_t modes(const struct tick *t, double *out, size_t max)
+{
+	enum { NB = 64 * MODE_BINS_PER_OCTAVE };
+	static uint32_t h[NB];
+	size_t i, n = 0, total = 0;
+	int b;
+
+	memset(h, 0, sizeof(h));
+	for (i = 0; i < t->nsample; i++) {
+		int64_t len = t->sample[2 * i + 1];
+
+		if (len <= 0 || !(t->sflag[i] & S_CANDIDATE))
+			continue;
+		b = (int)(log2((double)len) * MODE_BINS_PER_OCTAVE);
+		if (b >= 0 && b < NB) {
+			h[b]++;
+			total++;
+		}
+	}
+	for (b = 1; b < NB - 1 && n < max; b++) {
+		/* a peak of the histogram smoothed over three bins (the last bin of a plateau),
+		 * with enough of the sample; it lies at the three bins' weighted middle */
+		uint32_t here = h[b - 1] + h[b] + h[b + 1];
+		uint32_t left = h[b - 1] + h[b] + (b >= 2 ? h[b - 2] : 0);
+		uint32_t right = h[b] + h[b + 1] + (b + 2 < NB ? h[b + 2] : 0);
+
+		if (here >= left && here > right && here >= MODE_MIN_SHARE * total) {
+			double w = (b - 0.5) * h[b - 1] + (b + 0.5) * h[b] + (b + 1.5) * h[b + 1];
+
+			out[n++] = exp2(w / here / MODE_BINS_PER_OCTAVE);
+		}
+	}
+	return n;
 }
 
 /*
- * calibrate - one CPU's tick from its sample: the floor at which it recurs
- * most cleanly. Then the sample's gaps above that floor become the first
- * starts rule 2 looks for, and its candidates wait for their decision.
+ * refine_period - the tick's period as this machine's TSC measures it: the mean
+ * spacing of the band's gaps one candidate period apart (hourglass's TSC rate
+ * and the kernel's clock may differ by a fraction of a percent, which adds up
+ * over the periods rule 2 spans)
+ */
+static double refine_period(const struct tick *t, double lo, double hi, double p, double tol)
+{
+	int64_t *d = xcalloc(t->nsample + 1, sizeof(*d));
+	double s0, r = p;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < t->nsample; i++) {
+		double len = (double)t->sample[2 * i + 1], best = INFINITY;
+
+		if (len < lo || len >= hi)
+			continue;
+		s0 = (double)t->sample[2 * i];
+		/* the band's gap nearest one period later */
+		for (j = i + 1; j < t->nsample && (double)t->sample[2 * j] <= s0 + p + tol; j++) {
+			double l2 = (double)t->sample[2 * j + 1], e = (double)t->sample[2 * j] - s0 - p;
+
+			if (l2 >= lo && l2 < hi && fabs(e) <= tol && fabs(e) < fabs(best))
+				best = e;
+		}
+		if (!isinf(best))
+			d[n++] = (int64_t)(p + best);
+	}
+	if (n >= 10) {
+		qsort(d, n, sizeof(*d), cmp_i64);
+		r = (double)d[n / 2];
+	}
+	free(d);
+	return r;
+}
+
+/*
+ * calibrate - one CPU's tick from its sample: the band of lengths, and the
+ * period, at which it recurs most cleanly. Then its band's gaps in the sample
+ * become the first starts rule 2 looks for, and the sample's candidates wait
+ * for their decision.
  */
 static void calibrate(struct infer *in, struct tick *t)
 {
 	int64_t *starts = xcalloc(t->nsample + 1, sizeof(*starts));
-	size_t seen[NFLOORS], nseen = 0, f, i, ns;
-	double hz = in->r->hz;
+	int64_t *lens = xcalloc(t->nsample + 1, sizeof(*lens));
+	double hz = in->r->hz, m[16], best = 0;
+	struct cand { double lo, hi, p, tol, score, cost; } c[NFLOORS + 16];
+	size_t nc = 0, f, i, ns, nl, nm, seen[NFLOORS + 16], nseen = 0;
+	int pick = -1;
 
-	t->p = t->tol = t->score = t->floor = 0;
-	for (f = 0; f < NFLOORS; f++) {
-		double floor = floors_us[f] * 1e-6 * hz, p, tol, score;
+	for (f = 0; f < NFLOORS; f++)
+		c[nc++] = (struct cand){ .lo = floors_us[f] * 1e-6 * hz, .hi = INFINITY };
+	nm = modes(t, m, 16);
+	for (i = 0; i < nm; i++)
+		c[nc++] = (struct cand){ .lo = m[i] / BAND_WIDTH, .hi = m[i] * BAND_WIDTH };
+	for (f = 0; f < nc; f++) {
 		int dup = 0;
 
-		for (ns = 0, i = 0; i < t->nsample; i++)
-			if ((double)t->sample[2 * i + 1] >= floor)
+		for (ns = 0, i = 0; i < t->nsample; i++) {
+			double len = (double)t->sample[2 * i + 1];
+
+			if (len >= c[f].lo && len < c[f].hi)
 				starts[ns++] = t->sample[2 * i];
+		}
 		for (i = 0; i < nseen; i++)
 			dup |= seen[i] == ns;
-		if (dup)		/* no gap between the two floors: the same answer */
+		if (dup || ns < 20)	/* the same gaps as another band, or too few */
 			continue;
 		seen[nseen++] = ns;
-		if (ns < 20)		/* higher floors hold fewer still */
-			break;
-		find_tick(starts, ns, hz, &p, &tol, &score);
-		if (p != 0 && score > t->score) {
-			t->p = p;
-			t->tol = tol;
-			t->score = score;
-			t->floor = floor;
+		find_tick(starts, ns, hz, &c[f].p, &c[f].tol, &c[f].score);
+		if (!c[f].p)
+			continue;
+		/* the cost of what recurs: the median length of the band's gaps that recur */
+		for (nl = 0, i = 0; i < t->nsample; i++) {
+			double g0 = (double)t->sample[2 * i], len = (double)t->sample[2 * i + 1];
+
+			if ((t->sflag[i] & S_CANDIDATE) && len >= c[f].lo && len < c[f].hi &&
+			    (near(starts, ns, g0 + c[f].p, c[f].tol) || near(starts, ns, g0 - c[f].p, c[f].tol)))
+				lens[nl++] = t->sample[2 * i + 1];
 		}
+		if (!nl)
+			continue;
+		qsort(lens, nl, sizeof(*lens), cmp_i64);
+		c[f].cost = (double)lens[nl / 2];
+		if (c[f].score > best)
+			best = c[f].score;
+		if (getenv("HGMERGE_DEBUG"))
+			fprintf(stderr, "hgmerge: calibrate: band %.2f..%.2f us, %zu gaps: period %.3f ms, score %.3f, "
+				"cost %.2f us\n", c[f].lo / hz * 1e6, c[f].hi / hz * 1e6, ns, c[f].p / hz * 1e3,
+				c[f].score, c[f].cost / hz * 1e6);
+	}
+	/*
+	 * The tick is the cheapest thing that recurs: a timer interrupt costs less than
+	 * a preemption, and a load that recurs (a task woken by its own timer) costs
+	 * more. Among the bands that recur nearly as clearly as the best, the one whose
+	 * recurring gaps are shortest.
+	 */
+	for (f = 0; f < nc; f++)
+		if (c[f].p && c[f].cost > 0 && c[f].score >= 0.6 * best &&
+		    (pick < 0 || c[f].cost < c[pick].cost))
+			pick = (int)f;
+	t->p = t->tol = t->score = 0;
+	if (pick >= 0) {
+		/* a floor's band is open above: the tick's own band is around its cost, as a
+		 * mode's is (a gap half as long again did something more; a much shorter one is
+		 * something cheaper than the tick) */
+		if (isinf(c[pick].hi)) {
+			c[pick].lo = fmax(c[pick].lo, c[pick].cost / BAND_WIDTH);
+			c[pick].hi = c[pick].cost * BAND_WIDTH;
+		}
+		t->p = refine_period(t, c[pick].lo, c[pick].hi, c[pick].p, c[pick].tol);
+		t->tol = c[pick].tol;
+		t->score = c[pick].score;
+		t->lo = c[pick].lo;
+		t->hi = c[pick].hi;
 	}
 	free(starts);
-	t->reach = t->p ? t->p + t->tol + t->floor + 1 : 0;
+	free(lens);
+	t->reach = t->p ? PHASE_PERIODS * t->p + t->tol + t->hi + 1 : 0;
 	t->calibrated = 1;
 	for (i = 0; i < t->nsample; i++) {
-		if ((double)t->sample[2 * i + 1] >= t->floor)
+		double len = (double)t->sample[2 * i + 1];
+
+		if (t->p && len >= t->lo && len < t->hi)
 			push_start(t, t->sample[2 * i]);
 		if (t->sflag[i] & S_CANDIDATE)
-			push_wait(t, t->sample[2 * i], t->sample[2 * i] + t->sample[2 * i + 1]);
+			push_pair(&t->wait, &t->whead, &t->wn, &t->wcap, t->sample[2 * i],
+				  t->sample[2 * i] + t->sample[2 * i + 1]);
 	}
 	free(t->sample);
 	free(t->sflag);
@@ -231,26 +399,27 @@ static void calibrate(struct infer *in, struct tick *t)
 	t->sflag = NULL;
 }
 
-/* near_start - does an involuntary gap above the floor start in [x - tol, x + tol]? */
-static int near_start(struct infer *in, struct tick *t, double x, double tol)
+/*
+ * tick_test - rule 2 for a candidate gap (the stream must have been read to its
+ * end + reach): 1 at the tick's phase and as long as the tick, 2 at its phase
+ * but longer, 0 otherwise
+ */
+static int tick_test(struct tick *t, int64_t g0, int64_t g1)
 {
-	if (near(t->s + t->head, t->n - t->head, x, tol))
-		return 1;
-	/* the gap open now: long enough by now? (at the end, an open gap has no next interval:
-	 * it is no gap at all) */
-	return t->open && !t->open_vol && !in->ended && (double)(in->now - t->open_start) >= t->floor &&
-	       fabs((double)t->open_start - x) <= tol;
-}
+	double len = (double)(g1 - g0);
+	int k;
 
-/* tick_test - rule 2 for a candidate gap; the stream must have been read to its end + reach */
-static int tick_test(struct infer *in, struct tick *t, int64_t g0, int64_t g1)
-{
-	if (t->p == 0 || (double)(g1 - g0) < t->floor)
+	if (t->p == 0 || len < t->lo)
 		return 0;
 	/* the decisions of a CPU come in time order: starts before the reach back are done with */
-	while (t->head < t->n && (double)t->s[t->head] < (double)g0 - t->p - t->tol - 1)
+	while (t->head < t->n && (double)t->s[t->head] < (double)g0 - PHASE_PERIODS * t->p - t->tol - 1)
 		t->head++;
-	return near_start(in, t, (double)g0 + t->p, t->tol) || near_start(in, t, (double)g0 - t->p, t->tol);
+	/* a tick's neighbours may be lost in longer gaps (a load that preempts): look further */
+	for (k = 1; k <= PHASE_PERIODS; k++)
+		if (near(t->s + t->head, t->n - t->head, (double)g0 + k * t->p, t->tol) ||
+		    near(t->s + t->head, t->n - t->head, (double)g0 - k * t->p, t->tol))
+			return len < t->hi ? 1 : 2;
+	return 0;
 }
 
 static int ready(const struct infer *in, const struct tick *t, int64_t g1)
@@ -258,21 +427,54 @@ static int ready(const struct infer *in, const struct tick *t, int64_t g1)
 	return in->ended || (double)in->now >= (double)g1 + t->reach;
 }
 
+/* busy_others - hourglass's time on every CPU but @cpu up to @t */
+static int64_t busy_others(struct infer *in, uint32_t cpu, int64_t t)
+{
+	int64_t sum = 0;
+	uint32_t c;
+
+	for (c = 0; c < in->ncpu; c++) {
+		struct tick *x = &in->tick[c];
+
+		if (c == cpu)
+			continue;
+		sum += x->busy + (x->running && t > x->run_t0 ? t - x->run_t0 : 0);
+	}
+	return sum;
+}
+
 void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g)
 {
 	struct tick *t;
 
+	if (in->nrunning >= 2 && ev->t > in->last_t)
+		in->overlap += ev->t - in->last_t;
+	in->last_t = ev->t;
 	in->now = ev->t;
+	if (ev->kind == HGE_START) {
+		t = tick_of(in, ev->rec.cpu);
+		if (!t->running)
+			in->nrunning++;
+		t->running = 1;
+		t->run_t0 = (int64_t)ev->rec.t0;
+	}
 	if (made == 2) {
 		t = tick_of(in, g->cpu);
-		t->open = 1;
-		t->open_start = g->g0;
-		t->open_vol = g->vol;
+		if (t->running) {
+			t->running = 0;
+			in->nrunning--;
+			t->busy += g->g0 - t->run_t0;
+		}
+		if (in->deciding && in->ncpu > 1)
+			t->open_other = busy_others(in, g->cpu, g->g0);
 	} else if (made == 1) {
 		t = tick_of(in, g->cpu);
-		t->open = 0;
-		if (t->calibrated && !g->vol && (double)(g->g1 - g->g0) >= t->floor)
+		if (t->calibrated && !g->vol && t->p && (double)(g->g1 - g->g0) >= t->lo &&
+		    (double)(g->g1 - g->g0) < t->hi)
 			push_start(t, g->g0);
+		if (in->deciding && in->ncpu > 1)
+			push_pair(&t->cover, &t->chead, &t->cn, &t->ccap, g->g0,
+				  busy_others(in, g->cpu, g->g1) - t->open_other);
 	}
 }
 
@@ -285,9 +487,17 @@ int infer_ready(struct infer *in, const struct hgg_gap *g)
 {
 	struct tick *t = tick_of(in, g->cpu);
 
-	if (g->vol || g->next_thread != g->thread || !t->p || (double)(g->g1 - g->g0) < t->floor)
+	if (g->vol || g->next_thread != g->thread || !t->p)
 		return 1;
 	return ready(in, t, (int64_t)g->g1);
+}
+
+/* covered - what the other CPUs ran of the gap at @g0 on @t's CPU (0 if unknown) */
+static int64_t covered(struct tick *t, int64_t g0)
+{
+	while (t->chead < t->cn && t->cover[2 * t->chead] < g0)
+		t->chead++;
+	return t->chead < t->cn && t->cover[2 * t->chead] == g0 ? t->cover[2 * t->chead + 1] : 0;
 }
 
 /* drain_calibration - decide the waiting candidates whose reach the stream has passed */
@@ -301,7 +511,7 @@ static void drain_calibration(struct infer *in, struct quant *ticks)
 		while (t->whead < t->wn && ready(in, t, t->wait[2 * t->whead + 1])) {
 			int64_t g0 = t->wait[2 * t->whead], g1 = t->wait[2 * t->whead + 1];
 
-			if (tick_test(in, t, g0, g1))
+			if (tick_test(t, g0, g1) == 1)
 				quant_add(ticks, g1 - g0);
 			t->whead++;
 		}
@@ -313,7 +523,7 @@ static int is_rt(const struct hgl_thread *t)
 	return !strcmp(t->policy, "fifo") || !strcmp(t->policy, "rr");
 }
 
-/* rule 3: the highest-priority real-time CPU-bound thread on every CPU it used */
+/* rule 4: the highest-priority real-time CPU-bound thread on every CPU it used */
 static void find_top_rt(struct infer *in, unsigned char **on, uint32_t ncpu_on)
 {
 	struct run *r = in->r;
@@ -338,8 +548,9 @@ static void find_top_rt(struct infer *in, unsigned char **on, uint32_t ncpu_on)
 
 /*
  * calibration_pass - one pass over hourglass's stream: the first gaps of each CPU
- * (its tick, once TICK_SAMPLE of them are in), switches, where each thread ran;
- * then rule 2 over every candidate, for the lengths of the tick's gaps.
+ * (its tick, once TICK_SAMPLE of them are in), switches, where each thread ran,
+ * how much the CPUs ran hourglass together; then rule 2 over every candidate,
+ * for the lengths of the tick's gaps.
  */
 static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncpu_on, struct quant *ticks)
 {
@@ -393,7 +604,7 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 				if (t->nsample == TICK_SAMPLE)
 					calibrate(in, t);
 			} else if (cand) {
-				push_wait(t, g.g0, g.g1);
+				push_pair(&t->wait, &t->whead, &t->wn, &t->wcap, g.g0, g.g1);
 			}
 		}
 		if (made)
@@ -408,12 +619,33 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 	hgside_close(hs);
 }
 
+/* the CPUs take turns: two or more ran hourglass, a good share of the run each, never together */
+static void find_steal(struct infer *in)
+{
+	int64_t a = 0, b = 0;
+	uint32_t c;
+
+	for (c = 0; c < in->ncpu; c++) {
+		int64_t x = in->tick[c].busy;
+
+		if (x > a) {
+			b = a;
+			a = x;
+		} else if (x > b) {
+			b = x;
+		}
+	}
+	in->overlap_share = b > 0 ? (double)in->overlap / (double)b : 1;
+	in->steal = b > 0 && in->overlap_share < STEAL_OVERLAP;
+}
+
 struct infer *infer_calibrate(struct run *r)
 {
 	struct infer *in = xcalloc(1, sizeof(*in));
 	unsigned char **on = xcalloc(r->nthreads + 1, sizeof(*on));
 	uint32_t ncpu_on = 0, c;
 	struct quant ticks = { 0 };
+	double tick;
 	int k;
 
 	in->r = r;
@@ -423,36 +655,52 @@ struct infer *infer_calibrate(struct run *r)
 	in->nint = xcalloc(r->nthreads + 1, sizeof(*in->nint));
 	calibration_pass(in, on, &ncpu_on, &ticks);
 	find_top_rt(in, on, ncpu_on);
+	find_steal(in);
 	for (k = 0; k < r->nthreads; k++)
 		free(on[k]);
 	free(on);
 	in->tick_gaps = ticks.n;
 	in->hidden_limit = ticks.n >= 10 ? quant_at(&ticks, 0.1) / 2 : 0;
-	if (in->switch_gaps) {
-		in->switch_limit = 2.0 * (double)in->min_switch;
+	tick = quant_median(&ticks);
+	if (in->switch_gaps && ticks.n) {
+		in->switch_limit = sqrt(tick * 2.0 * (double)in->min_switch);
 		in->basis = 0;
 	} else if (ticks.n) {
-		in->switch_limit = 3 * quant_median(&ticks);
+		in->switch_limit = sqrt(tick * 3 * tick);
 		in->basis = 1;
+	} else if (in->switch_gaps) {
+		in->switch_limit = 2.0 * (double)in->min_switch * 0.75;
+		in->basis = 0;
 	} else {
 		in->switch_limit = 50e-6 * r->hz;
 		in->basis = 2;
 	}
+	/* RT throttling holds real-time tasks back for period - runtime of every period */
+	in->throttle = r->rt_period_us > 0 && r->rt_runtime_us >= 0 && r->rt_runtime_us < r->rt_period_us ?
+		       (double)(r->rt_period_us - r->rt_runtime_us) * 1e-6 * r->hz / 2 : 0;
 	quant_free(&ticks);
 	/* the decision pass starts its starts anew, from the same stream */
 	for (c = 0; c < in->ncpu; c++) {
-		in->tick[c].head = in->tick[c].n = 0;
-		in->tick[c].whead = in->tick[c].wn = 0;
-		in->tick[c].open = 0;
+		struct tick *t = &in->tick[c];
+
+		t->head = t->n = t->whead = t->wn = t->chead = t->cn = 0;
+		t->running = 0;
+		t->busy = 0;
 	}
+	in->nrunning = 0;
 	in->ended = 0;
+	in->deciding = 1;
 	in->now = INT64_MIN;
 	return in;
 }
 
 void infer_decide(struct infer *in, struct hgg_gap *g)
 {
-	double len = (double)(g->g1 - g->g0);
+	struct tick *t = tick_of(in, g->cpu);
+	int64_t g0 = (int64_t)g->g0, g1 = (int64_t)g->g1;
+	double len = (double)(g1 - g0);
+	int64_t cov = in->ncpu > 1 ? covered(t, g0) : 0;
+	int phase = g->vol || g->next_thread != g->thread ? 0 : tick_test(t, g0, g1);
 
 	if (g->vol) {
 		g->inferred = HGG_C_VOLUNTARY;
@@ -460,10 +708,16 @@ void infer_decide(struct infer *in, struct hgg_gap *g)
 	} else if (g->next_thread != g->thread) {
 		g->inferred = HGG_C_SWITCH_HG;
 		g->rule = HGG_R_SWITCH;
-	} else if (tick_test(in, tick_of(in, g->cpu), (int64_t)g->g0, (int64_t)g->g1)) {
+	} else if (in->top_rt[g->thread] && in->throttle > 0 && len >= in->throttle) {
+		/* RT throttling: every real-time task waits, and another task runs */
+		g->inferred = HGG_C_SWITCH_OTHER;
+		g->rule = HGG_R_LONG;
+	} else if (phase == 1 || (phase == 2 && (len < in->switch_limit || in->top_rt[g->thread]))) {
+		/* the tick; longer than its band but shorter than two switches (or in the way of a
+		 * thread only interrupts can stop), the tick and what it ran (its softirqs) */
 		g->inferred = HGG_C_TIMER;
 		g->rule = HGG_R_TICK;
-	} else if (len < in->hidden_limit) {
+	} else if (len < in->hidden_limit || (in->steal && (double)cov >= STEAL_COVER * len)) {
 		g->inferred = HGG_C_HIDDEN;
 		g->rule = HGG_R_HIDDEN;
 	} else if (in->top_rt[g->thread]) {
@@ -480,8 +734,8 @@ void infer_decide(struct infer *in, struct hgg_gap *g)
 
 const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size_t len)
 {
-	double hz = in->r->hz;
-	struct tick *tk;
+	double hz = in->r->hz, glen = (double)(g->g1 - g->g0);
+	struct tick *tk = tick_of(in, g->cpu);
 
 	switch (g->rule) {
 	case HGG_R_VOLUNTARY:
@@ -492,23 +746,36 @@ const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size
 			 in->r->th[g->next_thread].name);
 		break;
 	case HGG_R_TICK:
-		tk = tick_of(in, g->cpu);
-		snprintf(buf, len, "it recurs every %.3f ms, the tick found on CPU %u", tk->p / hz * 1e3, g->cpu);
+		if (glen < tk->hi)
+			snprintf(buf, len, "it recurs every %.3f ms, the tick found on CPU %u, and lasts as long as the "
+				 "tick (%.2f to %.2f us)", tk->p / hz * 1e3, g->cpu, tk->lo / hz * 1e6, tk->hi / hz * 1e6);
+		else
+			snprintf(buf, len, "it recurs every %.3f ms, the tick found on CPU %u; longer than the tick but "
+				 "shorter than two switches (%.1f us): the tick and its softirqs", tk->p / hz * 1e3, g->cpu,
+				 in->switch_limit / hz * 1e6);
 		break;
 	case HGG_R_HIDDEN:
-		snprintf(buf, len, "shorter than %.2f us, half the cheapest tick: no kernel path is that fast",
-			 in->hidden_limit / hz * 1e6);
+		if (glen < in->hidden_limit)
+			snprintf(buf, len, "shorter than %.2f us, half the cheapest tick: no kernel path is that fast",
+				 in->hidden_limit / hz * 1e6);
+		else
+			snprintf(buf, len, "the CPUs take turns (they ran hourglass together %.1f%% of the time) and "
+				 "another CPU ran hourglass through it: steal", in->overlap_share * 100);
 		break;
 	case HGG_R_TOP_RT:
 		snprintf(buf, len, "the highest-priority real-time thread here never blocks: only interrupts stop it");
 		break;
 	case HGG_R_SHORT:
-		snprintf(buf, len, "shorter than %.1f us (%s): cannot be a switch", in->switch_limit / hz * 1e6,
+		snprintf(buf, len, "shorter than %.1f us (%s): cannot be two switches", in->switch_limit / hz * 1e6,
 			 basis_text[in->basis]);
 		break;
 	default:
-		snprintf(buf, len, "no hourglass thread ran, and longer than %.1f us (%s)", in->switch_limit / hz * 1e6,
-			 basis_text[in->basis]);
+		if (in->top_rt[g->thread])
+			snprintf(buf, len, "as long as RT throttling holds real-time threads back (%.1f ms or more)",
+				 in->throttle / hz * 1e3);
+		else
+			snprintf(buf, len, "no hourglass thread ran, and longer than %.1f us (%s)",
+				 in->switch_limit / hz * 1e6, basis_text[in->basis]);
 	}
 	return buf;
 }
@@ -534,13 +801,23 @@ void infer_report(struct infer *in, struct run *r, struct jsonw *w)
 		else
 			jw_null(w, "period_ms");
 		jw_num(w, "score", t->score);
-		jw_num(w, "floor_us", t->floor / r->hz * 1e6);
+		jw_num(w, "floor_us", t->p ? t->lo / r->hz * 1e6 : 0);
+		if (t->p && !isinf(t->hi))
+			jw_num(w, "band_top_us", t->hi / r->hz * 1e6);
+		else
+			jw_null(w, "band_top_us");
 		jw_end_obj(w);
 	}
 	jw_end_obj(w);
 	jw_num(w, "hidden_limit_us", in->hidden_limit / r->hz * 1e6);
 	jw_uint(w, "switch_gaps", in->switch_gaps);
 	jw_uint(w, "tick_gaps", in->tick_gaps);
+	jw_bool(w, "steal", in->steal);
+	jw_numf(w, "cpus_together", in->overlap_share, 4);
+	if (in->throttle > 0)
+		jw_num(w, "rt_throttle_ms", in->throttle / r->hz * 1e3);
+	else
+		jw_null(w, "rt_throttle_ms");
 	jw_end_obj(w);
 }
 
@@ -562,6 +839,7 @@ void infer_free(struct infer *in)
 		free(in->tick[c].sflag);
 		free(in->tick[c].s);
 		free(in->tick[c].wait);
+		free(in->tick[c].cover);
 	}
 	free(in->tick);
 	free(in->top_rt);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "hg_json.h"
 #include "export.h"
 #include "gapout.h"
 #include "report.h"
@@ -157,6 +158,19 @@ static int is_workload(const struct hgl_thread *t, const char *const *names)
 	return 0;
 }
 
+/* read_throttling - RT throttling's settings from the info section (hourglass since 2026-11-23) */
+static void read_throttling(struct run *r)
+{
+	struct hg_err err;
+	struct jv *info = jv_parse(r->info->json, r->info->json_len, &err);
+	const struct jv *k = info ? jv_get(info, "kernel") : NULL;
+	const struct jv *rt = k ? jv_get(k, "sched_rt_runtime_us") : NULL, *pe = k ? jv_get(k, "sched_rt_period_us") : NULL;
+
+	r->rt_runtime_us = rt && jv_type(rt) == JV_NUM ? (long long)jv_num(rt) : -1;
+	r->rt_period_us = pe && jv_type(pe) == JV_NUM ? (long long)jv_num(pe) : -1;
+	jv_free(info);
+}
+
 /* setup - both files open and checked against each other; the threads; the time base */
 static void setup(struct run *r, const struct opts *o)
 {
@@ -218,6 +232,7 @@ static void setup(struct run *r, const struct opts *o)
 		     "machine, or not stamped with the TSC?", r->kernel_name, (long long)r->window[0],
 		     (long long)r->window[1], (long long)r->info->t0_tsc);
 	r->ncpus = hgt_nr_cpus(r->hgt);
+	read_throttling(r);
 }
 
 /* ---- the sinks of the pass ---- */
@@ -421,15 +436,14 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 
 	gapper_init(&gp, r);
 	for (;;) {
-		int64_t tk = kstream_peek(ks), th = hgside_peek(hs);
+		int64_t th = hgside_peek(hs), tk;
 		struct hg_ev ev;
 		struct gapdef g;
 		int64_t mt1;
 		int mig, made;
 
-		if (tk == INT64_MAX && th == INT64_MAX)
-			break;
-		if (tk <= th) {
+		/* the kernel's records up to hourglass's next event, the kernel's first at a tie */
+		while ((tk = kstream_peek(ks)) <= th && tk != INT64_MAX) {
 			const struct hgt_rec *rec;
 			uint32_t cpu;
 
@@ -445,8 +459,9 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 				fprintf(stderr, "\rhgmerge: %5.1f%% of %llu kernel events", total ?
 					100.0 * kstream_events(ks) / total : 100.0, (unsigned long long)total);
 			}
-			continue;
 		}
+		if (th == INT64_MAX)
+			break;
 		hgside_next(hs, &ev);
 		made = gapper_event(&gp, &ev, &g, &mig, &mt1);
 		infer_seen(c->infer, &ev, made, &g);
@@ -551,7 +566,7 @@ int main(int argc, char **argv)
 	c.infer = infer_calibrate(&r);
 	c.judge = judge_new(&r, tmpdir);
 	c.lat = latency_new(&r, tmpdir);
-	c.micro = micro_new(&r);
+	c.micro = micro_new(&r, c.infer);
 	c.sbf = sbf_new(&r, c.infer);
 	c.kmig = xcalloc(r.nthreads + 1, sizeof(*c.kmig));
 	c.has_kmig = xcalloc(r.nthreads + 1, sizeof(*c.has_kmig));

@@ -13,20 +13,7 @@
 #include "engine.h"
 #include "export.h"
 
-const char *const hgg_class_name[HGG_C_N] = {
-	"switch_hg", "switch_other", "timer", "interrupt", "hidden", "other", "unexplainable", "voluntary",
-};
-const char *const hgg_kind_name[HGG_KD_N] = {
-	"irq", "softirq", "nmi", "ipi", "timer", "switch_hg", "switch_other", "idle", "hidden", "other",
-	"unexplainable",
-};
-const char *const hgt_vector_name[HGT_VEC_MAX] = {
-	"local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
-	"x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic",
-};
-const char *const softirq_name[10] = {
-	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
-};
+/* hgg_class_name, hgg_kind_name, hgt_vector_name and softirq_name: export_names.c */
 const char *const why_text[HGG_W_N] = {
 	"", "outside the recording window", "the recorder lost events on this CPU during the gap",
 	"no kernel event at all: hypervisor, emulator, SMI", "kernel events but no handler or other task",

@@ -199,18 +199,37 @@ void quant_free(struct quant *q)
 	memset(q, 0, sizeof(*q));
 }
 
-void loghist_add(struct loghist *h, double us)
+/* the bins' lower edges, computed once: a value's bin by bisection, not a logarithm */
+static double edge[LOGHIST_BINS];
+
+static void edges_init(void)
 {
 	int b;
 
-	if (!(us >= LOGHIST_LO_US))	/* below, or not a number */
-		b = 0;
-	else {
-		b = 1 + (int)floor(log10(us / LOGHIST_LO_US) * LOGHIST_PER_DECADE);
-		if (b > LOGHIST_BINS - 1)
-			b = LOGHIST_BINS - 1;
+	for (b = 1; b < LOGHIST_BINS; b++)
+		edge[b] = LOGHIST_LO_US * pow(10, (double)(b - 1) / LOGHIST_PER_DECADE);
+}
+
+void loghist_add(struct loghist *h, double us)
+{
+	int lo = 0, hi = LOGHIST_BINS - 1;
+
+	if (!edge[1])
+		edges_init();
+	if (!(us >= edge[1])) {		/* below, or not a number */
+		hi = 0;
+	} else {
+		/* the last bin whose lower edge is at or below us */
+		while (lo < hi) {
+			int m = (lo + hi + 1) / 2;
+
+			if (edge[m] <= us)
+				lo = m;
+			else
+				hi = m - 1;
+		}
 	}
-	h->n[b]++;
+	h->n[hi]++;
 	h->total++;
 }
 
@@ -218,9 +237,13 @@ void loghist_edges(struct jsonw *w, const char *key)
 {
 	int b;
 
+	/* one more edge than bins; the first and last bins are open-ended (below the first
+	 * decade, above the last) and are given edges one decade further, for plotting */
 	jw_arr(w, key);
+	jw_num(w, NULL, LOGHIST_LO_US / 10);
 	for (b = 0; b < LOGHIST_BINS - 1; b++)
 		jw_num(w, NULL, LOGHIST_LO_US * pow(10, (double)b / LOGHIST_PER_DECADE));
+	jw_num(w, NULL, LOGHIST_LO_US * pow(10, LOGHIST_DECADES + 1));
 	jw_end_arr(w);
 }
 

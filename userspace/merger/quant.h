@@ -54,7 +54,8 @@ struct loghist {
 
 struct jsonw;
 void loghist_add(struct loghist *h, double us);
-/* loghist_edges - "edges_us": edge k is the lower end of bin k + 1 (bin 0: below the first) */
+/* loghist_edges - "edges_us": bin k lies between edges k and k + 1 (the first and last bins are
+ * open-ended: their outer edges are a decade further) */
 void loghist_edges(struct jsonw *w, const char *key);
 void loghist_counts(const struct loghist *h, struct jsonw *w, const char *key);
 /* loghist_write - {"edges_us": [...], "counts": [...]} */

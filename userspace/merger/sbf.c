@@ -133,14 +133,16 @@ void sbf_interval(struct sbf *s, const struct hgl_rec *iv)
 
 		/* windows ending before this interval: S there is what came before it */
 		for (k = 0; k < 2; k++)
-			settle(t, i, k, t->cum, a, 0, 0, 0);
+			if (t->q[i][k].head < t->q[i][k].n && t->q[i][k].v[t->q[i][k].head].x <= a)
+				settle(t, i, k, t->cum, a, 0, 0, 0);
 		if (take && a + d <= t->last)
 			q_push(&t->q[i][1], a + d, t->cum);
 		if (take && b + d <= t->last)
 			q_push(&t->q[i][0], b + d, t->cum + (b - a));
 		/* windows ending inside it */
 		for (k = 0; k < 2; k++)
-			settle(t, i, k, 0, b, 1, t->cum, a);
+			if (t->q[i][k].head < t->q[i][k].n && t->q[i][k].v[t->q[i][k].head].x <= b)
+				settle(t, i, k, 0, b, 1, t->cum, a);
 	}
 	t->cum += b - a;
 	t->due = INFINITY;

@@ -177,6 +177,7 @@ static const struct hgg_comp *sorted_comps(struct sweep *s, const struct item *i
 {
 	int i, j;
 
+
 	if (it->ncomp > s->capsorted) {
 		s->capsorted = it->ncomp;
 		s->sorted = xrealloc(s->sorted, s->capsorted * sizeof(*s->sorted));

@@ -172,7 +172,8 @@ static void krec(uint32_t cpu, uint64_t t, uint64_t late, int type, uint32_t arg
 
 	it->cpu = cpu;
 	it->k.h = (struct hgt_rec){ BASE + t, type, (uint8_t)(16 + ((plen + 7) & ~7u)), flags, 0, arg };
-	memcpy(it->k.payload, pl, plen);
+	if (plen)
+		memcpy(it->k.payload, pl, plen);
 	switch (type) {
 	case HGT_REC_SWITCH: count("sched_switch"); break;
 	case HGT_REC_WAKING: count("sched_waking"); break;

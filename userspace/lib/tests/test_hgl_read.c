@@ -334,9 +334,40 @@ static void check_info(void)
 	}
 }
 
+/* byte flips: whatever they do, the reader answers with a message or records, never a crash */
+static void check_flips(void)
+{
+	struct buf b = { 0 };
+	struct hg_err e;
+	unsigned seed = 11;
+	int i, n, fine = 1, refused = 0;
+
+	make(&b, INFO, 1, -1, 0);
+	for (i = 0; i < 3000; i++) {
+		struct buf m = { malloc(b.n), b.n, b.n };
+		int k;
+
+		memcpy(m.p, b.p, b.n);
+		for (k = 0; k <= i % 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			m.p[(seed >> 8) % m.n] ^= (unsigned char)(1 + ((seed >> 20) & 0xff) % 255);
+		}
+		if (read_all(write_file("flip.hgl", &m), 0, &e, &n)) {
+			refused++;
+			if (!strstr(e.msg, "flip.hgl: offset") || !printable(e.msg))
+				fine = 0;
+		}
+		free(m.p);
+	}
+	ok(fine && refused > 1000, "3000 mutated traces, %d refused with a printable message naming the offset",
+	   refused);
+	free(b.p);
+}
+
 int main(void)
 {
 	check_good();
+	check_flips();
 	check_sections();
 	check_info();
 	remove_scratch();
