@@ -2,10 +2,11 @@
 """analyse - the lab's runs, judged on the host: for every run directory under
 OUT (OUT/<kernel>/<guest>/<scenario>/, as tests/lab/guest_run.py left them)
 
-  - `hourglass report DIR --json DIR/report.json > DIR/report.txt`,
-  - `hgmerge ... --gaps-json DIR/gaps.jsonl` (the same merge, one gap a line),
-  - `hourglass export DIR --kernelshark DIR/merged.dat --perfetto DIR/perfetto.json
-    --html DIR/report.html` (unless --no-exports),
+  - `hourglass export DIR --json DIR/report.json --text DIR/report.txt --kernelshark
+    DIR/merged.dat --perfetto DIR/perfetto.json --html DIR/report.html` (one merge; with
+    --no-exports, `hourglass report DIR --json DIR/report.json > DIR/report.txt`),
+  - `hgmerge ... --gaps-json DIR/gaps.jsonl` (the same merge again, one gap a line, with the
+    labels the report used),
   - the scenario's expectations (tests/lab/expect.py) and issue 17's class targets;
 
 then OUT/lab.json, OUT/lab.csv and OUT/index.html (tests/lab/labtable.py).
@@ -37,9 +38,8 @@ import labtable  # noqa: E402
 import scenario  # noqa: E402
 from hgtools import engine  # noqa: E402
 
-HOURGLASS = [sys.executable, "-m", "hgtools"]
-ENV = dict(os.environ, HG_BIN=os.path.join(TOP, "build", "hourglass"), PYTHONPATH=os.path.join(TOP, "tools"),
-           HG_PROGRESS="0")
+HOURGLASS = [os.path.join(TOP, "build", "hourglass")]
+ENV = dict(os.environ, HG_PROGRESS="0")
 
 
 def runs_under(out: str) -> List[Dict[str, str]]:
@@ -66,9 +66,14 @@ def _run(cmd: List[str], **kw: Any) -> subprocess.CompletedProcess:
 def merge(d: str, exports: bool) -> Dict[str, Any]:
     """Report, per-gap stream and exports of run directory @d; what failed, if anything."""
     errs: Dict[str, Any] = {}
-    p = _run(HOURGLASS + ["report", d, "--json", os.path.join(d, "report.json")])
-    with open(os.path.join(d, "report.txt"), "w") as f:
-        f.write(p.stdout)
+    if exports:
+        p = _run(HOURGLASS + ["export", d, "--json", os.path.join(d, "report.json"), "--text",
+                              os.path.join(d, "report.txt"), "--kernelshark", os.path.join(d, "merged.dat"),
+                              "--perfetto", os.path.join(d, "perfetto.json"), "--html", os.path.join(d, "report.html")])
+    else:
+        p = _run(HOURGLASS + ["report", d, "--json", os.path.join(d, "report.json")])
+        with open(os.path.join(d, "report.txt"), "w") as f:
+            f.write(p.stdout)
     if p.returncode:
         errs["report"] = p.stderr.strip()[-1000:]
         return errs
@@ -81,11 +86,6 @@ def merge(d: str, exports: bool) -> Dict[str, Any]:
         p = _run(cmd)
         if p.returncode:
             errs["gaps"] = p.stderr.strip()[-1000:]
-    if exports:
-        p = _run(HOURGLASS + ["export", d, "--kernelshark", os.path.join(d, "merged.dat"), "--perfetto",
-                              os.path.join(d, "perfetto.json"), "--html", os.path.join(d, "report.html")])
-        if p.returncode:
-            errs["export"] = p.stderr.strip()[-1000:]
     return errs
 
 

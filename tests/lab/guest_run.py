@@ -5,8 +5,8 @@
 
 Loads hgtrace.ko once, then for each scenario made for this guest: its setup
 commands (a line `label: WHAT=NAME` they print names an irq or task for the
-report), `hourglass record -o OUT/<scenario> --load ... -- <hourglass
-options>`, its teardown commands (always). Each run directory gets
+report), `build/hourglass record -o OUT/<scenario> --load ... --
+<hourglass options>`, its teardown commands (always). Each run directory gets
 lab-run.json: the scenario, the guest, the kernel, exit statuses, times.
 At the end the module is unloaded and the kernel log checked (the guest
 tests' patterns). Prints one TAP line a scenario; exit 0 only if every run
@@ -36,10 +36,7 @@ def sh(cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True, timeout=timeout, cwd=TOP)
 
 
-def hourglass_env() -> dict:
-    # `python3 -m hgtools` with this tree's package and programs: what `hourglass record` runs
-    return dict(os.environ, HG_BIN=os.path.join(TOP, "build", "hourglass"), PYTHONPATH=os.path.join(TOP, "tools"),
-                PATH=f"{os.path.join(TOP, 'build')}:{os.environ.get('PATH', '')}")
+HOURGLASS = os.path.join(TOP, "build", "hourglass")
 
 
 def duration_s(hg_args: str) -> float:
@@ -68,15 +65,15 @@ def run_one(name: str, guest: str, out_root: str) -> dict:
                 ok = False
                 break
         if ok:
-            argv = [sys.executable, "-m", "hgtools", "record", "-o", d, "--force", "--load-settle", cmds["settle"]]
+            argv = [HOURGLASS, "record", "-o", d, "--force", "--load-settle", cmds["settle"]]
             for ld in cmds["loads"]:
                 argv += ["--load", ld]
             for lab in labels:
                 argv += ["--label", lab]
             argv += ["--", *cmds["hourglass"].split()]
-            res["record_command"] = argv[3:]
+            res["record_command"] = argv
             t1 = time.monotonic()
-            p = subprocess.run(argv, capture_output=True, text=True, env=hourglass_env(), cwd=TOP,
+            p = subprocess.run(argv, capture_output=True, text=True, cwd=TOP,
                                timeout=duration_s(cmds["hourglass"]) + 300)
             res["record_seconds"] = time.monotonic() - t1
             res["record_exit"] = p.returncode
