@@ -126,6 +126,7 @@ us-hourglass: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/hourglass
 us-progs:
 	$(MAKE) -s -C tests/guest/progs
+	$(MAKE) -s -C tests/lab/progs
 
 man: $(MAN_FILES)
 	@:

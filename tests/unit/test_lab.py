@@ -143,3 +143,32 @@ def test_the_table_and_the_csv(tmp_path, run):
     assert 'class="short" title="timer: 200 actual' in page and "setup failed" in page
     assert "jobs: 10 of 10" in page
     json.dumps(lab)   # what lab.json holds must be JSON
+
+
+def test_interrupts_are_counted_where_they_are_a_part_and_named_where_they_are_the_cause(run):
+    """An IPI inside a tick's gap is still one IPI the kernel saw; only the share named after it
+    falls (the 2-vCPU guest's way)."""
+    base = int(1.0e9)
+    run["gaps"] = [dict(gap(base + k * 1000000, 10, "interrupt", "interrupt", "call_function_single"),
+                        components={"self": 100, "call_function_single": 900}) for k in range(1, 9)]
+    run["gaps"] += [dict(gap(base + k * 1000000, 20, "timer", "timer", "local_timer"),
+                         components={"self": 100, "local_timer": 1500, "call_function_single": 900})
+                    for k in (9, 10)]
+    with open(os.path.join(run["dir"], "stamps-0.txt"), "w") as f:
+        f.writelines(f"{base + k * 1000000 - 500} {base + k * 1000000 + 5000}\n" for k in range(1, 11))
+    sc = {"expect": [{"what": "IPIs", "expected": "stamps:0", "found": "component:^call_function_single$",
+                      "named": "^call_function_single$", "class": "interrupt"}]}
+    (e,) = expect.evaluate(sc, run)
+    assert e["expected"] == 10 and e["found"] == 10 and e["count_ok"]
+    assert e["named_share"] == 0.8 and e["class_share"] == 0.8 and not e["named_right"]
+
+
+def test_median_bounds_by_guest(run):
+    sc = {"expect": [{"what": "jobs", "expected": "stamps:0", "found": "load:0",
+                      "median_us": {"icount": [400, 410]}}]}
+    run["guest"] = "icount"
+    (e,) = expect.evaluate(sc, run)
+    assert e["median_ok"] is False and not e["ok"]
+    run["guest"] = "smp2"
+    (e,) = expect.evaluate(sc, run)
+    assert "median_ok" not in e and e["ok"]
