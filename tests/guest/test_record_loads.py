@@ -79,7 +79,7 @@ def test_ctrl_c_stops_the_loads(ctx):
     load()
     d = ctx.path("interrupted")
     shutil.rmtree(d, ignore_errors=True)
-    p = subprocess.Popen([HOURGLASS, "record", "-o", d, "--load", "exec stress-ng --cpu 1 --quiet",
+    p = subprocess.Popen([HOURGLASS, "record", "-o", d, "--load", "exec stress-ng --cpu 1 --temp-path /tmp --quiet",
                           "--load-settle", "500ms", "--", "-n", "1", "-d", "30s"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     time.sleep(8)
