@@ -120,16 +120,20 @@ def main() -> int:
             and (not a.guest or r["guest"] == a.guest)]
     pooled: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
     per_kernel: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
+    per_scenario: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
     for r in runs:
         rows = run_stats(r["dir"])
         pooled[r["guest"]] += rows
-        per_kernel[f"{r['guest']} {r['kernel']}"] += rows
+        per_kernel[f"{r['guest']} guest, {r['kernel']}"] += rows
+        per_scenario[f"{r['guest']} guest, {r['scenario']} (every kernel)"] += rows
     result = {"pooled": {g: summarise(rs) for g, rs in pooled.items()},
-              "per_kernel": {k: summarise(rs) for k, rs in per_kernel.items()}}
+              "per_kernel": {k: summarise(rs) for k, rs in per_kernel.items()},
+              "per_scenario": {k: summarise(rs) for k, rs in per_scenario.items()}}
     for g, s in result["pooled"].items():
         print(table(f"{g} guest, every kernel and scenario:", s) + "\n")
-    for k, s in sorted(result["per_kernel"].items()):
-        print(table(f"{k}:", s) + "\n")
+    for part in ("per_kernel", "per_scenario"):
+        for k, s in sorted(result[part].items()):
+            print(table(f"{k}:", s) + "\n")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result, f, indent=1)
