@@ -42,7 +42,7 @@ def test_record_with_a_load(ctx):
     d = ctx.path("load")
     shutil.rmtree(d, ignore_errors=True)
     cmd = f"exec {_periodic()} -p 10ms -b 300us -P 90 -c {cpu} -o $HOURGLASS_RUN_DIR/stamps-0.txt"
-    p = run([HOURGLASS, "record", "-o", d, "--load", cmd, "--load-settle", "500ms", "--",
+    p = run([HOURGLASS, "record", "--dir", d, "--load", cmd, "--load-settle", "500ms", "--",
              "-n", "1", "-d", "2s", "-e", "2000000", "-t", "0", "-p", "NORMAL", "--affinity", str(cpu)], timeout=300)
     unload()
     with open(os.path.join(d, "record.json")) as f:
@@ -79,7 +79,7 @@ def test_ctrl_c_stops_the_loads(ctx):
     load()
     d = ctx.path("interrupted")
     shutil.rmtree(d, ignore_errors=True)
-    p = subprocess.Popen([HOURGLASS, "record", "-o", d, "--load", "exec stress-ng --cpu 1 --temp-path /tmp --quiet",
+    p = subprocess.Popen([HOURGLASS, "record", "--dir", d, "--load", "exec stress-ng --cpu 1 --temp-path /tmp --quiet",
                           "--load-settle", "500ms", "--", "-n", "1", "-d", "30s"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     time.sleep(8)

@@ -3,7 +3,7 @@
 OUT (OUT/<kernel>/<guest>/<scenario>/, as tests/lab/guest_run.py left them)
 
   - `hourglass export DIR --json DIR/report.json --text DIR/report.txt --kernelshark
-    DIR/merged.dat --perfetto DIR/perfetto.json --html DIR/report.html` (one merge; with
+    DIR/merged.dat --perfetto DIR/run.perfetto-trace --html DIR/report.html` (one merge; with
     --no-exports, `hourglass report DIR --json DIR/report.json > DIR/report.txt`),
   - `hgmerge ... --gaps-json DIR/gaps.jsonl` (the same merge again, one gap a line, with the
     labels the report used),
@@ -69,7 +69,7 @@ def merge(d: str, exports: bool) -> Dict[str, Any]:
     if exports:
         p = _run(HOURGLASS + ["export", d, "--json", os.path.join(d, "report.json"), "--text",
                               os.path.join(d, "report.txt"), "--kernelshark", os.path.join(d, "merged.dat"),
-                              "--perfetto", os.path.join(d, "perfetto.json"), "--html", os.path.join(d, "report.html")])
+                              "--perfetto", os.path.join(d, "run.perfetto-trace"), "--html", os.path.join(d, "report.html")])
     else:
         p = _run(HOURGLASS + ["report", d, "--json", os.path.join(d, "report.json")])
         with open(os.path.join(d, "report.txt"), "w") as f:

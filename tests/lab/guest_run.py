@@ -5,7 +5,7 @@
 
 Loads hgtrace.ko once, then for each scenario made for this guest: its setup
 commands (a line `label: WHAT=NAME` they print names an irq or task for the
-report), `build/hourglass record -o OUT/<scenario> --load ... --
+report), `build/hourglass record --dir OUT/<scenario> --load ... --
 <hourglass options>`, its teardown commands (always). Each run directory gets
 lab-run.json: the scenario, the guest, the kernel, exit statuses, times.
 At the end the module is unloaded and the kernel log checked (the guest
@@ -65,7 +65,7 @@ def run_one(name: str, guest: str, out_root: str) -> dict:
                 ok = False
                 break
         if ok:
-            argv = [HOURGLASS, "record", "-o", d, "--force", "--load-settle", cmds["settle"]]
+            argv = [HOURGLASS, "record", "--dir", d, "--force", "--load-settle", cmds["settle"]]
             for ld in cmds["loads"]:
                 argv += ["--load", ld]
             for lab in labels:
@@ -78,7 +78,7 @@ def run_one(name: str, guest: str, out_root: str) -> dict:
             res["record_seconds"] = time.monotonic() - t1
             res["record_exit"] = p.returncode
             res["record_stderr"] = p.stderr[-3000:]
-            if p.returncode not in (0, 3):
+            if p.returncode not in (0, 4):
                 res["error"] = f"hourglass record exited {p.returncode}: {p.stderr[-800:]}"
     except subprocess.TimeoutExpired as e:
         res["error"] = f"timed out: {e.cmd}"

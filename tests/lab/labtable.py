@@ -137,7 +137,7 @@ def write_html(lab: Dict[str, Any], path: str) -> None:
             cells.append(_cell(_num(r.get("macro_f1"), 2)))
             cells.append(_cell(_pct((r.get("headline") or {}).get("accuracy"))))
         files = [f'<a href="{html.escape(link)}/">run</a>']
-        for f, label in (("report.txt", "report"), ("report.html", "html"), ("perfetto.json", "perfetto")):
+        for f, label in (("report.txt", "report"), ("report.html", "html"), ("run.perfetto-trace", "perfetto")):
             if os.path.exists(os.path.join(r["dir"], f)):
                 files.append(f'<a href="{html.escape(link)}/{f}">{label}</a>')
         cells.append(_cell(" ".join(files), left=True))

@@ -55,6 +55,16 @@ def require() -> None:
                       "or pip install matplotlib)", EXIT_ENV)
 
 
+def preload() -> None:
+    """Import matplotlib's drawing parts ahead (half a second), e.g. while the merge runs."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        pass
+
+
 @dataclass
 class Chart:
     """One drawn chart: its file name part, title, a sentence on how to read it, and the figure."""

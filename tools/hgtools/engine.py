@@ -5,7 +5,7 @@ clean error. The loads `hourglass record --load` ran are named to the merger
 from the run's record.json (its "labels"), with the user's own --label after.
 
     hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [--name DISPLAY_NAME] [--gaps OUT.hgg]
-            [--kernelshark OUT.dat [--ks-session OUT.json]] [--perfetto OUT.json] [--progress]
+            [--kernelshark OUT.dat [--ks-session OUT.json]] [--perfetto OUT.perfetto-trace] [--progress]
             [--label WHAT=NAME ...]
 """
 from __future__ import annotations

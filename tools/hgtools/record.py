@@ -2,8 +2,11 @@
 hourglass's trace, and with --ftrace trace-cmd's as a second ground truth;
 with --ftrace-only, trace-cmd's as the only one (no module needed).
 
-    hourglass record -o DIR [--ftrace | --ftrace-only] [--force]
+    hourglass record --dir DIR [--ftrace | --ftrace-only] [--force]
                      [--load COMMAND ...] [--label WHAT=NAME ...] <the paper's options>
+
+(--dir was -o, which still works: in a plain run -o is the text output's
+file, so record's directory has a name of its own.)
 
 DIR gets hourglass.hgl/.json/.txt, kernel.hgt, trace.dat (--ftrace),
 record.json (what ran, exit statuses, versions) and, until everything
@@ -34,21 +37,23 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import loads as loadmod
 from . import paths
-from .errors import HgError, reason
+from .errors import EXIT_BREAK, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, HgError, reason
 
 FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
                  "sched:sched_migrate_task", "sched:sched_process_exit", "irq:irq_handler_entry",
                  "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit", "irq_vectors:*",
                  "timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit"]
 
-USAGE = """usage: hourglass record -o DIR [--ftrace | --ftrace-only] [--force]
+USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only] [--force]
                         [--load COMMAND]... [--label WHAT=NAME]... <hourglass options>
 
 Record an hourglass run with the kernel's ground truth (hgtrace.ko must be
 loaded, unless --ftrace-only), into one directory that `hourglass report
 DIR` reads.
 
-  -o DIR         the run directory (created; must be empty unless --force)
+  --dir DIR      the run directory (created; must be empty unless --force);
+                 -o DIR is the same, kept for scripts (in a plain hourglass run
+                 -o names the text output's file)
   --ftrace       also record the same tracepoints with trace-cmd (x86-tsc clock)
   --ftrace-only  record them with trace-cmd only: for machines that cannot
                  load the module (the report reads trace.dat instead)
@@ -65,10 +70,20 @@ DIR` reads.
                  as hgmerge --label; repeatable
   -h, --help     this text
 
-Exit status: 0 recorded, 1 bad usage, 2 could not record (module, privileges,
-a load that ended before hourglass started), 3 hourglass's trace is incomplete,
-130 interrupted (DIR kept, marked INCOMPLETE; the loads stopped).
+With hourglass's -b US (cyclictest -b, rtla -T) the module records in overwrite
+mode and the recording freezes where a gap or a wake-up first passed US: the
+end of kernel.hgt holds what led to it, hourglass.json names the sample.
+
+Exit status (docs/exit-status.md): 0 recorded, 1 bad usage, 2 could not record
+(module, privileges, a file that cannot be written, a load that ended before
+hourglass started), 4 recorded, but hourglass's trace buffer filled (raise -e),
+5 recorded, and hourglass stopped at its -b threshold, 130 interrupted (DIR
+kept, marked INCOMPLETE; the loads stopped).
 """
+
+# hourglass's statuses for a run that finished, and what the directory then holds
+FINISHED = {EXIT_OK: "complete", EXIT_INCOMPLETE: "hourglass's trace buffer filled (records dropped)",
+            EXIT_BREAK: "complete: hourglass stopped at its -b threshold"}
 
 # Between the recorder and hourglass when there are loads. Fd W tells record
 # that recording has started, then that hourglass ended (with its status); fd
@@ -107,6 +122,9 @@ def main(argv: Sequence[str]) -> int:
     """`hourglass record ARGS`; the exit status (see USAGE)."""
     try:
         return _record(list(argv))
+    except KeyboardInterrupt:
+        # before the recording's own handler is in place: nothing was started
+        return fail("interrupted before the recording started: nothing recorded", EXIT_INTERRUPTED)
     except HgError as e:
         return fail(str(e), 2)
     except OSError as e:
@@ -128,9 +146,10 @@ def _record(argv: List[str]) -> int:
         if a in ("-h", "--help"):
             sys.stdout.write(USAGE)
             return 0
-        if a == "-o" and not out:
-            if i + 1 >= len(argv):
-                return fail("-o needs a directory", 1)
+        if a in ("--dir", "-o") and not out:
+            if i + 1 >= len(argv) or (argv[i + 1][:1] == "-" and len(argv[i + 1]) > 1):
+                return fail(f"{a} needs a directory" + (f", but '{argv[i + 1]}' that follows it is an option"
+                                                        if i + 1 < len(argv) else ""), 1)
             out = argv[i + 1]
             i += 2
             continue
@@ -171,7 +190,7 @@ def _record(argv: List[str]) -> int:
         i += 1
     if not out:
         sys.stderr.write(USAGE)
-        return fail("-o DIR is required", 1)
+        return fail("--dir DIR (or -o DIR) is required", 1)
     for bad in ("--trace", "--json", "-o", "--output"):
         if bad in rest:
             return fail(f"{bad} is set by record (files go in {out})", 1)
@@ -181,6 +200,13 @@ def _record(argv: List[str]) -> int:
     if p.returncode:
         sys.stderr.write(p.stderr)
         return 1
+    # -b: a flight recorder. The module overwrites its oldest events instead of
+    # refusing new ones, and hourglass freezes it (SIGUSR1 to hgtrace record) at
+    # the sample that passed, so what led to it is in the file whatever came before.
+    try:
+        breaktrace = json.loads(p.stdout).get("breaktrace_ns")
+    except (ValueError, AttributeError):
+        breaktrace = None       # an hourglass older than -b
     hgtrace = paths.locate("hgtrace") or os.path.join(os.path.dirname(hg), "hgtrace")
     if module and not os.path.exists(hgtrace):
         return fail(f"{hgtrace}: the recorder is missing (make userspace)", 2)
@@ -209,7 +235,7 @@ def _record(argv: List[str]) -> int:
         f.write("recording in progress\n")
     meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
                             "start_unix": time.time(), "ftrace": ftrace, "module": module,
-                            "hgtrace_stat": st.stdout if st else None}
+                            "hgtrace_stat": st.stdout if st else None, "breaktrace_ns": breaktrace}
     if load_cmds or extra_labels:
         meta["labels_given"] = extra_labels
     tc: Optional[subprocess.Popen[bytes]] = None
@@ -242,10 +268,14 @@ def _record(argv: List[str]) -> int:
             # trace-cmd says so once its readers run
             for _ in range(300):
                 time.sleep(0.1)
-                if tc.poll() is not None or "Hit Ctrl^C" in _read(tc_log):
+                if interrupted or tc.poll() is not None or "Hit Ctrl^C" in _read(tc_log):
                     break
-            if tc.poll() is not None:
+            if tc.poll() is not None and not interrupted:
                 return fail(f"trace-cmd did not start: {_read(tc_log)[-500:]}", 2)
+        if interrupted:
+            # Ctrl-C while trace-cmd started: hourglass and the module were never started
+            status, rc = "interrupted by Ctrl-C before hourglass started", EXIT_INTERRUPTED
+            return fail(f"{status}; {out} marked INCOMPLETE", rc)
         cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
                "--json", os.path.join(out, "hourglass.json"), "-o", os.path.join(out, "hourglass.txt")]
         meta["hourglass_command"] = cmd
@@ -253,7 +283,8 @@ def _record(argv: List[str]) -> int:
             gate = _Gate()
             cmd = gate.wrap(cmd)
         if module:
-            cmd = [hgtrace, "record", "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
+            cmd = [hgtrace, "record", *(["-m", "overwrite"] if breaktrace else []),
+                   "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
         meta["recorder_command"] = cmd
         with open(log_path, "w") as log:
             rec = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -276,15 +307,17 @@ def _record(argv: List[str]) -> int:
         if rc:
             pass
         elif interrupted:
-            status, rc = "interrupted by Ctrl-C", 130
+            status, rc = "interrupted by Ctrl-C", EXIT_INTERRUPTED
         elif module and rec.returncode:
             sys.stderr.write(text)
             status, rc = f"hgtrace record failed (exit {rec.returncode})", 2
-        elif hg_rc not in (0, 3):
+        elif hg_rc == EXIT_INTERRUPTED:
+            status, rc = "hourglass was interrupted", EXIT_INTERRUPTED
+        elif hg_rc not in FINISHED:
             sys.stderr.write(text)
             status, rc = f"hourglass failed (exit {hg_rc})", 2
         else:
-            status, rc = ("complete", 0) if hg_rc == 0 else ("hourglass's trace buffer filled", 3)
+            status, rc = FINISHED[hg_rc], hg_rc
     finally:
         if gate:
             gate.close()
@@ -315,7 +348,7 @@ def _record(argv: List[str]) -> int:
         meta["end_unix"] = time.time()
         with open(os.path.join(out, "record.json"), "w") as f:
             json.dump(meta, f, indent=1)
-        if status == "complete" or rc == 3:
+        if rc in FINISHED:
             os.unlink(marker)
         else:
             with open(marker, "w") as f:
