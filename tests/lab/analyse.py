@@ -127,7 +127,7 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
         gaps = [json.loads(line) for line in f]
     run = {"dir": d, "guest": r["guest"], "report": rep, "record": meta, "hourglass": hg, "gaps": gaps,
            "cpu": scenario.for_guest(sc, r["guest"])["cpu"] if "{cpu}" in sc["hourglass"] else None,
-           "load_names": [ld.get("name") for ld in meta.get("loads") or []]}
+           "load_names": [ld.get("name") for ld in meta.get("loads") or []], "config_hz": lab_run.get("config_hz")}
     res["expectations"] = expect.evaluate(sc, run)
     g = rep.get("gaps") or {}
     cls = g.get("classes") or {}

@@ -136,6 +136,16 @@ def expected_count(spec: str, run: Dict[str, Any]) -> Tuple[Optional[int], str, 
         return len(hit) + several, f"gaps in hourglass's own trace that load {arg}'s events fall in", {
             "load_events": len(ev), "events_inside_run": len(inside), "events_in_no_gap": unseen,
             "events_over_several_gaps": several, "load": head, "window_s": (w1 - w0) / hg["tsc"]["hz"]}
+    if kind == "ticks":
+        # a CPU that never idles keeps its periodic tick (nohz stops it only when idle): one
+        # local timer interrupt each 1/HZ s, whatever else runs
+        hz = run.get("config_hz")
+        if not hz:
+            return None, "CONFIG_HZ unknown (lab-run.json)", {}
+        w0, w1 = window(hg, run["cpu"])
+        win_s = (w1 - w0) / hg["tsc"]["hz"]
+        return round(win_s * hz), f"CONFIG_HZ={hz} ticks over hourglass's run on its CPU", {
+            "config_hz": hz, "window_s": win_s}
     if kind == "switches":
         return hourglass_switches(d), "hourglass's own thread changes on a CPU", {}
     if kind == "voluntary":

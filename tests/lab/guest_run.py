@@ -7,7 +7,8 @@ Loads hgtrace.ko once, then for each scenario made for this guest: its setup
 commands (a line `label: WHAT=NAME` they print names an irq or task for the
 report), `build/hourglass record --dir OUT/<scenario> --load ... --
 <hourglass options>`, its teardown commands (always). Each run directory gets
-lab-run.json: the scenario, the guest, the kernel, exit statuses, times.
+lab-run.json: the scenario, the guest, the kernel (and its CONFIG_HZ), exit statuses,
+times.
 At the end the module is unloaded and the kernel log checked (the guest
 tests' patterns). Prints one TAP line a scenario; exit 0 only if every run
 recorded and the kernel stayed healthy. The analysis is done on the host
@@ -46,12 +47,23 @@ def duration_s(hg_args: str) -> float:
     return float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "m": 60.0, None: 1.0}[m.group(2)]
 
 
+def config_hz() -> int:
+    """This kernel's tick rate (CONFIG_HZ in /boot/config-RELEASE), 0 if it cannot be read."""
+    try:
+        with open(f"/boot/config-{os.uname().release}") as f:
+            m = re.search(r"^CONFIG_HZ=(\d+)$", f.read(), re.M)
+        return int(m.group(1)) if m else 0
+    except OSError:
+        return 0
+
+
 def run_one(name: str, guest: str, out_root: str) -> dict:
     sc = scenario.load(name)
     cmds = scenario.for_guest(sc, guest)
     d = os.path.join(out_root, name)
     res = {"scenario": name, "guest": guest, "kernel": os.uname().release, "cpus": os.cpu_count(),
-           "icount": os.environ.get("HGT_VM_ICOUNT") == "1", "setup": [], "teardown": [], "record_exit": None}
+           "icount": os.environ.get("HGT_VM_ICOUNT") == "1", "setup": [], "teardown": [], "record_exit": None,
+           "config_hz": config_hz()}
     t0 = time.monotonic()
     labels = list(cmds["labels"])
     ok = True

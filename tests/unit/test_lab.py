@@ -25,7 +25,7 @@ def test_every_scenario_file_is_valid_and_the_issue_s_eight_are_there():
         for g in sc["guests"]:
             cmds = scenario.for_guest(sc, g)
             assert "{" not in cmds["hourglass"] + " ".join(cmds["loads"] + cmds["setup"]), (n, g, cmds)
-    for n in ("three-threads", "fifo-periodic", "ipi", "device-irq", "softirq", "fifo-beside-cpu", "cpu-yield",
+    for n in ("three-threads", "fifo-periodic", "tick", "ipi", "device-irq", "softirq", "fifo-beside-cpu", "cpu-yield",
               "unpinned", "periodic-pair"):
         assert n in names
     quick = [n for n in names if scenario.load(n).get("quick")]
@@ -204,3 +204,24 @@ def test_two_jobs_in_one_of_hourglass_s_gaps_are_one_gap_to_expect(run):
     (e,) = expect.evaluate(sc, run)
     assert e["expected"] == 9 and e["details"]["events_inside_run"] == 11 and e["details"]["events_in_no_gap"] == 1
     assert e["found"] == 9 and e["count_ok"] and e["named_share"] == pytest.approx(8 / 9) and not e["named_right"]
+
+
+def test_ticks_expected_from_config_hz_over_the_run(run):
+    """The fixture's 200 tick gaps of 1 s at HZ 200: expected from CONFIG_HZ, not from the module;
+    one tick inside a job's gap still counts (a part), but is not named after the tick."""
+    for g in run["gaps"]:
+        g["components"] = {"self": 100, "local_timer": 4000} if g["cause"] == "local_timer" else {"self": 100}
+    run["gaps"][0]["components"]["local_timer"] = 4000
+    sc = {"expect": [{"what": "ticks", "expected": "ticks", "found": "component:^local_timer$",
+                      "named": "^local_timer$", "class": "timer"}]}
+    run["config_hz"] = 200
+    (e,) = expect.evaluate(sc, run)
+    assert e["expected"] == 200 and e["details"]["config_hz"] == 200
+    assert e["found"] == 201 and e["count_ok"] and e["named_share"] == pytest.approx(200 / 201)
+    assert e["class_share"] == pytest.approx(200 / 201) and e["named_right"]
+    run["config_hz"] = 250
+    (e,) = expect.evaluate(sc, run)
+    assert e["expected"] == 250 and not e["count_ok"] and not e["ok"]
+    run["config_hz"] = None
+    (e,) = expect.evaluate(sc, run)
+    assert e["expected"] is None and "CONFIG_HZ unknown" in e["expected_how"] and not e["ok"]
