@@ -47,6 +47,8 @@ def tests_of(lab: Dict[str, Any], guest: str) -> List[Tuple[str, List[str]]]:
             if not e.get("class_ok", True):
                 probs.append(f"{line}: only {_fmt(e.get('class_share'))} of them {e['class']} "
                              f"(actual classes {e.get('actual_classes')})")
+            if not e.get("named_ok", True):
+                probs.append(f"{line}: only {_fmt(e.get('named_share'))} of them named /{e.get('named')}/")
             if not e.get("median_ok", True):
                 probs.append(f"{line}: median {_fmt(e.get('median_us'))} us outside {e.get('median_bounds')}")
         out.append((f"{where}: expected counts within {100 * expect.TOLERANCE:.0f}% and named right", probs))

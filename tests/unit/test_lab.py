@@ -176,6 +176,10 @@ def test_interrupts_are_counted_where_they_are_a_part_and_named_where_they_are_t
     (e,) = expect.evaluate(sc, run)
     assert e["expected"] == 10 and e["found"] == 10 and e["count_ok"]
     assert e["named_share"] == 0.8 and e["class_share"] == 0.8 and not e["named_right"]
+    lab = {"runs": [{"kernel": "6.1", "guest": "smp2", "scenario": "ipi", "expectations": [e]}]}
+    (cnt, probs), _ = check.tests_of(lab, "smp2")
+    assert probs == [p for p in probs if "0.800" in p] and len(probs) == 2
+    assert "named /^call_function_single$/" in probs[1]
 
 
 def test_median_bounds_by_guest(run):
