@@ -167,6 +167,8 @@ def main() -> int:
         json.dump(lab, f, indent=1)
     labtable.write_csv(lab, os.path.join(a.out, "lab.csv"))
     labtable.write_html(lab, os.path.join(a.out, "index.html"))
+    with open(os.path.join(a.out, "lab.md"), "w") as f:
+        f.write(labtable.markdown(lab))
     bad = [r for r in results if r.get("error")]
     for r in results:
         print(labtable.one_line(r))

@@ -69,6 +69,34 @@ def one_line(r: Dict[str, Any]) -> str:
             f"{' short: ' + short if short else ''}")
 
 
+def _pr(f: Optional[Dict[str, Any]]) -> str:
+    """A class's precision/recall and its actual count, as the markdown table shows it."""
+    if not f or not (f.get("actual") or f.get("inferred")):
+        return ""
+    p, r = f.get("precision"), f.get("recall")
+    short = any(x is not None and x < 0.95 for x in (p, r)) or p is None or r is None
+    text = f"{_num(p, 2) or '-'}/{_num(r, 2) or '-'} ({f.get('actual', 0)})"
+    return f"**{text}**" if short else text
+
+
+def markdown(lab: Dict[str, Any]) -> str:
+    """The table for docs/lab.md: a row per scenario x kernel x guest; each expectation as
+    found/expected (! when short), steal, and per class precision/recall (actual count),
+    bold when short of 0.95."""
+    head = ["scenario", "kernel", "guest", "found/expected", "steal", *CLASS_COLS, "macro F1"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in sorted(lab["runs"], key=_order):
+        if r.get("error"):
+            lines.append(f"| {r['scenario']} | {r['kernel']} | {r['guest']} | error: "
+                         f"{r['error'][:80].replace('|', '/')} |" + " |" * (len(head) - 4))
+            continue
+        exp = " ".join(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}" for e in r.get("expectations") or [])
+        cls = [_pr((r.get("classes") or {}).get(c)) for c in CLASS_COLS]
+        lines.append(f"| {r['scenario']} | {r['kernel']} | {r['guest']} | {exp} | {_pct(r.get('steal_share'), 2)} | "
+                     + " | ".join(cls) + f" | {_num(r.get('macro_f1'), 2)} |")
+    return "\n".join(lines) + "\n"
+
+
 CSS = """
 body { font-family: sans-serif; margin: 1.5em; }
 table { border-collapse: collapse; font-size: 13px; }

@@ -229,3 +229,15 @@ def test_ticks_expected_from_config_hz_over_the_run(run):
     run["config_hz"] = None
     (e,) = expect.evaluate(sc, run)
     assert e["expected"] is None and "CONFIG_HZ unknown" in e["expected_how"] and not e["ok"]
+
+
+def test_the_markdown_table_marks_what_is_short():
+    lab = {"runs": [{"kernel": "6.1", "guest": "icount", "scenario": "tick", "steal_share": 0.001, "macro_f1": 0.5,
+                     "expectations": [{"found": 749, "expected": 750, "ok": True}],
+                     "classes": {"timer": {"actual": 750, "inferred": 749, "precision": 1.0, "recall": 0.9987},
+                                 "interrupt": {"actual": 0, "inferred": 1, "precision": 0.0, "recall": None}}},
+                    {"kernel": "6.1", "guest": "smp2", "scenario": "ipi", "error": "setup failed | x"}]}
+    lines = labtable.markdown(lab).splitlines()
+    assert lines[3] == ("| tick | 6.1 | icount | 749/750 | 0.10% |  |  | 1.00/1.00 (750) | **0.00/- (0)** |  "
+                        "| 0.50 |")
+    assert lines[2].startswith("| ipi | 6.1 | smp2 | error: setup failed / x |") and lines[2].count("|") == 12
