@@ -53,7 +53,10 @@ def tests_of(lab: Dict[str, Any], guest: str) -> List[Tuple[str, List[str]]]:
                 probs.append(f"{line}: median {_fmt(e.get('median_us'))} us outside {e.get('median_bounds')}")
         out.append((f"{where}: expected counts within {100 * expect.TOLERANCE:.0f}% and named right", probs))
         short = r.get("class_short") or {}
-        out.append((f"{where}: every class that occurs at precision and recall >= {expect.CLASS_TARGET}",
+        few = "".join(f"; {c} {f['actual']} actual, {f['inferred']} inferred, not held to it"
+                      for c, f in sorted((r.get("class_few") or {}).items()))
+        out.append((f"{where}: every class that occurs {expect.CLASS_MIN} times or more at precision and "
+                    f"recall >= {expect.CLASS_TARGET}{few}",
                     [f"{c}: precision {_fmt(f['precision'])} recall {_fmt(f['recall'])} "
                      f"({f['actual']} actual, {f['inferred']} inferred)" for c, f in sorted(short.items())]))
     return out
