@@ -14,6 +14,7 @@
 #                     pages and the module's DKMS source; make uninstall takes them away
 #   make bench        benchmarks: hourglass's loop here, the recorder in the 6.1 guest
 #   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
+#   make lab          the truth lab: scenarios x kernels x guests into out/lab/ (docs/lab.md)
 #   make setup        install what is missing (apt packages, virtual environment)
 #   make fuzz         each fuzz target for FUZZ_SECONDS (default 180): executions, edges, crashes
 #                     (tests/fuzz/README.md); make soak: 10 minutes of recording in a guest
@@ -133,6 +134,7 @@ us-hourglass: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/hourglass
 us-progs:
 	$(MAKE) -s -C tests/guest/progs
+	$(MAKE) -s -C tests/lab/progs
 
 man: $(MAN_FILES)
 	@:
@@ -280,9 +282,12 @@ uninstall:
 
 FORCE:
 
+lab: setup userspace
+	@scripts/lab
+
 clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install fuzz fuzz-smoke soak \
+.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install fuzz fuzz-smoke soak lab \
 	uninstall clean FORCE
