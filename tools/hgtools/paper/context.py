@@ -1,0 +1,40 @@
+"""context - what every experiment's analysis is given: where the runs are,
+which kernels were asked for, quick or full, and a place to say which run
+gave no figure and why."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+from . import plan
+from .runs import RunDir, RunError, find
+
+
+@dataclass
+class Ctx:
+    out: str
+    kernels: Sequence[str]
+    quick: bool
+    missing: List[str] = field(default_factory=list)
+
+    def run(self, kernel: str, exp: str, run: str, guest: Optional[str] = None) -> Optional[RunDir]:
+        """The run directory, or None (and a line in missing) when it was not run or is unreadable."""
+        g = guest or plan.BY_KEY[exp].guest
+        try:
+            r = find(self.out, kernel, g, exp, run)
+        except RunError as e:
+            self.missing.append(str(e))
+            return None
+        if r is None:
+            where = "this machine" if g == plan.NATIVE else f"{kernel} ({g} guest)"
+            self.missing.append(f"{exp}/{run} on {where}: not run")
+        return r
+
+    def note_error(self, what: str, e: Exception) -> None:
+        self.missing.append(f"{what}: {e}")
+
+    def command(self, exp: str, run: str) -> str:
+        for r in plan.runs_of(plan.BY_KEY[exp], self.quick):
+            if r.name == run:
+                return "hourglass " + " ".join(r.args(self.quick))
+        return ""
