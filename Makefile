@@ -166,6 +166,13 @@ check: setup userspace man
 demo: setup userspace
 	@scripts/demo
 
+# the paper's experiments on today's kernels (docs/paper.md): out/paper/index.html, paper-today.md,
+# data/. QUICK=1: every experiment, short, on one kernel (6.1; KERNELS=... chooses); EXP="fig4 dl": those only
+.PHONY: paper
+paper: setup userspace
+	@scripts/paper $(if $(filter 1,$(QUICK)),--quick) $(if $(filter command line,$(origin \
+		KERNELS)),-k "$(KERNELS)") $(EXP)
+
 bench: setup userspace bench-loop
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
 
