@@ -60,7 +60,7 @@ STRESS = {
     "io": Load("io", "stress-ng --hdd: 16 MB written and read back through the 9p file system on "
                "virtio (device interrupts, copies between user and kernel)",
                ["stress-ng", "--hdd", "1", "--hdd-bytes", "16M", "--temp-path", "{out}/iotmp", "--quiet"],
-               "stress-ng"),
+               "stress-ng", setup=[["mkdir", "-p", "{out}/iotmp"]], teardown=[["rm", "-rf", "{out}/iotmp"]]),
     "procfs": Load("procfs", "stress-ng --procfs: reads every file under /proc",
                    ["stress-ng", "--procfs", "1", "--temp-path", "{tmp}", "--quiet"], "stress-ng"),
     "fork": Load("fork", "stress-ng --fork: fork and exit in a loop",
