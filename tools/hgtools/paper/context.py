@@ -19,7 +19,8 @@ class Ctx:
 
     def run(self, kernel: str, exp: str, run: str, guest: Optional[str] = None) -> Optional[RunDir]:
         """The run directory, or None (and a line in missing) when it was not run or is unreadable."""
-        g = guest or plan.BY_KEY[exp].guest
+        e = plan.BY_KEY[exp]
+        g = guest or next((plan.guest_of(e, r) for r in plan.runs_of(e, self.quick) if r.name == run), e.guest)
         try:
             r = find(self.out, kernel, g, exp, run)
         except RunError as e:

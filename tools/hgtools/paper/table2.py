@@ -131,6 +131,9 @@ def analyse(ctx: Ctx) -> Section:
     sec.notes.append("The stream: " + plan.NET.what + ". QEMU's user-mode network (slirp) runs in QEMU's own "
                      "thread on the host; the guest sees it as virtio-net interrupts and NET_RX softirqs. Its rate "
                      "is whatever the guest takes: control 2 measures it.")
+    sec.notes.append("The paper's thread slept on the RTC; here on an hrtimer (HR): the instruction-count guest's RTC "
+                     "ticks in the host's time, not the guest's (the RTC's own dispatch latency is in section 5.3, "
+                     "measured in the 2-vCPU guest).")
     sec.notes.append("Throughput is in the guest's instruction-count time, so it measures how much the guest's CPU "
                      "can receive per unit of its own work, not a wire's speed.")
     sec.finding = _finding(found)
