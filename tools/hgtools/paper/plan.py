@@ -136,9 +136,11 @@ def fig5_runs(quick: bool) -> List[Run]:
     return runs
 
 
-LAT_HR = "-n 1 -d {d} -t 0 -p RTHIGH -w LAT 1ms -i HR"
+# A LAT thread records no intervals, so it cannot see steal: beside it a SCHED_IDLE CPU thread on the same
+# CPU, which runs whenever nothing else does, and whose gaps with no kernel event are the guest's steal.
+LAT_HR = "-n 2 -d {d} -t 0 -p RTHIGH -w LAT 1ms -i HR -t 1 -p IDLE -w CPU"
 # the paper's own command, in the guest whose RTC runs on the guest's clock, pinned beside its load
-LAT_RTC = "-n 1 -d {d} -t 0 -p RTHIGH -w LAT 5.3ms -i RTC --affinity 1"
+LAT_RTC = "-n 2 -d {d} -t 0 -p RTHIGH -w LAT 5.3ms -i RTC -t 1 -p IDLE -w CPU -a --affinity 1"
 P55 = "-n 2 -d {d} -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR -t 1 -p RTLOW -w PERIODIC {c1} 33ms -i {timer}"
 P56 = "-n 2 -d {d} -t 0 -w PERIODIC 3ms 8ms {r} {a0} 8ms -t 1 -w PERIODIC 17ms 33ms {r} {a1} 33ms"
 

@@ -139,7 +139,8 @@ def analyse(ctx: Ctx) -> Section:
                    Column("worst (kernel)", "truth", "us", "the same wake-up as the kernel's events place it"),
                    Column("largest stage (kernel)", "truth"), Column("blame (kernel)", "truth",
                                                                        note="what ran in the worst's largest stage"),
-                   Column("steal", unit="%", note="hidden gaps' share of the run: time the guest lost below its kernel"),
+                   Column("steal", unit="%", note="hidden gaps of the SCHED_IDLE probe thread beside it: time the "
+                          "guest lost below its kernel (a lower bound under a load, which the probe seldom outruns)"),
                    Column("cyclictest worst", unit="us", note="FIFO 80, 1 ms, same load, same guest"),
                    Column("cyclictest > 0.1 ms"),
                    Column("paper (2002)", "paper", note=f"samples later than {PAPER_THRESH} of ~65000")])
@@ -181,6 +182,9 @@ def analyse(ctx: Ctx) -> Section:
     sec.notes.append("Loads: " + "; ".join(f"{ld.name}: {ld.what}" for ld in plan.STRESS.values()) +
                      ". Each is one process at nice 0 on the measured CPU (the only one in the instruction-count "
                      "guest; CPU 1 in the 2-vCPU guest, with taskset); the latency threads are SCHED_FIFO 80.")
+    sec.notes.append("A LAT thread sleeps between samples and sees no steal itself: each run has a second hourglass "
+                     "thread at SCHED_IDLE on the same CPU, which runs whenever nothing else does; its gaps in which "
+                     "the kernel recorded nothing are the steal column.")
     sec.notes.append("In the instruction-count guest times are instruction counts (8 ns each): a latency there is the "
                      "length of the kernel path that kept the thread waiting, not how long a real CPU takes to run it.")
     sec.finding = _finding(ctx, res, loads)
