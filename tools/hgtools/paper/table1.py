@@ -137,6 +137,9 @@ def analyse(ctx: Ctx) -> Section:
                    Column("> 0.1 ms"), Column("> 0.5 ms"), Column("> 1 ms"), Column("> 5 ms"),
                    Column("median", unit="us"), Column("worst", unit="us"),
                    Column("worst (kernel)", "truth", "us", "the same wake-up as the kernel's events place it"),
+                   Column("worst: timer / irq / sched / return (kernel)", "truth", "us",
+                          "the worst wake-up's stages: expiry to the timer interrupt, to the thread's waking, "
+                          "to the switch to it, to its first instruction in user space"),
                    Column("largest stage (kernel)", "truth"), Column("blame (kernel)", "truth",
                                                                        note="what ran in the worst's largest stage"),
                    Column("steal", unit="%", note="hidden gaps of the SCHED_IDLE probe thread beside it: time the "
@@ -153,8 +156,11 @@ def analyse(ctx: Ctx) -> Section:
                 paper = ("; ".join(f"{n} {'/'.join(map(str, x))}" for n, x in PAPER_ROWS.items()) if ld == "idle"
                          else "2.4.17 plain 284/56/45/1 (grep over NFS)") if tname == "RTC" else \
                     (f"seed 003 worst {SEED003[ld][0]} / {SEED003[ld][1]} us" if ld in SEED003 else "-")
+                st = f["stages_worst"] or {}
+                stages = " / ".join(f"{st[x]:.0f}" if st.get(x) is not None else "-"
+                                    for x in ("timer", "irq", "sched", "return")) if st else None
                 t.add(k, ld, f["samples"], *f["above"], f["median_us"], f["worst_us"], f["kernel_worst_us"],
-                      f["largest_stage"], f["blame"], None if f["steal"] is None else 100 * f["steal"],
+                      stages, f["largest_stage"], f["blame"], None if f["steal"] is None else 100 * f["steal"],
                       cyc["worst_us"] if cyc else None, cyc["above"][0] if cyc else None, paper)
         if tname == "RTC":
             t.notes.append("RTC lateness is hourglass's: against the RTC's 1024 Hz grid with its phase set by the "
