@@ -33,7 +33,7 @@ def kernel_view(r: RunDir) -> Dict[int, Dict[str, int]]:
     switch-in, switches in; from the kernel's own records."""
     tids = {int(t["tid"]): int(t["thread"]) for t in r.hourglass["threads"]}
     names: Dict[int, str] = {}
-    out = {k: {"out_runnable": 0, "replenished": 0, "switched_in": 0, "inactive_timer": 0} for k in tids.values()}
+    out = {k: {"out_runnable": 0, "replenished": 0, "switched_in": 0} for k in tids.values()}
     pending_replenish = 0
     for rec in r.records("kernel.hgt"):
         kind = rec.get("kind")
@@ -44,9 +44,6 @@ def kernel_view(r: RunDir) -> Dict[int, Dict[str, int]]:
             fn = names.get(int(f.get("func", -1)), "")
             if fn == "dl_task_timer":
                 pending_replenish += 1
-            elif fn == "inactive_task_timer":
-                # GRUB: a soft reservation's bandwidth given back when the task sleeps past its 0-lag time
-                pending_replenish += 0
         elif kind == "switch":
             prev, nxt = int(f["prev_pid"]), int(f["next_pid"])
             if prev in tids and int(f["prev_state"]) == 0:
