@@ -43,10 +43,10 @@ def test_throughput_without_a_log(tmp_path):
 
 
 def test_cyclictest_histogram(tmp_path):
-    hist = "# Histogram\n000030 000900\n000150 000080\n000600 000015\n002000 000004\n" \
-           "# Total: 000000999\n# Histogram Overflows: 00001\n"
-    r = run_dir(tmp_path, cyclictest_hist=hist, cyclictest_txt="T: 0 ( 1) P:80 I:1000 C: 1000 Min: 28 Act: 30 "
-                "Avg: 31 Max: 12001\n")
+    hist = "# Histogram\n000000 000000\n000030 000900\n000150 000080\n000600 000015\n002000 000004\n" \
+           "009999 000000\n# Total: 000000999\n# Min Latencies: 00028\n# Max Latencies: 12001\n" \
+           "# Histogram Overflows: 00001\n"
+    r = run_dir(tmp_path, cyclictest_hist=hist, cyclictest_txt="# /dev/cpu_dma_latency set to 0us\n")
     f = table1.cyclictest_figures(r)
     # 1000 samples; over 0.1 ms: 80 + 15 + 4 + 1 overflow; over 0.5 ms: 20; 1 ms: 5; 5 ms: the overflow
     assert f["samples"] == 1000

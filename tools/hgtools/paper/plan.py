@@ -48,6 +48,7 @@ class Load:
     comm: str               # the comm prefix that names its tasks in the kernel's recording
     setup: List[List[str]] = field(default_factory=list)      # run before, as root
     teardown: List[List[str]] = field(default_factory=list)   # run after, always
+    ready: Optional[str] = None     # a file whose appearance says the load is under way (waited for)
 
 
 # Seed 003's five stress loads (Abeni et al., RTAS 2002), each one process on the guest's CPU.
@@ -77,7 +78,8 @@ STRESS = {
 # network into virtio-net, read by a small receiver that logs its byte count.
 NET = Load("net", "a TCP stream from the host (scripts/paper-netsend, as fast as the guest takes it) "
            "through QEMU's user-mode network into virtio-net, read by scripts/paper-netrecv",
-           ["scripts/paper-netrecv", "--log", "{run}/netrecv.log", "--port-file", "{out}/net-port"], "paper-netrecv")
+           ["scripts/paper-netrecv", "--log", "{run}/netrecv.log", "--port-file", "{out}/net-port"], "paper-netrecv",
+           ready="{run}/netrecv.log")
 
 LOADS: Dict[str, Load] = dict(STRESS, net=NET)
 

@@ -41,35 +41,38 @@ SEED003 = {"memory": (18212, 54), "console": (614, 207), "io": (27596, 162), "pr
 TIMERS = [("HR", "LAT 1ms -i HR", "", plan.ICOUNT), ("RTC", "LAT 5.3ms -i RTC", "rtc-", plan.SMP2)]
 
 
-def _hist_counts(path: str) -> Tuple[Dict[float, int], int]:
-    """cyclictest's histogram file: {latency us: count} and the overflows past its last bucket."""
+def _hist_counts(path: str) -> Tuple[Dict[float, int], int, Optional[float]]:
+    """cyclictest's histogram file: {latency us: count} (non-zero buckets), the overflows past its last
+    bucket, and the maximum it printed."""
     counts: Dict[float, int] = {}
-    over = 0
+    over, worst = 0, None
     with open(path) as f:
         for line in f:
             m = re.match(r"^(\d+)\s+(\d+)", line)
-            if m:
+            if m and int(m.group(2)):
                 counts[float(m.group(1))] = counts.get(float(m.group(1)), 0) + int(m.group(2))
             m = re.match(r"#\s*Histogram Overflows:\s*(\d+)", line)
             if m:
                 over += int(m.group(1))
-    return counts, over
+            m = re.match(r"#\s*Max Latencies:\s*(\d+)", line)
+            if m:
+                worst = max(worst or 0.0, float(m.group(1)))
+    return counts, over, worst
 
 
 def cyclictest_figures(r: RunDir) -> Optional[Dict[str, Any]]:
-    """cyclictest's samples, worst, median and counts over the thresholds, from its histogram."""
+    """cyclictest's samples, worst, median and counts over the thresholds, from its histogram file."""
     if not r.has("cyclictest.hist"):
         return None
-    counts, over = _hist_counts(r.file("cyclictest.hist"))
+    counts, over, worst = _hist_counts(r.file("cyclictest.hist"))
     n = sum(counts.values()) + over
     if not n:
         return None
-    worst = None
-    if r.has("cyclictest.txt"):
+    if worst is None and r.has("cyclictest.txt"):
         m = re.search(r"Max:\s+(\d+)", open(r.file("cyclictest.txt")).read())
         worst = float(m.group(1)) if m else None
-    if worst is None:
-        worst = max(counts) if counts else None
+    if worst is None and counts and not over:
+        worst = max(counts)
     above = [sum(c for v, c in counts.items() if v > t) + over for t in THRESH_US]
     cum, med = 0, None
     for v in sorted(counts):
