@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import plan
+from . import figures, plan
 from .context import Ctx
 from .model import Column, Section, Table
 from .runs import RunDir, RunError
@@ -128,6 +128,16 @@ def analyse(ctx: Ctx) -> Section:
             except (RunError, KeyError, OSError, ValueError, TypeError) as e:
                 ctx.note_error(f"table2/{name} on {k}", e)
     sec.tables.append(t)
+    traces = {}
+    for k in ctx.kernels:
+        r = ctx.run(k, "table2", "p4in5")
+        if r is not None:
+            try:
+                traces[k] = trace_segment(r)
+            except (RunError, KeyError, OSError, ValueError) as e:
+                ctx.note_error(f"table2/p4in5 on {k}: its trace segment", e)
+    if traces:
+        sec.figures.append(_trace_figure(ctx, traces))
     sec.notes.append("The stream: " + plan.NET.what + ". QEMU's user-mode network (slirp) runs in QEMU's own "
                      "thread on the host; the guest sees it as virtio-net interrupts and NET_RX softirqs. Its rate "
                      "is whatever the guest takes: control 2 measures it.")
@@ -138,6 +148,62 @@ def analyse(ctx: Ctx) -> Section:
                      "can receive per unit of its own work, not a wire's speed.")
     sec.finding = _finding(found)
     return sec
+
+
+KIND_COLORS = {"irq": "#d62728", "softirq": "#ff7f0e", "timer": "#2ca02c", "ipi": "#8c564b",
+               "switch_other": "#1f77b4", "switch_hg": "#17becf", "idle": "#ffffff", "hidden": "#9467bd",
+               "other": "#7f7f7f", "nmi": "#000000"}
+
+
+def trace_segment(r: RunDir, ms: float = 25.0) -> Dict[str, Any]:
+    """As the paper's Fig. 6: @ms of the thread's execution around its first miss (or from the run's middle):
+    its intervals, and each gap with the kernel's class and cause."""
+    rep = r.report
+    base, hz = float(rep["run"]["base_tsc"]), float(rep["run"]["tsc_hz"])
+    md = (rep.get("missed_deadlines") or {}).get("listed") or []
+    t0 = (md[0]["t"] - 0.005) if md else rep["run"]["t0"] + rep["run"]["duration_s"] / 2
+    t1 = t0 + ms / 1e3
+    iv = []
+    for x in r.records("hourglass.hgl"):
+        if x.get("kind") == "interval":
+            a, b = (x["t0"] - base) / hz, (x["t1"] - base) / hz
+            if b >= t0 and a <= t1:
+                iv.append([max(a, t0), min(b, t1)])
+    gaps = []
+    for g in r.gaps():
+        a, b = (g["g0"] - base) / hz, (g["g1"] - base) / hz
+        if b >= t0 and a <= t1:
+            gaps.append([max(a, t0), min(b, t1), g["kind"], g["cause"]])
+    return {"from_s": t0, "to_s": t1, "first_miss_s": md[0]["t"] if md else None, "intervals": iv, "gaps": gaps}
+
+
+def _trace_figure(ctx: Ctx, traces: Dict[str, Dict[str, Any]]) -> Any:
+    ks = list(traces)
+
+    def paint(ax: Any) -> None:
+        seen = set()
+        for i, k in enumerate(ks):
+            tr = traces[k]
+            y = len(ks) - 1 - i
+            for a, b in tr["intervals"]:
+                ax.broken_barh([((a - tr["from_s"]) * 1e3, (b - a) * 1e3)], (y - 0.35, 0.7), color="#c8c8c8")
+            for a, b, kind, _cause in tr["gaps"]:
+                if (b - a) * 1e3 < 0.002:
+                    continue
+                lab = kind if kind not in seen else None
+                seen.add(kind)
+                ax.broken_barh([((a - tr["from_s"]) * 1e3, (b - a) * 1e3)], (y - 0.35, 0.7),
+                               color=KIND_COLORS.get(kind, "#7f7f7f"), label=lab, edgecolor="none")
+            if tr["first_miss_s"] is not None:
+                ax.axvline((tr["first_miss_s"] - tr["from_s"]) * 1e3, ymin=(y + 0.1) / len(ks),
+                           ymax=(y + 0.9) / len(ks), color="k", lw=1, ls="--")
+        ax.set_yticks(range(len(ks)), list(reversed(ks)))
+        ax.set_xlabel("ms (the dashed line: the release of the first missed job)")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return figures.draw(ctx.out, "table2", "trace", "25 ms of the 4 ms in 5 ms thread under receive processing",
+                        "As the paper's Fig. 6: grey, the thread ran; coloured, the gaps by what the kernel shows took "
+                        "them (a device irq, a softirq such as NET_RX, the timer, another task such as the receiver "
+                        "or ksoftirqd).", traces, paint, height_in=1.0 + 0.6 * len(ks))
 
 
 def _finding(found: Dict[str, Dict[str, Any]]) -> str:
