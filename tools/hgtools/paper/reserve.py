@@ -23,8 +23,9 @@ PAPER = ("On TimeSys Linux/CPU (and Linux/RK), reservations of exactly 3 ms in 8
          "106 deadlines (hit 12 and 197): 'vulnerable to minute perturbations'. With 0.1 ms more each: no misses "
          "(1000 and 303 hit). Soft reservations (-rs) would let a task use time left over.")
 PAPER_RUNS = {"hard_exact": "t0 985 missed, 12 hit; t1 106 missed, 197 hit", "hard_over": "0 missed (1000, 303 hit)",
+              "hard_more": "-",
               "soft_exact": "-", "soft_over": "-"}
-LABEL = {"hard_exact": "hard, exact budget", "hard_over": "hard, +0.1 ms", "soft_exact": "soft (reclaim), exact",
+LABEL = {"hard_exact": "hard, exact budget", "hard_over": "hard, +0.1 ms", "hard_more": "hard, +0.3 ms", "soft_exact": "soft (reclaim), exact",
          "soft_over": "soft (reclaim), +0.1 ms"}
 
 
@@ -112,7 +113,7 @@ def _finding(found: List[Any]) -> str:
     if not found:
         return "no run"
     parts = []
-    for run in ("hard_exact", "hard_over", "soft_exact", "soft_over"):
+    for run in ("hard_exact", "hard_over", "hard_more", "soft_exact", "soft_over"):
         xs = [(m, n) for _, r, _, m, n in found if r == run]
         if xs:
             parts.append(f"{LABEL[run]} {sum(m for m, _ in xs)} of {sum(n for _, n in xs)} jobs missed")
