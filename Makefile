@@ -161,6 +161,7 @@ check: setup userspace man
 	@scripts/check-kernels $(KERNELS)
 	@$(MAKE) -s demo
 	$(PY) tests/demo/check_demo.py out/demo
+	$(PY) tests/demo/check_tutorial.py out/demo
 	$(PY) tests/demo/check_screens.py out/demo
 
 demo: setup userspace

@@ -6,8 +6,6 @@
  *	export_speed gen|ks|pf|both EVENTS OUTDIR    one measurement, a JSON line
  *	export_speed io BYTES OUTDIR COPY            the file system alone: BYTES written in
  *	                                             256 KiB writes (and copied once, COPY=1)
- *	export_speed --write-run EVENTS DIR          the same run as kernel.hgt and
- *	                                             hourglass.hgl, for the Python exporters
  *
  * "gen" runs the generator alone, so that bench/export_speed.py can take its
  * time out. The run: 4 CPUs at 2.6 GHz, an hourglass thread on each with
@@ -91,14 +89,10 @@ static const char *task(void *ctx, uint32_t pid, char *buf, unsigned len)
 
 /* where the generated run goes: the exporters, or files */
 struct sink {
-	int mode;		/* 0 gen, 1 ks, 2 pf, 3 both, 4 files */
+	int mode;		/* 0 gen, 1 ks, 2 pf, 3 both */
 	struct ks_export *ks;
 	struct pf_export *pf;
 	struct hg_err err;
-	FILE *hgt;
-	struct { uint8_t buf[1 << 16]; size_t len; uint32_t n; } chunk[NCPU];
-	struct hgl_rec *hg;
-	size_t nhg, caphg;
 	uint64_t kernel_events;
 	uint64_t sink_check;	/* keeps "gen" from being optimized away */
 };
@@ -107,18 +101,6 @@ static void die(struct sink *s)
 {
 	fprintf(stderr, "export_speed: %s\n", s->err.msg);
 	exit(3);
-}
-
-static void flush_chunk(struct sink *s, int cpu)
-{
-	uint32_t h[4] = { 0x6b6e6863, (uint32_t)cpu, (uint32_t)s->chunk[cpu].len, s->chunk[cpu].n };
-
-	if (!s->chunk[cpu].len)
-		return;
-	fwrite(h, sizeof(h), 1, s->hgt);
-	fwrite(s->chunk[cpu].buf, s->chunk[cpu].len, 1, s->hgt);
-	s->chunk[cpu].len = 0;
-	s->chunk[cpu].n = 0;
 }
 
 static void kern(struct sink *s, int cpu, const struct hgt_rec *r)
@@ -140,13 +122,6 @@ static void kern(struct sink *s, int cpu, const struct hgt_rec *r)
 		if (ks_kernel(s->ks, cpu, r, &s->err) || pf_kernel(s->pf, cpu, r, &s->err))
 			die(s);
 		break;
-	case 4:
-		if (s->chunk[cpu].len + r->len > sizeof(s->chunk[cpu].buf))
-			flush_chunk(s, cpu);
-		memcpy(s->chunk[cpu].buf + s->chunk[cpu].len, r, r->len);
-		s->chunk[cpu].len += r->len;
-		s->chunk[cpu].n++;
-		break;
 	}
 }
 
@@ -154,7 +129,7 @@ static int no_hg;	/* EXPORT_SPEED_NO_HG=1: the kernel's records only (to see wha
 
 static void hgrec(struct sink *s, const struct hgl_rec *r)
 {
-	if (no_hg && s->mode != 4)
+	if (no_hg)
 		return;
 	switch (s->mode) {
 	case 0:
@@ -163,17 +138,6 @@ static void hgrec(struct sink *s, const struct hgl_rec *r)
 	case 1: case 2: case 3:
 		if ((s->mode & 1 && ks_hourglass(s->ks, r, &s->err)) || (s->mode & 2 && pf_hourglass(s->pf, r, &s->err)))
 			die(s);
-		break;
-	case 4:
-		if (s->nhg == s->caphg) {
-			s->caphg = s->caphg ? 2 * s->caphg : 4096;
-			s->hg = realloc(s->hg, s->caphg * sizeof(*s->hg));
-			if (!s->hg) {
-				perror("export_speed");
-				exit(1);
-			}
-		}
-		s->hg[s->nhg++] = *r;
 		break;
 	}
 }
@@ -184,8 +148,7 @@ static void gaprec(struct sink *s, const struct hgg_gap *g)
 		return;
 	if (s->mode == 0)
 		s->sink_check += g->g0;
-	if ((s->mode & 1 && s->mode != 4 && ks_gap(s->ks, g, &s->err)) ||
-	    (s->mode & 2 && s->mode != 4 && pf_gap(s->pf, g, &s->err)))
+	if ((s->mode & 1 && ks_gap(s->ks, g, &s->err)) || (s->mode & 2 && pf_gap(s->pf, g, &s->err)))
 		die(s);
 }
 
@@ -327,89 +290,6 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int write_run(const char *dir, uint64_t events)
-{
-	static const char meta[] = "format: hgtrace 1\ntsc_khz: 2600000\n";
-	char path[4096], info[2048];
-	struct sink *s = calloc(1, sizeof(*s));
-	uint32_t hdr[2], meta_len = (sizeof(meta) - 1 + 7) & ~7u;
-	char metabuf[64] = { 0 };
-	FILE *f;
-	int c, n;
-
-	snprintf(path, sizeof(path), "%s/kernel.hgt", dir);
-	s->hgt = fopen(path, "wb");
-	if (!s->hgt) {
-		perror(path);
-		return 1;
-	}
-	s->mode = 4;
-	memcpy(metabuf, meta, sizeof(meta) - 1);
-	fwrite("HGTRACE\n", 8, 1, s->hgt);
-	hdr[0] = 1;
-	hdr[1] = meta_len;
-	fwrite(hdr, 8, 1, s->hgt);
-	fwrite(metabuf, meta_len, 1, s->hgt);
-	generate(s, events);
-	for (c = 0; c < NCPU; c++)
-		flush_chunk(s, c);
-	{
-		uint32_t t[4] = { 0x656d6974, 0, 16, 1 }, e[4] = { 0x21646e65, 0, 0, 0 };
-		uint64_t win[2] = { 0, 1ULL << 62 };
-
-		fwrite(t, sizeof(t), 1, s->hgt);
-		fwrite(win, sizeof(win), 1, s->hgt);
-		fwrite(e, sizeof(e), 1, s->hgt);
-	}
-	fclose(s->hgt);
-	/* hourglass's side: the records per thread in file order */
-	n = snprintf(info, sizeof(info),
-		     "{\"tsc\": {\"hz\": %.0f}, \"t0_tsc\": %llu, \"duration_ns\": 1, \"command\": [\"generated\"], "
-		     "\"kernel\": {\"release\": \"generated\"}, \"threads\": [", HZ, (unsigned long long)BASE);
-	for (c = 0; c < NCPU; c++)
-		n += snprintf(info + n, sizeof(info) - n,
-			      "%s{\"thread\": %d, \"tid\": %d, \"workload\": \"CPU\", \"policy\": \"fifo\", "
-			      "\"priority\": 80, \"timer\": \"NATIVE\", \"affinity\": \"%d\"}", c ? ", " : "", c,
-			      1000 + c, c);
-	n += snprintf(info + n, sizeof(info) - n, "]}");
-	snprintf(path, sizeof(path), "%s/hourglass.hgl", dir);
-	f = fopen(path, "wb");
-	if (!f) {
-		perror(path);
-		return 1;
-	}
-	{
-		struct hgl_prelude p = { HGL_MAGIC, 1, 0, 0 };
-		struct hgl_section sec = { "info", 0, (uint64_t)n };
-		static const char zeros[8];
-		struct hgl_end end = { s->nhg, 0 };
-		size_t i;
-		int k;
-
-		fwrite(&p, sizeof(p), 1, f);
-		fwrite(&sec, sizeof(sec), 1, f);
-		fwrite(info, n, 1, f);
-		fwrite(zeros, (8 - n % 8) % 8, 1, f);
-		memcpy(sec.tag, "recs", 4);
-		sec.size = s->nhg * sizeof(struct hgl_rec);
-		fwrite(&sec, sizeof(sec), 1, f);
-		/* per thread in time order, as hourglass writes them */
-		for (k = 0; k < NCPU; k++)
-			for (i = 0; i < s->nhg; i++)
-				if (s->hg[i].thread == k)
-					fwrite(&s->hg[i], sizeof(s->hg[i]), 1, f);
-		memcpy(sec.tag, "end!", 4);
-		sec.size = sizeof(end);
-		fwrite(&sec, sizeof(sec), 1, f);
-		fwrite(&end, sizeof(end), 1, f);
-	}
-	fclose(f);
-	printf("%llu\n", (unsigned long long)s->kernel_events);
-	free(s->hg);
-	free(s);
-	return 0;
-}
-
 /* what the file system alone takes for @bytes: the floor under a writer of that many */
 static int io_floor(uint64_t bytes, const char *dir, int copy)
 {
@@ -475,13 +355,11 @@ int main(int argc, char **argv)
 	uint64_t out_bytes;
 	int mode;
 
-	if (argc == 4 && !strcmp(argv[1], "--write-run"))
-		return write_run(argv[3], strtoull(argv[2], NULL, 10));
 	if (argc == 5 && !strcmp(argv[1], "io"))
 		return io_floor(strtoull(argv[2], NULL, 10), argv[3], atoi(argv[4]));
 	if (argc != 4) {
 		fprintf(stderr, "usage: export_speed gen|ks|pf|both EVENTS OUTDIR\n"
-				"       export_speed --write-run EVENTS DIR\n");
+				"       export_speed io BYTES OUTDIR COPY\n");
 		return 2;
 	}
 	mode = !strcmp(argv[1], "gen") ? 0 : !strcmp(argv[1], "ks") ? 1 : !strcmp(argv[1], "pf") ? 2 :
@@ -508,7 +386,7 @@ int main(int argc, char **argv)
 		return 1;
 	s->mode = mode;
 	snprintf(dat, sizeof(dat), "%s/speed.dat", argv[3]);
-	snprintf(js, sizeof(js), "%s/speed.json", argv[3]);
+	snprintf(js, sizeof(js), "%s/speed.perfetto-trace", argv[3]);
 	t0 = now();
 	if ((mode & 1 && !(s->ks = ks_open(dat, NULL, &run, &s->err))) ||
 	    (mode & 2 && !(s->pf = pf_open(js, &run, &s->err))))

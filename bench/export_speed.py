@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""bench/export_speed.py - the C exporters' own throughput and memory, against
-the Python exporters measured in the same run.
+"""bench/export_speed.py - the C exporters' own throughput, memory and bytes,
+against baselines measured in the same run.
 
     python3 bench/export_speed.py [--reps N] [--events N] [--baseline-events N] [--dir DIR]
 
@@ -8,26 +8,31 @@ build/export/export_speed (bench/export_speed.c) feeds a generated run
 (4 CPUs at 2.6 GHz, an hourglass thread on each, 20 us intervals, a gap
 after each with a tick, an irq, a switch or an IPI in turn: about 4.25
 kernel events a gap) through the hooks of userspace/export/export.h, as
-hgmerge will, with nothing else: "gen" runs the generator alone (its time
+hgmerge does, with nothing else: "gen" runs the generator alone (its time
 is taken out), "ks" the trace.dat writer, "pf" the Perfetto writer, each
-in a fresh process ("both": the two together, as hgmerge will run them),
-interleaved, --reps times (default 5) on --events
-(default 10 M) kernel events. "io" writes (and for the trace.dat, copies
-once) as many bytes as each writer wrote, in the same folder: the file
-system's floor under that writer on this machine. The files go to
-/dev/shm unless --dir says otherwise: a disk adds its own write-back, which
-varies from run to run and is no part of the writers.
+in a fresh process ("both": the two together, as hgmerge runs them),
+interleaved, --reps times (default 5) on --events (default 10 M) kernel
+events. The files go to /dev/shm unless --dir says otherwise: a disk adds
+its own write-back, which varies from run to run and is no part of the
+writers.
 
-The baseline: the same generated run written as kernel.hgt and
-hourglass.hgl (--baseline-events, default 1 M), merged once by the Python
-engine (not timed), then tools/hgexport's kernelshark.export and
-perfetto.export timed on it (median of 3).
+The baselines, measured here:
+  - "io": as many bytes as each writer wrote, written in 256 KiB writes in
+    the same folder (and for the trace.dat copied once, as its writer
+    assembles the file): the file system's floor under that writer;
+  - "Python" (Perfetto only): the same trace written by Perfetto's own
+    Python builder (perfetto.trace_builder's StreamingTraceProtoBuilder,
+    PyPI package perfetto): a --baseline-events run of the C writer is
+    decoded (not timed), then its packets are written again through the
+    builder (timed, median of 3). It only serializes packets made already,
+    so it is a floor under any Python exporter of this trace. No Python
+    trace.dat writer remains to compare with.
 
 Prints a table and one JSON line ("export_speed: {...}"): events/s of each
-writer (wall and CPU), peak RSS, bytes per event, the ratio to the Python
-exporter and to the target (30 M events/s each: they share the 10 M/s
-end-to-end budget with the merge). Times are medians; the machine is shared,
-so CPU seconds (user + sys) are shown beside wall seconds.
+writer (wall and CPU), peak RSS, bytes per event, the ratios to the
+baselines and to the target (30 M events/s each: they share the 10 M/s
+end-to-end budget with the merge). Times are medians; the machine is
+shared, so CPU seconds (user + sys) are shown beside wall seconds.
 """
 import argparse
 import json
@@ -42,22 +47,23 @@ BIN = os.path.join(TOP, "build", "export", "export_speed")
 TARGET = 30e6
 
 PY_CHILD = r"""
-import json, os, resource, sys, time
-sys.path.insert(0, sys.argv[2])
-from hgmerge import report
-from hgexport import kernelshark, perfetto
-d, reps = sys.argv[1], int(sys.argv[3])
-merged = report.merge_run(d)
-times = {"ks": [], "pf": []}
+import json, sys, time
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
+path, out, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+trace = Trace()
+trace.ParseFromString(open(path, "rb").read())
+packets = list(trace.packet)
+times = []
 for _ in range(reps):
     t = time.monotonic()
-    kernelshark.export(d, os.path.join(d, "py.dat"), merged=merged)
-    times["ks"].append(time.monotonic() - t)
-    t = time.monotonic()
-    perfetto.export(d, os.path.join(d, "py.json"), merged=merged)
-    times["pf"].append(time.monotonic() - t)
-print(json.dumps({"times": times, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "events": merged[1]["kernel_recording"]["events"]}))
+    with open(out, "wb") as f:
+        b = StreamingTraceProtoBuilder(f)
+        for p in packets:
+            b.write_packet(p)
+    times.append(time.monotonic() - t)
+same = open(out, "rb").read() == open(path, "rb").read()
+print(json.dumps({"times": times, "packets": len(packets), "same_bytes": same}))
 """
 
 
@@ -71,12 +77,33 @@ def io_floor(nbytes, d, copy):
     return json.loads(p.stdout)
 
 
+def clear(d):
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+
+
 def med(rs, key):
     return statistics.median(r[key] for r in rs)
 
 
 def cpu(r):
     return r["user_s"] + r["sys_s"]
+
+
+def python_baseline(a, d):
+    """Perfetto's Python builder writing the C writer's packets of a --baseline-events run."""
+    r = run_c("pf", a.baseline_events, d)
+    p = subprocess.run([sys.executable, "-c", PY_CHILD, os.path.join(d, "speed.perfetto-trace"),
+                        os.path.join(d, "py.perfetto-trace"), str(a.baseline_reps)],
+                       capture_output=True, text=True)
+    clear(d)
+    if p.returncode:
+        sys.exit(f"export_speed: the Python baseline needs Perfetto's Python package (pip install perfetto "
+                 f"protobuf): {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
+    py = json.loads(p.stdout)
+    py["events"] = r["events"]
+    py["events_per_s"] = r["events"] / statistics.median(py["times"])
+    return py
 
 
 def main():
@@ -96,50 +123,45 @@ def main():
             for mode in ("gen", "ks", "pf", "both"):
                 r = run_c(mode, a.events, d)
                 rs[mode].append(r)
+                clear(d)
                 if mode in ("ks", "pf"):
                     rs["io_" + mode].append(io_floor(r["out_bytes"], d, mode == "ks"))
-                for f in os.listdir(d):
-                    os.unlink(os.path.join(d, f))
-        # the baseline: the same generator's run, through the Python exporters
-        base = os.path.join(d, "run")
-        os.mkdir(base)
-        made = int(subprocess.run([BIN, "--write-run", str(a.baseline_events), base], capture_output=True,
-                                  text=True, check=True).stdout)
-        p = subprocess.run([sys.executable, "-c", PY_CHILD, base, os.path.join(TOP, "tools"), str(a.baseline_reps)],
-                           capture_output=True, text=True, check=True)
-        py = json.loads(p.stdout)
+        py = python_baseline(a, d)
     gen = med(rs["gen"], "seconds")
     gen_cpu = statistics.median(cpu(r) for r in rs["gen"])
-    out = {"events": rs["ks"][0]["events"], "reps": a.reps, "generator_s": gen,
-           "baseline": {"events": py["events"], "generated": made, "peak_rss_mb": py["peak_rss_mb"]}}
-    print(f"{'':10s} {'wall s':>8s} {'cpu s':>7s} {'M ev/s':>8s} {'(cpu)':>7s} {'RSS MB':>7s} {'B/event':>8s} "
-          f"{'io floor s':>10s} {'x Python':>9s} {'x target':>9s}")
+    out = {"events": rs["ks"][0]["events"], "reps": a.reps, "generator_s": gen, "generator_cpu_s": gen_cpu,
+           "python_baseline": py}
+    print(f"{'':10s} {'wall s':>7s} {'cpu s':>6s} {'M ev/s':>7s} {'(cpu)':>6s} {'RSS MB':>7s} {'B/event':>8s} "
+          f"{'io s':>6s} {'x io':>5s} {'x Python':>9s} {'x target':>9s}")
     for mode, name in (("ks", "trace.dat"), ("pf", "perfetto")):
         wall = med(rs[mode], "seconds") - gen
         cpus = statistics.median(cpu(r) for r in rs[mode]) - gen_cpu
         n = rs[mode][0]["events"]
         rate, rate_cpu = n / wall, n / cpus
-        py_rate = py["events"] / statistics.median(py["times"][mode])
         io = med(rs["io_" + mode], "seconds")
         rss = max(r["peak_rss_mb"] for r in rs[mode])
         bpe = rs[mode][0]["out_bytes"] / n
         out[mode] = {"wall_s": wall, "cpu_s": cpus, "events_per_s": rate, "events_per_cpu_s": rate_cpu,
-                     "peak_rss_mb": rss, "bytes_per_event": bpe, "io_floor_s": io,
-                     "python_events_per_s": py_rate, "ratio_to_python": rate / py_rate,
+                     "finish_s": med(rs[mode], "finish_s"), "peak_rss_mb": rss, "bytes_per_event": bpe,
+                     "out_bytes": rs[mode][0]["out_bytes"], "io_floor_s": io, "ratio_to_io_floor": wall / io,
                      "ratio_to_target": rate / TARGET}
-        print(f"{name:10s} {wall:8.3f} {cpus:7.3f} {rate / 1e6:8.2f} {rate_cpu / 1e6:7.2f} {rss:7.1f} {bpe:8.1f} "
-              f"{io:10.3f} {rate / py_rate:9.1f} {rate / TARGET:9.3f}")
-        print(f"{'':10s} Python on {py['events']} events: {py_rate / 1e6:.3f} M events/s")
-    # both writers in one process, as hgmerge will run them
+        vs_py = ""
+        if mode == "pf":
+            out[mode]["ratio_to_python"] = rate / py["events_per_s"]
+            vs_py = f"{rate / py['events_per_s']:9.1f}"
+        print(f"{name:10s} {wall:7.3f} {cpus:6.3f} {rate / 1e6:7.2f} {rate_cpu / 1e6:6.2f} {rss:7.1f} {bpe:8.1f} "
+              f"{io:6.3f} {wall / io:5.2f} {vs_py:>9s} {rate / TARGET:9.3f}")
+    # both writers in one process, as hgmerge runs them (on its exporters' thread)
     wall = med(rs["both"], "seconds") - gen
     cpus = statistics.median(cpu(r) for r in rs["both"]) - gen_cpu
     n = rs["both"][0]["events"]
-    py_both = py["events"] / (statistics.median(py["times"]["ks"]) + statistics.median(py["times"]["pf"]))
     out["both"] = {"wall_s": wall, "cpu_s": cpus, "events_per_s": n / wall, "events_per_cpu_s": n / cpus,
-                   "peak_rss_mb": max(r["peak_rss_mb"] for r in rs["both"]), "ratio_to_python": n / wall / py_both}
-    print(f"{'both':10s} {wall:8.3f} {cpus:7.3f} {n / wall / 1e6:8.2f} {n / cpus / 1e6:7.2f} "
-          f"{out['both']['peak_rss_mb']:7.1f} {'':8s} {'':10s} {n / wall / py_both:9.1f}")
-    print(f"(generator alone {gen:.3f} s, taken out; Python's peak RSS {py['peak_rss_mb']:.0f} MB includes its merge)")
+                   "peak_rss_mb": max(r["peak_rss_mb"] for r in rs["both"])}
+    print(f"{'both':10s} {wall:7.3f} {cpus:6.3f} {n / wall / 1e6:7.2f} {n / cpus / 1e6:6.2f} "
+          f"{out['both']['peak_rss_mb']:7.1f}")
+    print(f"(generator alone {gen:.3f} s wall, {gen_cpu:.3f} s CPU, taken out; x io: the writer's time over the "
+          f"file system's for its bytes; Python: perfetto.trace_builder on {py['events']} events, "
+          f"{py['events_per_s'] / 1e6:.3f} M events/s, same bytes as the C writer: {py['same_bytes']})")
     print("export_speed: " + json.dumps(out))
 
 

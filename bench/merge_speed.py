@@ -114,6 +114,27 @@ def variants(d):
     }
 
 
+FLOOR = r"""
+import os, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+block = b"\0" * (1 << 20)
+t = time.monotonic()
+with open(path, "wb") as f:
+    while n > 0:
+        f.write(block[:min(n, len(block))])
+        n -= len(block)
+os.unlink(path)
+print(time.monotonic() - t)
+"""
+
+
+def write_floor(d, nbytes):
+    """Seconds this machine takes to write @nbytes into @d, nothing else: the floor of any export."""
+    p = subprocess.run([sys.executable, "-c", FLOOR, os.path.join(d, "floor.bin"), str(nbytes)],
+                       capture_output=True, text=True, check=True)
+    return float(p.stdout)
+
+
 def measure(cmd):
     p = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cmd)], capture_output=True, text=True, check=True)
     return json.loads(p.stdout)
@@ -139,9 +160,12 @@ def main():
                                       capture_output=True, text=True).stdout)
             v = variants(d)
             runs = {k: [] for k in v}
+            floors = []
             for _ in range(repeats):            # interleaved: the machine's load moves both alike
                 for k, cmd in v.items():
                     runs[k].append(measure(cmd))
+                out = os.path.join(d, "out")
+                floors.append(write_floor(d, sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))))
             events = json.load(open(os.path.join(d, "out", "report.json")))["kernel_recording"]["events"]
             for k, rs in runs.items():
                 secs = statistics.median(r["seconds"] for r in rs)
@@ -151,9 +175,12 @@ def main():
                      "peak_rss_mb": max(x["peak_rss_mb"] for x in rs), "dir": base or tempfile.gettempdir(),
                      "bytes": {f: os.path.getsize(os.path.join(d, "out", f)) for f in sorted(os.listdir(
                          os.path.join(d, "out")))} if k == "all" else None}
+                if k == "all":
+                    r["write_floor_s"] = statistics.median(floors)
                 print(f"{n:>10d} events, {k:6s}: {secs:.2f} s (median of {repeats}), {r['events_per_s'] / 1e6:.2f} M "
                       f"events/s, ratio to the 10 M/s target {r['ratio_to_target']:.2f}, peak RSS "
-                      f"{r['peak_rss_mb']:.0f} MB", flush=True)
+                      f"{r['peak_rss_mb']:.0f} MB" + (f"; writing its {sum(r['bytes'].values()) / 1e6:.0f} MB of files "
+                      f"alone takes {r['write_floor_s']:.2f} s here" if k == "all" else ""), flush=True)
                 print("merge_speed: " + json.dumps(r), flush=True)
 
 

@@ -74,6 +74,12 @@ if [ ! -x "$venv/bin/vng" ] || [ ! -x "$venv/bin/pytest" ]; then
 	"$venv/bin/pip" install -q --disable-pip-version-check virtme-ng pytest
 fi
 
+# the tests read the Perfetto export with Perfetto's own compiled protos
+if ! "$venv/bin/python" -c "import perfetto.protos.perfetto.trace.perfetto_trace_pb2" 2>/dev/null; then
+	echo "setup: installing perfetto and protobuf into $venv (the Perfetto export's tests)"
+	"$venv/bin/pip" install -q --disable-pip-version-check perfetto protobuf
+fi
+
 # tools/ as the hgtools package, editable: done when the environment already
 # imports it from this tree
 if [ -e "$top/tools/pyproject.toml" ]; then

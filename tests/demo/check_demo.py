@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_demo - what `make demo` left in out/demo/ is what the README promises:
 the three summary lines, each run's reports, a merged trace.dat that
-trace-cmd reports and libkshark loads, the Perfetto JSON and the HTML page.
+trace-cmd reports and libkshark loads, the Perfetto protobuf trace and the HTML page.
 
     python3 tests/demo/check_demo.py out/demo      (make check runs it after make demo)
 Prints TAP; exits 1 on any failure.
@@ -67,8 +67,10 @@ def checks(d):
     yield "three/kernelshark-session.json: libkshark imports both files, markers on a gap's ends", \
         ses["streams"] == 2 and ses["entries"] == ks["entries"] and \
         ses["marks"]["markA"][0] == "hourglass/interval_end" and ses["marks"]["markB"][0] == "hourglass/interval_start"
-    pf = json.load(open(os.path.join(d, "three", "perfetto.json")))
-    yield "three/perfetto.json: trace events", len(pf["traceEvents"]) > 0
+    import pfcheck
+    pf = pfcheck.read(os.path.join(d, "three", "trace.perfetto-trace"))
+    yield "three/trace.perfetto-trace: Perfetto's own protos read it, tracks and slices", \
+        len(pf["tracks"]) > 1 and len(pf["slices"]) > 0
     page = open(os.path.join(d, "report.html")).read()
     yield "report.html: both runs, charts", page.count("<h2>") == 2 and page.count("<svg") >= 5
     plots = os.path.join(d, "plots")

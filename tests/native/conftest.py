@@ -8,21 +8,12 @@ from pathlib import Path
 import subprocess
 from dataclasses import dataclass
 
-import hourglass_trace
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-<<<<<<< HEAD
-HOURGLASS = os.path.join(TOP, "build", "hourglass")
-
-=======
-sys.path.insert(0, os.path.join(TOP, "tools"))
-sys.path.insert(0, os.path.join(TOP, "tests"))     # paper_lines, helpers
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 
 from helpers.recordings import read_hgl  # noqa: E402
-
->>>>>>> lib
 
 @dataclass
 class Run:

@@ -1,7 +1,8 @@
 """The exporters in C (userspace/export, export.h): a synthetic run fed
 through their hooks by userspace/export/tests/export_synth.c, then read
 back as users would: trace-cmd report, KernelShark's own library (as the
-GUI loads a file and a session), a JSON parser for Perfetto's file.
+GUI loads a file and a session), Perfetto's own protobuf definitions for
+Perfetto's file (tests/helpers/pfcheck.py).
 
 The run (export_synth.c says it in full): TSC at 1 GHz so that a cycle is a
 nanosecond, base_tsc 1000000, three CPUs, hourglass threads 0 (tid 101,
@@ -14,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from helpers import kscheck
+from helpers import kscheck, pfcheck
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 BUILD = os.path.join(TOP, "build", "export")
@@ -61,6 +62,12 @@ def test_units(bins, tmp_path):
     assert p.returncode == 0 and "not ok" not in p.stdout, p.stdout
     assert re.search(r"^1\.\.(\d+)$", p.stdout, re.M) and p.stdout.count("\nok ") >= 20
     assert "[7 EVENTS DROPPED]" in report(tmp_path / "units.dat")
+    # the Perfetto writer alone: many sequences with two-byte ids, long deltas, a buffer filled often
+    t = perfetto(tmp_path / "units.perfetto-trace")
+    assert len(t["slices"]) == 60000 and t["attributes"]["units.slices"] == 60000
+    assert len({s["track"] for s in t["slices"]}) == 200 and max(s["ts"] for s in t["slices"]) > 3 * 10**11
+    assert {s["name"] for s in t["slices"]} == {f"name {i}" for i in range(300)}
+    assert sorted(s["args"]["i"] for s in t["slices"])[:2] == [-59999, -59998]
 
 
 def test_trace_cmd_reads_every_event(run):
@@ -189,57 +196,168 @@ def test_many_pages(bins, tmp_path):
     assert os.path.getsize(tmp_path / "merged.dat") > 40 * 4096
     counts = Counter(e[3] for e in lines_of(report(tmp_path / "merged.dat")))
     assert counts["softirq_entry"] == 30005
-    pf = json.load(open(tmp_path / "trace.json"))
-    assert len([e for e in pf["traceEvents"] if e.get("name") == "softirq SCHED"]) == 30000
+    pf = perfetto(tmp_path / "trace.perfetto-trace")
+    assert len([s for s in pf["slices"] if s["name"] == "softirq SCHED"]) == 30000
 
 
-def test_perfetto_trace_event_format(run):
-    """Chrome trace-event JSON as ui.perfetto.dev reads it: phases, microsecond times
-    from base_tsc, pid/tid tracks named by metadata events, slices nested on CPUs."""
+def perfetto(path):
+    """The Perfetto trace as Perfetto's own definitions read it, its rules checked (pfcheck)."""
+    return pfcheck.read(str(path))
+
+
+def by_track_name(t):
+    return {u: td.name for u, td in t["tracks"].items()}
+
+
+def ns_of(seconds):
+    """trace-cmd report -t's "0.000030520" as integer nanoseconds."""
+    whole, frac = seconds.split(".")
+    return int(whole) * 10**9 + int(frac.ljust(9, "0"))
+
+
+HANDLER_ENTRY = {"irq_handler_entry": "irq", "softirq_entry": "softirq"}
+
+
+def cpu_slice_kind(name):
+    if name.startswith("irq "):
+        return "irq"
+    if name.startswith("softirq "):
+        return "softirq"
+    if name in ("local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
+                "x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic"):
+        return "vector"
+    return "task"
+
+
+def test_perfetto_trace(run):
+    """Perfetto's protobuf trace, read with Perfetto's own definitions: the groups and their
+    tracks, slices nested on the CPUs, gaps named by their cause with their classes as debug
+    annotations, instants, the run's metadata as trace attributes."""
     d, r = run
-    doc = json.loads((d / "trace.json").read_text())
-    evs = doc["traceEvents"]
-    assert r["pf"]["events"] == len(evs) and r["pf"]["gaps"] == 8
-    for e in evs:
-        assert e["ph"] in ("X", "i", "M") and isinstance(e["pid"], int) and isinstance(e["tid"], int)
-        assert isinstance(e["name"], str) and e["name"]
-        if e["ph"] == "X":
-            assert e["ts"] >= 0 and e["dur"] >= 0
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
-    assert names[(1, 0)] == "CPU 0" and names[(1, 2)] == "CPU 2"
-    assert names[(2, 1)] == "hg-thread-1 (tid 102, PERIODIC)"
-    gaps = [e for e in evs if e.get("cat") == "gap"]
-    assert len(gaps) == 8 and all(e["pid"] == 2 for e in gaps)
-    sw = [e for e in gaps if e["args"]["cause"] == "switched to stress:555"][0]
-    assert sw["name"] == "gap: switch_other" and sw["dur"] == pytest.approx(9.0) and sw["args"]["agree"] is True
-    wrong = [e for e in gaps if not e["args"]["agree"] and e["args"]["inferred"] != "voluntary"]
-    assert sorted(e["name"] for e in wrong) == ["gap: interrupt (inferred switch_hg)",
-                                                "gap: interrupt (inferred timer)",
-                                                "gap: unexplainable (inferred hidden)"]
-    assert len([e for e in evs if e.get("cat") == "interval"]) == 10
-    tick = [e for e in evs if e.get("cat") == "vec" and e["tid"] == 0]
-    assert len(tick) == 1 and tick[0]["name"] == "local_timer" and tick[0]["dur"] == pytest.approx(4.1)
-    assert tick[0]["ts"] == pytest.approx(40.1)
-    irq31 = [e for e in evs if e["name"] == "irq 31"]
-    assert len(irq31) == 1 and irq31[0]["ts"] == pytest.approx(65.1), "put back in order before its slice"
-    lost = [e for e in evs if e["name"] == "events lost"]
-    assert len(lost) == 1 and lost[0]["args"]["count"] == 42 and lost[0]["tid"] == 1
-    # names escaped: quotes, backslashes, bytes that are not UTF-8
-    tasks = {e["name"] for e in evs if e.get("cat") == "task"}
-    assert 'say "hi"\\:777' in tasks and "bad\ufffd\x01name:778" in tasks and "idle" in tasks
-    assert "hg-thread-0" in tasks
-    # handlers nest inside the task slices of their CPU
-    for h in (e for e in evs if e.get("cat") in ("irq", "vec", "softirq")):
-        inside = [t for t in evs if t.get("cat") == "task" and t["tid"] == h["tid"] and
-                  t["ts"] <= h["ts"] and h["ts"] + h["dur"] <= t["ts"] + t["dur"] + 1e-9]
-        assert inside, h
-    misses = [e for e in evs if e["name"] == "deadline missed"]
-    assert len(misses) == 1 and misses[0]["ts"] == pytest.approx(23)
-    wakes = sorted(e["args"]["lateness_us"] for e in evs if e["name"] == "wake-up")
-    assert wakes == [-0.05, 0.1]
-    meta = doc["metadata"]
-    assert meta["run"] == 'hourglass -n 2 -d 1 "quoted"' and meta["tsc_hz"] == 1e9
-    assert meta["confusion"]["interrupt"]["timer"] == 1 and meta["confusion"]["switch_other"]["switch_other"] == 2
+    t = perfetto(d / "trace.perfetto-trace")
+    assert t["events"] == r["pf"]["events"] and r["pf"]["gaps"] == 8
+    tracks, names = t["tracks"], by_track_name(t)
+    groups = {td.name: u for u, td in tracks.items() if not td.HasField("parent_uuid")}
+    assert set(groups) == {"kernel (ground truth)", "hourglass"}
+    children = {td.name: td.parent_uuid for td in tracks.values() if td.HasField("parent_uuid")}
+    assert {n: p for n, p in children.items() if n.startswith("CPU")} == \
+        {"CPU 0": groups["kernel (ground truth)"], "CPU 1": groups["kernel (ground truth)"],
+         "CPU 2": groups["kernel (ground truth)"]}
+    assert children["hg-thread-0 (tid 101, CPU)"] == groups["hourglass"]
+    assert children["hg-thread-1 (tid 102, PERIODIC)"] == groups["hourglass"]
+    assert "6.1.0-synthetic #1 SMP" in tracks[groups["kernel (ground truth)"]].description
+    sl = t["slices"]
+    on = lambda name: [s for s in sl if names[s["track"]] == name]          # noqa: E731
+    # the gaps: named by their cause, the inference added when it was wrong
+    gaps = [s for s in sl if "inferred" in s["args"]]
+    assert len(gaps) == 8 and all(names[g["track"]].startswith("hg-thread-") for g in gaps)
+    sw = [g for g in gaps if g["name"] == "switched to stress:555"]
+    assert len(sw) == 1 and sw[0]["dur"] == 9000 and sw[0]["ts"] == 11000
+    assert sw[0]["args"] == {"cpu": 0, "next_thread": 0, "inferred": "switch_other", "actual": "switch_other",
+                             "agree": True}
+    wrong = sorted(g["name"] for g in gaps if not g["args"]["agree"] and g["args"]["inferred"] != "voluntary")
+    assert wrong == ["irq 30 virtio0-input.0 (inferred timer)", "reschedule (inferred switch_hg)",
+                     "unexplainable (inferred hidden)"], wrong
+    ipi = [g for g in gaps if g["name"] == "reschedule (inferred switch_hg)"][0]
+    assert ipi["args"]["actual"] == "interrupt" and ipi["args"]["inferred"] == "switch_hg"
+    sleep = [g for g in gaps if g["args"]["inferred"] == "voluntary"]
+    assert len(sleep) == 1 and sleep[0]["args"]["actual"] == "switch_other" and not sleep[0]["args"]["agree"]
+    # intervals and gaps follow each other on a thread's track, nothing nested
+    running = [s for s in sl if s["name"] == "running"]
+    assert len(running) == 10 and all(s["depth"] == 0 for s in running + gaps)
+    assert {s["args"]["cpu"] for s in on("hg-thread-1 (tid 102, PERIODIC)") if s["name"] == "running"} == {1}
+    # the kernel's side: the tick, an irq put back in order, tasks' names as the task callback gives them
+    tick = [s for s in on("CPU 0") if s["name"] == "local_timer"]
+    assert len(tick) == 1 and (tick[0]["ts"], tick[0]["dur"]) == (40100, 4100)
+    irq31 = [s for s in sl if s["name"] == "irq 31"]
+    assert len(irq31) == 1 and (irq31[0]["ts"], irq31[0]["dur"]) == (65100, 100), "put back in order"
+    tasks = {s["name"] for s in sl if names[s["track"]].startswith("CPU") and s["depth"] == 0}
+    assert {'say "hi"\\:777', "bad\ufffd\x01name:778", "idle", "hg-thread-0", "stress:555"} <= tasks
+    # handlers nest in the task slices of their CPU
+    for h in (s for s in sl if names[s["track"]].startswith("CPU") and s["depth"] > 0):
+        assert cpu_slice_kind(h["name"]) != "task", h
+        outer = [p for p in sl if p["track"] == h["track"] and p["depth"] == h["depth"] - 1 and
+                 p["ts"] <= h["ts"] and h["ts"] + h["dur"] <= p["ts"] + p["dur"]]
+        assert outer, h
+    # instants: lost events on their CPU, deadline misses, wake-ups with their lateness
+    lost = [i for i in t["instants"] if i["name"] == "events lost"]
+    assert len(lost) == 1 and names[lost[0]["track"]] == "CPU 1" and lost[0]["args"] == {"count": 42}
+    assert lost[0]["ts"] == 40200
+    miss = [i for i in t["instants"] if i["name"] == "deadline missed"]
+    assert len(miss) == 1 and miss[0]["ts"] == 23000 and names[miss[0]["track"]].startswith("hg-thread-1 ")
+    assert sorted(i["args"]["lateness_ns"] for i in t["instants"] if i["name"] == "wake-up") == [-50, 100]
+    # the run: provenance, what was put back in order, the confusion matrix
+    a = t["attributes"]
+    assert a["hourglass.command"] == 'hourglass -n 2 -d 1 "quoted"' and a["hourglass.tsc_hz"] == "1000000000"
+    assert a["hourglass.base_tsc"] == 1000000 and a["hourglass.gaps"] == 8
+    assert a["hourglass.kernel_reordered"] == r["pf"]["reordered"] and a["hourglass.kernel_clamped"] == 1
+    assert a["hourglass.confusion.interrupt.timer"] == 1 and a["hourglass.confusion.switch_other.switch_other"] == 2
+    assert a["hourglass.confusion.interrupt.switch_hg"] == 1 and a["hourglass.confusion.timer.timer"] == 1
+
+
+def test_perfetto_times_are_the_trace_dats(run):
+    """The same events at the same nanosecond in both exports: every handler entry and
+    switch of trace-cmd's report begins a slice of its CPU's track at that time; every
+    interval, gap, deadline miss and wake-up of the hourglass buffer is on its thread's
+    track at its time."""
+    d, _ = run
+    t = perfetto(d / "trace.perfetto-trace")
+    names = by_track_name(t)
+    ev = lines_of(report(d / "merged.dat", "-t"))
+    kernel_dat = Counter()
+    for b, cpu, sec, name, _ in ev:
+        if b == "":
+            kind = ("task" if name == "sched_switch" else HANDLER_ENTRY.get(name) or
+                    ("vector" if name.endswith("_entry") and name not in ("hrtimer_expire_entry",) else None))
+            if kind:
+                kernel_dat[(cpu, ns_of(sec), kind)] += 1
+    kernel_pf = Counter((int(names[s["track"]][4:]), s["ts"], cpu_slice_kind(s["name"]))
+                        for s in t["slices"] if names[s["track"]].startswith("CPU "))
+    assert kernel_pf == kernel_dat
+    hg_dat = Counter()
+    for b, cpu, sec, name, rest in ev:
+        m = re.search(r"thread=(\d+)", rest)
+        if b == "hourglass" and m and name in ("interval_start", "interval_end", "gap", "deadline_miss", "wakeup"):
+            hg_dat[(int(m.group(1)), ns_of(sec), name)] += 1
+    hg_pf = Counter()
+    for s in t["slices"]:
+        k = names[s["track"]]
+        if k.startswith("hg-thread-"):
+            th = int(k.split()[0].rsplit("-", 1)[1])
+            if s["name"] == "running":
+                hg_pf[(th, s["ts"], "interval_start")] += 1
+                hg_pf[(th, s["ts"] + s["dur"], "interval_end")] += 1
+            else:
+                hg_pf[(th, s["ts"], "gap")] += 1
+    for i in t["instants"]:
+        k = names[i["track"]]
+        if k.startswith("hg-thread-"):
+            th = int(k.split()[0].rsplit("-", 1)[1])
+            hg_pf[(th, i["ts"], {"deadline missed": "deadline_miss", "wake-up": "wakeup"}[i["name"]])] += 1
+    assert hg_pf == hg_dat
+
+
+def test_perfetto_waits_for_late_gaps(bins, tmp_path):
+    """The engine judges a gap when the kernel's timeline has passed it: in the lab's runs a
+    gap came 15 ms after hourglass's records of its time in the middle, 57 ms at worst. Here
+    every gap comes 60 ms late, after an interval at 30 ms: each is still at its own time on
+    its thread's track, between its intervals, and nothing was moved."""
+    r = synth(bins, tmp_path, "--gap-delay", "60000000")
+    t = perfetto(tmp_path / "trace.perfetto-trace")
+    names = by_track_name(t)
+    gaps = sorted((names[s["track"]].split()[0], s["ts"], s["dur"]) for s in t["slices"] if "inferred" in s["args"])
+    assert gaps == [("hg-thread-0", 11000, 9000), ("hg-thread-0", 30000, 800), ("hg-thread-0", 40000, 5000),
+                    ("hg-thread-0", 50000, 10000), ("hg-thread-0", 70000, 500), ("hg-thread-1", 9000, 900),
+                    ("hg-thread-1", 20000, 5000), ("hg-thread-1", 40000, 1000)], gaps
+    assert t["attributes"]["hourglass.hourglass_clamped"] == 0 and t["attributes"]["hourglass.slices_cut"] == 0
+    late = [s for s in t["slices"] if s["name"] == "running" and s["ts"] == 30000000]
+    assert len(late) == 1 and late[0]["dur"] == 1000
+
+
+def test_perfetto_refuses_a_json_name(bins, tmp_path):
+    p = subprocess.run([bins[0], "--pf-name", "trace.json", str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 3 and "not JSON: name it .perfetto-trace or .pftrace" in p.stderr, p.stderr
+    assert os.listdir(tmp_path) == [], "no output, no temporary file"
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -285,3 +403,14 @@ def make_run(tmp_path):
     return tmp_path
 
 
+
+
+def test_trace_dat_waits_for_late_gaps(bins, tmp_path):
+    """The same late gaps (60 ms after their end) in the trace.dat: each gap event sits at its
+    own time in the hourglass buffer, between its thread's intervals, and none is clamped."""
+    r = synth(bins, tmp_path, "--gap-delay", "60000000")
+    assert r["ks"]["hg_clamped"] == 0 and r["ks"]["gaps"] == 8, r["ks"]
+    out = report(tmp_path / "merged.dat")
+    gaps = sorted(re.findall(r"\[\d+\]\s+(\d+\.\d+): gap:\s+thread=(\d+)", out))
+    assert gaps == sorted([("0.000011", "0"), ("0.000030", "0"), ("0.000040", "0"), ("0.000050", "0"),
+                           ("0.000070", "0"), ("0.000009", "1"), ("0.000020", "1"), ("0.000040", "1")]), gaps

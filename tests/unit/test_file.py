@@ -144,8 +144,11 @@ def bad_files():
         ("stats_duplicated", hgt_file([chunk(0, r0), chunk(0, r0)], meta=META, stats={0: STATS[0]}),
          "the chunks hold 8 records"),
         ("stats_lost", hgt_file([chunk(0, r0), chunk(1, RECORDS1)], meta=META,
-                                stats={0: STATS[0], 1: (9, 2, 7, 0, 2, 0)}),
-         "the records of CPU 1 do not match its stats"),
+                                stats={0: STATS[0], 1: (6, 2, 4, 0, 2, 0)}),
+         "the records of CPU 1 do not match its stats: 2 records and 5 events lost"),
+        ("stats_read", hgt_file([chunk(0, r0), chunk(1, RECORDS1)], meta=META,
+                                stats={0: STATS[0], 1: (8, 3, 5, 0, 3, 0)}),
+         "the stats say 3 read"),
         ("after_end", good_file() + b"\0" * 64, "64 bytes after the END marker"),
     ]
 
@@ -340,3 +343,18 @@ def test_dump_hourglass_trace(tmp_path, hgtrace_bin):
     bad.write_bytes(hgl_file([iv(1, 2, 7, 0)], info))
     p = dump(hgtrace_bin, bad)
     assert p.returncode == 3 and "record of thread 7, but the run had 2 threads" in p.stderr
+
+
+def test_dump_time_is_the_reports_clock(tmp_path, hgtrace_bin):
+    """dump -t prints seconds from the recording window's start, as the report and
+    the exported traces count them; --hz converts at the report's own rate."""
+    p = tmp_path / "t.hgt"
+    p.write_bytes(hgt_file([chunk(0, [rec(1_000_500, 7, 30), rec(3_000_000, 8, 30)])],
+                           meta="format: hgtrace 1\ntsc_khz: 1000000\n", window=(1_000_000, 9_000_000)))
+    out = subprocess.run([hgtrace_bin, "dump", "-t", str(p)], capture_output=True, text=True, check=True).stdout
+    assert [l.split()[1] for l in out.splitlines()] == ["0.000000500", "0.002000000"]
+    out = subprocess.run([hgtrace_bin, "dump", "--hz", "2e9", str(p)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines()[1].split()[1] == "0.001000000"
+    bad = subprocess.run([hgtrace_bin, "dump", "--hz", "fast", str(p)], capture_output=True, text=True)
+    assert bad.returncode == 1 and "--hz fast" in bad.stderr

@@ -110,10 +110,10 @@ def test_a_trace_dat_goes_through_hgtrace_import(fake_bin, run_dir, capsys):
 def test_export_passes_every_output_in_one_merge(fake_bin, run_dir, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     rc, _, err = main(capsys, "export", str(run_dir), "--kernelshark", str(tmp_path / "m.dat"), "--ks-session",
-                      str(tmp_path / "s.json"), "--perfetto", str(tmp_path / "p.json"), "--html", str(tmp_path / "r.html"))
+                      str(tmp_path / "s.json"), "--perfetto", str(tmp_path / "p.perfetto-trace"), "--html", str(tmp_path / "r.html"))
     assert rc == 0, err
     (argv,) = calls(fake_bin)
-    for opt, f in (("--kernelshark", "m.dat"), ("--ks-session", "s.json"), ("--perfetto", "p.json")):
+    for opt, f in (("--kernelshark", "m.dat"), ("--ks-session", "s.json"), ("--perfetto", "p.perfetto-trace")):
         assert argv[argv.index(opt) + 1] == str(tmp_path / f)
     assert (tmp_path / "r.html").read_text().count("<svg") == 5
 
@@ -152,9 +152,9 @@ def test_missing_merger_says_where_it_looked(run_dir, capsys, monkeypatch, tmp_p
     ("nokernel", ["report", "{tmp}/r", "--kernel", "{tmp}/k.hgt"], 3, "{tmp}/k.hgt: no such file"),
     ("v1", ["report", "{tmp}/old.json"], 3, "{tmp}/old.json: report_version 1; this hourglass reads version 2"),
     ("garbage", ["report", "{tmp}/bad.json"], 3, "{tmp}/bad.json: not a report (JSON)"),
-    ("v2", ["report", "{tmp}/r2.json", "--json", "{tmp}/nodir/x.json"], 3, "cannot write {tmp}/nodir/x.json"),
-    ("v2", ["report", "{tmp}/r2.json", "--json", "{tmp}"], 3, "cannot write {tmp}: is a directory"),
-    ("v2", ["export", "{tmp}/r2.json", "--html", "{tmp}"], 3, "cannot write {tmp}: is a directory"),
+    ("v2", ["report", "{tmp}/r2.json", "--json", "{tmp}/nodir/x.json"], 2, "cannot write {tmp}/nodir/x.json"),
+    ("v2", ["report", "{tmp}/r2.json", "--json", "{tmp}"], 2, "cannot write {tmp}: is a directory"),
+    ("v2", ["export", "{tmp}/r2.json", "--html", "{tmp}"], 2, "cannot write {tmp}: is a directory"),
     ("v2", ["export", "{tmp}/r2.json", "--perfetto", "{tmp}/p.json"], 1, "a report JSON holds no timeline"),
 ])
 def test_bad_input_and_outputs(tmp_path, capsys, setup, args, status, says):
@@ -226,7 +226,7 @@ def test_report_to_a_closed_pipe_is_quiet(tmp_path):
 
 def test_record_usage_and_a_directory_it_cannot_make(capsys, fake_bin, tmp_path):
     assert cli.main(["record"]) == 1
-    assert "-o DIR is required" in capsys.readouterr().err
+    assert "--dir DIR (or -o DIR) is required" in capsys.readouterr().err
     (tmp_path / "blocker").write_text("")
     rc = cli.main(["record", "-o", str(tmp_path / "blocker" / "run"), "--ftrace-only", "--", "-n", "1"])
     err = capsys.readouterr().err

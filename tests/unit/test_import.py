@@ -74,7 +74,7 @@ def test_unwritable_output(tmp_path, importer):
     dat = tmp_path / "t.dat"
     trace_dat(dat)
     p = subprocess.run([importer, str(dat), "-o", str(tmp_path / "no" / "k.hgt")], capture_output=True, text=True)
-    assert p.returncode == 4 and "cannot create it" in p.stderr
+    assert p.returncode == 2 and "cannot create it" in p.stderr   # docs/exit-status.md
 
 
 def test_no_events_refused(tmp_path, importer):

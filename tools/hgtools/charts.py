@@ -55,6 +55,16 @@ def require() -> None:
                       "or pip install matplotlib)", EXIT_ENV)
 
 
+def preload() -> None:
+    """Import matplotlib's drawing parts ahead (half a second), e.g. while the merge runs."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        pass
+
+
 @dataclass
 class Chart:
     """One drawn chart: its file name part, title, a sentence on how to read it, and the figure."""
@@ -227,8 +237,8 @@ def _count_formatter() -> Any:
 def execution_map(rep: Report) -> Optional[Chart]:
     """The paper's Fig. 3: each thread's intervals and its gaps coloured by actual cause, wrong inferences marked."""
     m = (section(rep, "charts") or {}).get("map")
-    if not m or not m.get("threads"):
-        return None
+    if not m or not any(th.get("intervals") or th.get("gaps") for th in m.get("threads") or []):
+        return None         # a latency run's threads record no intervals: nothing to draw
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     threads = m["threads"]

@@ -1,10 +1,12 @@
 """cli - `python3 -m hgtools record|report|export ARGS`, what the C
 `hourglass record|report|export` runs; also the `hgtools` entry point.
 
-Exit statuses, the same for the three commands and the C hourglass:
+Exit statuses, the same for every program of the project (docs/exit-status.md):
 0 done, 1 bad command line, 2 could not run (a program or library missing,
-a program that crashed), 3 bad input (a file that is not what it claims,
-named with the offset and the problem) or an output that cannot be written.
+a program that crashed, an output that cannot be written), 3 bad input (a
+file that is not what it claims, named with the offset and the problem);
+record adds 4 (hourglass's trace buffer filled), 5 (stopped at -b) and 130
+(interrupted).
 """
 from __future__ import annotations
 
@@ -15,18 +17,18 @@ import sys
 from typing import IO, Any, Dict, NoReturn, Optional, Sequence
 
 from . import engine, record, report_json, report_text
-from .errors import EXIT_BAD_INPUT, EXIT_USAGE, HgError, cannot
+from .errors import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, HgError, cannot, reason
 
 USAGE = """usage: hourglass record|report|export ARGS (each has --help)
 
   record  run hourglass under the kernel's recorder, into a run directory
   report  merge a run directory and print what explains every gap
-  export  merge it into files for viewers: trace.dat, Perfetto JSON, an HTML page
+  export  merge it into files for viewers: trace.dat, a Perfetto trace, an HTML page
 """
 
-EXIT_EPILOG = ("Exit status: 0 done, 1 bad command line, 2 could not run (a program missing or "
-               "crashed), 3 bad input (named: truncated or corrupt file, unfinished run, another clock) "
-               "or an output that cannot be written.")
+EXIT_EPILOG = ("Exit status (docs/exit-status.md): 0 done, 1 bad command line, 2 could not run (a program "
+               "missing or crashed, an output that cannot be written), 3 bad input (named: truncated or "
+               "corrupt file, unfinished run, another clock), 130 interrupted.")
 
 
 class Parser(argparse.ArgumentParser):
@@ -56,7 +58,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return e.status
     except KeyboardInterrupt:
         print(f"hourglass {cmd}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except OSError as e:
+        # never '[Errno 13] ...': the file and the reason in words
+        print(f"hourglass {cmd}: {e.filename or 'a file'}: {reason(e)}", file=sys.stderr)
+        return EXIT_ENV
 
 
 def report_main(argv: Sequence[str]) -> int:
@@ -68,7 +74,7 @@ def report_main(argv: Sequence[str]) -> int:
                        "progress line shows how far it is (HG_PROGRESS=1 forces it, HG_PROGRESS=0 silences "
                        "it). Times are seconds from the start of the kernel's recording, the clock of "
                        "`trace-cmd report` on the exported trace. " + EXIT_EPILOG + " See docs/merge.md.")
-    ap.add_argument("dir", help="run directory (hourglass record -o DIR), or a report JSON to print again")
+    ap.add_argument("dir", help="run directory (hourglass record --dir DIR), or a report JSON to print again")
     ap.add_argument("--kernel", metavar="FILE",
                     help="the ground truth: an hgtrace recording (.hgt) or a trace-cmd trace.dat "
                          "recorded with -C x86-tsc (default DIR/kernel.hgt, else DIR/trace.dat)")
@@ -93,12 +99,12 @@ def export_main(argv: Sequence[str]) -> int:
     """`hourglass export DIR`: one merge for every output asked for."""
     ap = Parser(prog="hourglass export",
                 description="Export a merged run for viewers: a trace.dat that trace-cmd and KernelShark open, "
-                            "Chrome trace-event JSON for Perfetto, one self-contained HTML page with charts.",
+                            "a Perfetto trace (protobuf) for ui.perfetto.dev, one self-contained HTML page with charts.",
                 epilog="The run is merged once, by build/hgmerge (C), which writes the trace.dat and the "
                        "Perfetto file; the HTML page is drawn here from its report. On a terminal a progress "
                        "line shows how far the merge is (HG_PROGRESS=1 forces it, HG_PROGRESS=0 silences it). "
                        + EXIT_EPILOG + " See docs/export.md.")
-    ap.add_argument("dir", help="run directory (hourglass record -o DIR); with only --html, a report JSON "
+    ap.add_argument("dir", help="run directory (hourglass record --dir DIR); with only --html, a report JSON "
                                 "(hourglass report --json) also does")
     ap.add_argument("--kernelshark", metavar="OUT.dat",
                     help="write a trace.dat: the ground truth, and a buffer 'hourglass' with intervals, gaps "
@@ -106,9 +112,10 @@ def export_main(argv: Sequence[str]) -> int:
     ap.add_argument("--ks-session", metavar="OUT.json",
                     help="with --kernelshark: also a KernelShark session (kernelshark -s OUT.json) that opens the "
                          "trace zoomed on the first wrong inference, markers A and B at the gap's ends")
-    ap.add_argument("--perfetto", metavar="OUT.json",
-                    help="write Chrome trace-event JSON for ui.perfetto.dev: a track per CPU (tasks, irqs, "
-                         "softirqs) and per hourglass thread (intervals, gaps named by their actual cause)")
+    ap.add_argument("--perfetto", metavar="OUT.perfetto-trace",
+                    help="write a Perfetto trace (Perfetto's protobuf format, .perfetto-trace or .pftrace) for "
+                         "ui.perfetto.dev: a track per CPU (tasks, irqs, softirqs) and per hourglass thread "
+                         "(intervals, gaps named by their actual cause)")
     ap.add_argument("--html", metavar="OUT.html",
                     help="write one self-contained page: what to look at first, the tables, and the charts "
                          "(execution map, confusion heat map, gap lengths, switch times, latency histogram, "
@@ -122,7 +129,7 @@ def export_main(argv: Sequence[str]) -> int:
     ap.add_argument("--kernel", metavar="FILE", help="ground truth other than DIR/kernel.hgt (see report)")
     a = ap.parse_args(argv)
     if not a.kernelshark and not a.perfetto and not a.html and not a.json and not a.text:
-        ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.json, --html OUT.html, "
+        ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.perfetto-trace, --html OUT.html, "
                  "--json FILE and/or --text FILE")
     if (a.svg or a.png or a.more) and not a.html:
         ap.error("--with, --svg and --png go with --html OUT.html")
@@ -137,7 +144,16 @@ def export_main(argv: Sequence[str]) -> int:
         if path:
             _check_output(path)
     exports = engine.Exports(kernelshark=a.kernelshark, ks_session=a.ks_session, perfetto=a.perfetto)
+    preload = None
+    if a.html:
+        # matplotlib's import overlaps the merge, which waits on hgmerge
+        import threading
+        from . import charts
+        preload = threading.Thread(target=charts.preload, daemon=True)
+        preload.start()
     rep = _report_of(a.dir, a.kernel, exports)
+    if preload:
+        preload.join()
     if a.json:
         _write_json(rep, a.json)
     if a.text:
@@ -147,7 +163,7 @@ def export_main(argv: Sequence[str]) -> int:
         except OSError as e:
             raise cannot("write", a.text, e)
     for what, path in (("trace.dat", a.kernelshark), ("KernelShark session", a.ks_session),
-                       ("Perfetto JSON", a.perfetto)):
+                       ("Perfetto trace", a.perfetto)):
         if path:
             print(f"hourglass export: {path}: {what} written" + _size(path), file=sys.stderr)
     if a.html:
@@ -180,7 +196,7 @@ def _report_of(what: str, kernel: Optional[str], exports: engine.Exports) -> Dic
 def _check_output(path: str) -> None:
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
-        raise HgError(f"cannot write {path}: {d} is not a directory")
+        raise HgError(f"cannot write {path}: {d} is not a directory", EXIT_ENV)
 
 
 def _write_json(rep: Dict[str, Any], path: str) -> None:
@@ -189,7 +205,7 @@ def _write_json(rep: Dict[str, Any], path: str) -> None:
             json.dump(rep, f, indent=1)
             f.write("\n")
     except OSError as e:
-        raise cannot("write", path, e, EXIT_BAD_INPUT)
+        raise cannot("write", path, e)
 
 
 def _print(write: Any) -> None:

@@ -4,7 +4,7 @@ first when the ground truth is trace-cmd's trace.dat; their bad-input exit
 clean error.
 
     hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [--name DISPLAY_NAME] [--gaps OUT.hgg]
-            [--kernelshark OUT.dat [--ks-session OUT.json]] [--perfetto OUT.json] [--progress]
+            [--kernelshark OUT.dat [--ks-session OUT.json]] [--perfetto OUT.perfetto-trace] [--progress]
 """
 from __future__ import annotations
 

@@ -192,7 +192,7 @@ def run_section(rep: Report, label: str, drawn: Dict[str, _charts.Chart], prefix
 
 def _gaps(rep: Report, fig: Callable[[str], str]) -> str:
     g = section(rep, "gaps")
-    if not g:
+    if not g or not g.get("total"):     # a latency run: no gaps, no section
         return ""
     n = g.get("total", 0)
     cl = g.get("classes") or {}

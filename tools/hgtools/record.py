@@ -2,7 +2,10 @@
 hourglass's trace, and with --ftrace trace-cmd's as a second ground truth;
 with --ftrace-only, trace-cmd's as the only one (no module needed).
 
-    hourglass record -o DIR [--ftrace | --ftrace-only] [--force] <the paper's options>
+    hourglass record --dir DIR [--ftrace | --ftrace-only] [--force] <the paper's options>
+
+(--dir was -o, which still works: in a plain run -o is the text output's
+file, so record's directory has a name of its own.)
 
 DIR gets hourglass.hgl/.json/.txt, kernel.hgt, trace.dat (--ftrace),
 record.json (what ran, exit statuses, versions) and, until everything
@@ -25,29 +28,41 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import paths
-from .errors import HgError, reason
+from .errors import EXIT_BREAK, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, HgError, reason
 
 FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
                  "sched:sched_migrate_task", "sched:sched_process_exit", "irq:irq_handler_entry",
                  "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit", "irq_vectors:*",
                  "timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit"]
 
-USAGE = """usage: hourglass record -o DIR [--ftrace | --ftrace-only] [--force] <hourglass options>
+USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only] [--force] <hourglass options>
 
 Record an hourglass run with the kernel's ground truth (hgtrace.ko must be
 loaded, unless --ftrace-only), into one directory that `hourglass report
 DIR` reads.
 
-  -o DIR         the run directory (created; must be empty unless --force)
+  --dir DIR      the run directory (created; must be empty unless --force);
+                 -o DIR is the same, kept for scripts (in a plain hourglass run
+                 -o names the text output's file)
   --ftrace       also record the same tracepoints with trace-cmd (x86-tsc clock)
   --ftrace-only  record them with trace-cmd only: for machines that cannot
                  load the module (the report reads trace.dat instead)
   --force        reuse a non-empty DIR, deleting the files this command writes
   -h, --help     this text
 
-Exit status: 0 recorded, 1 bad usage, 2 could not record (module, privileges),
-3 hourglass's trace is incomplete, 130 interrupted (DIR kept, marked INCOMPLETE).
+With hourglass's -b US (cyclictest -b, rtla -T) the module records in overwrite
+mode and the recording freezes where a gap or a wake-up first passed US: the
+end of kernel.hgt holds what led to it, hourglass.json names the sample.
+
+Exit status (docs/exit-status.md): 0 recorded, 1 bad usage, 2 could not record
+(module, privileges, a file that cannot be written), 4 recorded, but hourglass's
+trace buffer filled (raise -e), 5 recorded, and hourglass stopped at its -b
+threshold, 130 interrupted (DIR kept, marked INCOMPLETE).
 """
+
+# hourglass's statuses for a run that finished, and what the directory then holds
+FINISHED = {EXIT_OK: "complete", EXIT_INCOMPLETE: "hourglass's trace buffer filled (records dropped)",
+            EXIT_BREAK: "complete: hourglass stopped at its -b threshold"}
 
 OUR_FILES = ["hourglass.hgl", "hourglass.json", "hourglass.txt", "kernel.hgt", "trace.dat",
              "record.json", "INCOMPLETE", "hgtrace.log", "hourglass.log", "trace-cmd.log"]
@@ -62,6 +77,9 @@ def main(argv: Sequence[str]) -> int:
     """`hourglass record ARGS`; the exit status (see USAGE)."""
     try:
         return _record(list(argv))
+    except KeyboardInterrupt:
+        # before the recording's own handler is in place: nothing was started
+        return fail("interrupted before the recording started: nothing recorded", EXIT_INTERRUPTED)
     except HgError as e:
         return fail(str(e), 2)
     except OSError as e:
@@ -80,9 +98,10 @@ def _record(argv: List[str]) -> int:
         if a in ("-h", "--help"):
             sys.stdout.write(USAGE)
             return 0
-        if a == "-o" and not out:
-            if i + 1 >= len(argv):
-                return fail("-o needs a directory", 1)
+        if a in ("--dir", "-o") and not out:
+            if i + 1 >= len(argv) or (argv[i + 1][:1] == "-" and len(argv[i + 1]) > 1):
+                return fail(f"{a} needs a directory" + (f", but '{argv[i + 1]}' that follows it is an option"
+                                                        if i + 1 < len(argv) else ""), 1)
             out = argv[i + 1]
             i += 2
             continue
@@ -101,7 +120,7 @@ def _record(argv: List[str]) -> int:
         i += 1
     if not out:
         sys.stderr.write(USAGE)
-        return fail("-o DIR is required", 1)
+        return fail("--dir DIR (or -o DIR) is required", 1)
     for bad in ("--trace", "--json", "-o", "--output"):
         if bad in rest:
             return fail(f"{bad} is set by record (files go in {out})", 1)
@@ -111,6 +130,13 @@ def _record(argv: List[str]) -> int:
     if p.returncode:
         sys.stderr.write(p.stderr)
         return 1
+    # -b: a flight recorder. The module overwrites its oldest events instead of
+    # refusing new ones, and hourglass freezes it (SIGUSR1 to hgtrace record) at
+    # the sample that passed, so what led to it is in the file whatever came before.
+    try:
+        breaktrace = json.loads(p.stdout).get("breaktrace_ns")
+    except (ValueError, AttributeError):
+        breaktrace = None       # an hourglass older than -b
     hgtrace = paths.locate("hgtrace") or os.path.join(os.path.dirname(hg), "hgtrace")
     if module and not os.path.exists(hgtrace):
         return fail(f"{hgtrace}: the recorder is missing (make userspace)", 2)
@@ -139,7 +165,7 @@ def _record(argv: List[str]) -> int:
         f.write("recording in progress\n")
     meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
                             "start_unix": time.time(), "ftrace": ftrace, "module": module,
-                            "hgtrace_stat": st.stdout if st else None}
+                            "hgtrace_stat": st.stdout if st else None, "breaktrace_ns": breaktrace}
     tc: Optional[subprocess.Popen[bytes]] = None
     status = "incomplete"
     rc = 0
@@ -158,14 +184,19 @@ def _record(argv: List[str]) -> int:
             # trace-cmd says so once its readers run
             for _ in range(300):
                 time.sleep(0.1)
-                if tc.poll() is not None or "Hit Ctrl^C" in _read(tc_log):
+                if interrupted or tc.poll() is not None or "Hit Ctrl^C" in _read(tc_log):
                     break
-            if tc.poll() is not None:
+            if tc.poll() is not None and not interrupted:
                 return fail(f"trace-cmd did not start: {_read(tc_log)[-500:]}", 2)
+        if interrupted:
+            # Ctrl-C while trace-cmd started: hourglass and the module were never started
+            status, rc = "interrupted by Ctrl-C before hourglass started", EXIT_INTERRUPTED
+            return fail(f"{status}; {out} marked INCOMPLETE", rc)
         cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
                "--json", os.path.join(out, "hourglass.json"), "-o", os.path.join(out, "hourglass.txt")]
         if module:
-            cmd = [hgtrace, "record", "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
+            cmd = [hgtrace, "record", *(["-m", "overwrite"] if breaktrace else []),
+                   "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
         meta["recorder_command"] = cmd
         r = subprocess.run(cmd, capture_output=True, text=True)
         with open(os.path.join(out, "hgtrace.log" if module else "hourglass.log"), "w") as f:
@@ -181,11 +212,13 @@ def _record(argv: List[str]) -> int:
         elif module and r.returncode:
             sys.stderr.write(r.stderr)
             status, rc = f"hgtrace record failed (exit {r.returncode})", 2
-        elif hg_rc not in (0, 3):
+        elif hg_rc == EXIT_INTERRUPTED:
+            status, rc = "hourglass was interrupted", EXIT_INTERRUPTED
+        elif hg_rc not in FINISHED:
             sys.stderr.write(r.stderr)
             status, rc = f"hourglass failed (exit {hg_rc})", 2
         else:
-            status, rc = ("complete", 0) if hg_rc == 0 else ("hourglass's trace buffer filled", 3)
+            status, rc = FINISHED[hg_rc], hg_rc
     finally:
         if tc and tc.poll() is None:
             tc.send_signal(signal.SIGINT)
@@ -198,7 +231,7 @@ def _record(argv: List[str]) -> int:
         meta["end_unix"] = time.time()
         with open(os.path.join(out, "record.json"), "w") as f:
             json.dump(meta, f, indent=1)
-        if status == "complete" or rc == 3:
+        if rc in FINISHED:
             os.unlink(marker)
         else:
             with open(marker, "w") as f:

@@ -34,7 +34,7 @@ Writer = Callable[[str], Any]
 def _run(rep: Report, w: Writer) -> None:
     r = rep["run"]
     k = r.get("kernel") or {}
-    w(f"hourglass report: {r.get('dir', '?')}\n")
+    w(f"hourglass report: {r.get('dir') or (rep.get('kernel_recording') or {}).get('path') or '?'}\n")
     w(f"run: {' '.join(r.get('command') or [])}\n")
     threads = r.get("threads") or []
     dur = r.get("duration_s")
@@ -67,7 +67,7 @@ def _run(rep: Report, w: Writer) -> None:
 
 def _gaps(rep: Report, w: Writer) -> None:
     g = section(rep, "gaps")
-    if not g:
+    if not g or not g.get("total"):     # a latency run's threads sleep: no gap to tell of
         return
     n = g.get("total", 0)
     w(f"\ngaps: {n} ({g.get('voluntary', 0)} voluntary, {g.get('scored', 0)} scored, "
@@ -180,6 +180,10 @@ def _migrations(rep: Report, w: Writer) -> None:
     m = section(rep, "migrations")
     if not m:
         return
+    if not (section(rep, "gaps") or {}).get("total"):
+        w(f"\nmigrations: the kernel moved hourglass's threads {m.get('kernel_migrations_of_hourglass_threads', 0)} "
+          f"times (their intervals, from which to infer them, were not recorded)\n")
+        return
     w(f"\nmigrations: {m.get('inferred', 0)} inferred from interval CPUs, {m.get('confirmed', 0)} confirmed by "
       f"the kernel ({m.get('kernel_migrations_of_hourglass_threads', 0)} kernel migrations of hourglass "
       f"threads)\n")
@@ -219,6 +223,7 @@ def _latency(rep: Report, w: Writer) -> None:
             w(f"    {'total' if st == 'latency' else st:8s}" +
               "".join(f" {_num(v.get(f), 9, 1)}" for f in ("min_us", "median_us", "avg_us", "p99_us", "max_us")) +
               "\n")
+        _histogram(s.get("hist"), w)
     wst = lat.get("worst")
     if wst:
         stages = ", ".join(f"{k} {v:.1f}" for k, v in (wst.get("stages_us") or {}).items() if v is not None)
@@ -226,6 +231,22 @@ def _latency(rep: Report, w: Writer) -> None:
           f"({thread_name(rep, wst.get('thread'))}): {stages} us; largest stage {wst.get('largest_stage', '?')}"
           f"{', during it ' + wst['blame'] if wst.get('blame') else ''}"
           f"{'' if wst.get('complete', True) else ' (not every stage was recorded)'}\n")
+
+
+def _histogram(h: Any, w: Writer) -> None:
+    """A text histogram of the whole latency, as cyclictest -h and rtla timerlat hist print one:
+    the buckets that hold wake-ups, each with its range in us, its count and a bar."""
+    if not isinstance(h, dict):
+        return
+    edges, counts = h.get("edges_us") or [], h.get("counts") or []
+    if len(edges) != len(counts) + 1 or not any(counts):
+        return
+    top = max(counts)
+    w(f"    {'from us':>9s} {'to us':>9s} {'wake-ups':>9s}\n")
+    for lo, hi, n in zip(edges, edges[1:], counts):
+        if n:
+            bar = "#" * max(1, round(30 * n / top))
+            w(f"    {_num(lo, 9, 1)} {_num(hi, 9, 1)} {n:9d} {bar}\n")
 
 
 def _missed(rep: Report, w: Writer, max_dis: int) -> None:

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * export.h - the exporters hgmerge feeds during its one pass: a trace.dat
- * for trace-cmd and KernelShark (ks_*), Chrome trace-event JSON for
- * Perfetto (pf_*). They see what the merger sees, in the same order:
+ * for trace-cmd and KernelShark (ks_*), a Perfetto trace in Perfetto's
+ * protobuf format (pf_*). They see what the merger sees, in the same order:
  *
  *   every kernel record of a CPU, in that CPU's file order (nearly time
  *     order: a record may come up to a few microseconds late; the
@@ -85,6 +85,7 @@ struct ks_summary {
 int ks_finish(struct ks_export *x, struct ks_summary *summary, struct hg_err *err);
 void ks_abort(struct ks_export *x);	/* on error (instead of ks_finish): remove what was written, free */
 
+/* pf_open - a Perfetto trace at @path (.perfetto-trace or .pftrace; a .json name is refused) */
 struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg_err *err);
 int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct hg_err *err);
 int pf_hourglass(struct pf_export *x, const struct hgl_rec *r, struct hg_err *err);

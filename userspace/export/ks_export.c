@@ -80,6 +80,7 @@ struct ks_export {
 	struct td_lane **hg_lane;	/* buffer "hourglass", per CPU */
 	uint8_t *hg_cpus;	/* CPUs with hourglass events */
 	uint64_t hg_front, hg_swept;
+	uint64_t *gap_front;	/* per CPU: the latest end of a gap handed in (rebased) */
 	uint64_t early;		/* records before base_tsc */
 	uint64_t hg_early;
 	uint64_t kernel_events, hourglass_events, gaps, lost_events;
@@ -560,13 +561,33 @@ static void emit_hourglass(struct ks_export *x, unsigned cpu, struct hitem *it)
 	x->hourglass_events++;
 }
 
+/*
+ * hg_cpu_front - how far a CPU's hourglass events may be handed out: its gaps set the pace.
+ * The engine judges a gap well after hourglass's records of its time (when the CPU's next
+ * kernel event has come and the inference has seen a few tick periods past it: tens of
+ * milliseconds in the lab's runs), and a gap must not land behind the events around it.
+ * Every later gap of the CPU starts at or after the latest one's end, so what lies up to
+ * that end can go. A CPU whose gaps never come goes a second behind the newest event.
+ */
+static uint64_t hg_cpu_front(const struct ks_export *x, unsigned cpu)
+{
+	uint64_t gapless = (uint64_t)x->hz, old = x->hg_front > gapless ? x->hg_front - gapless : 0;
+	uint64_t g = x->gap_front[cpu] ? x->gap_front[cpu] + x->hwin.horizon + 1 : 0;
+
+	/* due when behind both the CPU's gaps and the reorder horizon (records come late too) */
+	if (g > x->hg_front)
+		g = x->hg_front;
+	return g > old ? g : old;
+}
+
 /* hand out a lane's due events; with @all, every event it holds */
 static void hg_drain(struct ks_export *x, unsigned cpu, int all)
 {
 	struct ro_lane *l = &x->hlane[cpu];
+	uint64_t front = hg_cpu_front(x, cpu);
 	struct hitem *it;
 
-	while ((it = all ? ro_first(l) : ro_due(&x->hwin, l, x->hg_front))) {
+	while ((it = all ? ro_first(l) : ro_due(&x->hwin, l, front))) {
 		emit_hourglass(x, cpu, it);
 		ro_pop(l);
 	}
@@ -658,7 +679,10 @@ int ks_gap(struct ks_export *x, const struct hgg_gap *g, struct hg_err *err)
 		return -1;
 	x->gaps++;
 	{
-		uint64_t early = 0;
+		uint64_t early = 0, end = rebase(x, g->g1, &early);
+
+		if (end > x->gap_front[g->cpu])
+			x->gap_front[g->cpu] = end;
 
 		ks_focus_offer(x->focus, g, rebase(x, g->g0, &early), rebase(x, g->g1, &early));
 	}
@@ -696,6 +720,7 @@ static void free_export(struct ks_export *x)
 	free(x->tids);
 	free(x->cpu);
 	free(x->hlane);
+	free(x->gap_front);
 	free(x->hg_cpus);
 	free(x->hg_lane);
 	free(x->funcs);
@@ -739,9 +764,10 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 	x->thread_names = calloc(run->nthreads + 1, sizeof(char *));
 	x->cpu = calloc(run->ncpus, sizeof(*x->cpu));
 	x->hlane = calloc(run->ncpus, sizeof(*x->hlane));
+	x->gap_front = calloc(run->ncpus, sizeof(*x->gap_front));
 	x->hg_cpus = calloc(run->ncpus, 1);
 	x->hg_lane = calloc(run->ncpus, sizeof(*x->hg_lane));
-	if (!x->path || !x->tids || !x->thread_names || !x->cpu || !x->hlane || !x->hg_cpus || !x->hg_lane)
+	if (!x->path || !x->tids || !x->thread_names || !x->cpu || !x->hlane || !x->gap_front || !x->hg_cpus || !x->hg_lane)
 		goto oom;
 	for (k = 0; k < run->nthreads; k++) {
 		char name[32];

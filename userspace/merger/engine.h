@@ -255,7 +255,7 @@ void judge_migration_inferred(struct judge *j, int confirmed);
 void judge_kernel_migration(struct judge *j);
 void judge_report(struct judge *j, struct jsonw *w, struct infer *in);
 void judge_charts(struct judge *j, struct jsonw *w);		/* the map and the histograms */
-void judge_summary(struct judge *j, char *line1, char *line2, size_t len);
+int judge_summary(struct judge *j, char *line1, char *line2, size_t len);	/* lines written: 0 or 2 */
 void judge_chart_map(struct judge *j, int64_t tsc0, int64_t tsc1);	/* gaps and intervals drawn on the map */
 void judge_interval(struct judge *j, const struct hgl_rec *iv);
 uint64_t judge_gaps(const struct judge *j);
@@ -269,7 +269,7 @@ int latency_summary(struct latency *l, char *line, size_t len);
 void latency_free(struct latency *l);
 
 struct micro;
-struct micro *micro_new(struct run *r);
+struct micro *micro_new(struct run *r, struct infer *in);
 void micro_switch(struct micro *m, int thread, int64_t tsc, int in);
 void micro_handlers(struct micro *m, int thread, uint64_t cycles);
 void micro_report(struct micro *m, struct jsonw *w);

@@ -844,7 +844,7 @@ void judge_charts(struct judge *j, struct jsonw *w)
 	jw_end_obj(w);
 }
 
-void judge_summary(struct judge *j, char *line1, char *line2, size_t len)
+int judge_summary(struct judge *j, char *line1, char *line2, size_t len)
 {
 	struct run *r = j->r;
 	struct scores s;
@@ -853,6 +853,8 @@ void judge_summary(struct judge *j, char *line1, char *line2, size_t len)
 	uint64_t invol = j->total - j->voluntary;
 	double run_cycles = r->info->duration_ns * 1e-9 * r->hz;
 
+	if (!j->total)		/* a latency run: its threads sleep between wake-ups, and record no gaps */
+		return 0;
 	scores(j, &s);
 	snprintf(line1, len, "gaps: %llu (%llu voluntary); the kernel explains %llu of the %llu others (%.1f%%), "
 		 "%llu hidden (steal: %.2f%% of the run), %llu unexplainable",
@@ -868,6 +870,7 @@ void judge_summary(struct judge *j, char *line1, char *line2, size_t len)
 			 (unsigned long long)j->hidden_gaps);
 	else
 		snprintf(line2, len, "inferences: no gap with a kernel cause to score");
+	return 2;
 }
 
 void judge_free(struct judge *j)

@@ -60,6 +60,9 @@ struct ctx {
 	int *has_kmig;
 };
 
+/* a bad command line is 1 for every program of the project (docs/exit-status.md) */
+#define HGMERGE_EXIT_USAGE 1
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -78,15 +81,16 @@ static void usage(FILE *f)
 		"  --kernelshark FILE    also a trace.dat for trace-cmd and KernelShark\n"
 		"  --ks-session FILE     with --kernelshark: a KernelShark session opening on the\n"
 		"                        first wrong inference (and FILE-hourglass.dat beside the trace)\n"
-		"  --perfetto FILE       also Chrome trace-event JSON for ui.perfetto.dev\n"
+		"  --perfetto FILE       also a Perfetto trace (protobuf) for ui.perfetto.dev:\n"
+		"                        FILE.perfetto-trace\n"
 		"  --label WHAT=NAME     name a load in the report: WHAT is a pid, comm:PREFIX (every task\n"
 		"                        whose comm starts so) or irq:N; repeatable\n"
 		"  --margin-us US        wake-up windows open this early (default 20: the intended\n"
 		"                        expiry is converted from CLOCK_MONOTONIC)\n"
 		"  --progress            a progress line on stderr\n"
 		"  -h, --help            this text\n\n"
-		"Exit status: 0 done, 2 bad usage, 3 bad input (one line naming the file, the\n"
-		"offset and what was wrong).\n");
+		"Exit status (docs/exit-status.md): 0 done, 1 bad usage, 2 could not run, 3 bad\n"
+		"input (one line naming the file, the offset and what was wrong).\n");
 }
 
 static void bad_usage(const char *fmt, const char *arg)
@@ -94,7 +98,7 @@ static void bad_usage(const char *fmt, const char *arg)
 	fprintf(stderr, "hgmerge: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n(hgmerge --help tells the options)\n");
-	exit(EXIT_BAD_USAGE);
+	exit(HGMERGE_EXIT_USAGE);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -137,7 +141,7 @@ static void parse(int argc, char **argv, struct opts *o)
 				bad_usage("--margin-us: '%s' is not a number of microseconds from 0 to 1000000", optarg);
 			break;
 		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(EXIT_BAD_USAGE);
+		default: usage(stderr); exit(HGMERGE_EXIT_USAGE);
 		}
 	}
 	if (optind < argc)
@@ -566,7 +570,7 @@ int main(int argc, char **argv)
 	c.infer = infer_calibrate(&r);
 	c.judge = judge_new(&r, tmpdir);
 	c.lat = latency_new(&r, tmpdir);
-	c.micro = micro_new(&r);
+	c.micro = micro_new(&r, c.infer);
 	c.sbf = sbf_new(&r, c.infer);
 	c.kmig = xcalloc(r.nthreads + 1, sizeof(*c.kmig));
 	c.has_kmig = xcalloc(r.nthreads + 1, sizeof(*c.has_kmig));

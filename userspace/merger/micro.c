@@ -26,15 +26,17 @@ struct micro_thread {
 
 struct micro {
 	struct run *r;
+	struct infer *in;
 	struct micro_thread *th;
 };
 
-struct micro *micro_new(struct run *r)
+struct micro *micro_new(struct run *r, struct infer *in)
 {
 	struct micro *m = xcalloc(1, sizeof(*m));
 	int k;
 
 	m->r = r;
+	m->in = in;
 	m->th = xcalloc(r->nthreads + 1, sizeof(*m->th));
 	/* the thread runs when its window opens: hourglass reads its accounting from the thread */
 	for (k = 0; k < r->nthreads; k++) {
@@ -91,9 +93,13 @@ void micro_report(struct micro *m, struct jsonw *w)
 		const struct hgl_thread *t = &r->info->threads[k];
 		struct micro_thread *x = &m->th[k];
 		double kern, rus;
+		int64_t first, last;
+		uint64_t nint;
 
 		if (!t->has_accounting || !r->th[k].tid)
 			continue;
+		/* a thread that sleeps between wake-ups (LAT) records no intervals: nothing to compare */
+		infer_thread_span(m->in, k, &first, &last, &nint);
 		kern = (double)(x->total + (x->running ? t->acct_tsc1 - x->since : 0)) * ns;
 		rus = t->rusage_user_ns + t->rusage_system_ns;
 		jw_obj(w, NULL);
@@ -103,11 +109,14 @@ void micro_report(struct micro *m, struct jsonw *w)
 		jw_numf(w, "window_ms", (double)(t->acct_tsc1 - t->acct_tsc0) * ns / 1e6, 3);
 		jw_numf(w, "kernel_ns", kern, 0);
 		jw_numf(w, "handlers_ns", (double)x->handlers * ns, 0);
-		jw_numf(w, "intervals_ns", t->cpu_time_ns, 0);
+		if (nint)
+			jw_numf(w, "intervals_ns", t->cpu_time_ns, 0);
+		else
+			jw_null(w, "intervals_ns");
 		jw_numf(w, "cputime_ns", t->thread_cputime_ns, 0);
 		jw_numf(w, "schedstat_ns", t->schedstat_on_cpu_ns, 0);
 		jw_numf(w, "rusage_ns", rus, 0);
-		vs(w, "intervals_vs_kernel", t->cpu_time_ns, kern);
+		vs(w, "intervals_vs_kernel", t->cpu_time_ns, nint ? kern : 0);
 		vs(w, "cputime_vs_kernel", t->thread_cputime_ns, kern);
 		vs(w, "schedstat_vs_kernel", t->schedstat_on_cpu_ns, kern);
 		vs(w, "rusage_vs_kernel", rus, kern);

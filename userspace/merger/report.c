@@ -152,11 +152,11 @@ void report_write(struct report_in *in, FILE *f)
 	struct hg_err err;
 	struct jv *info = jv_parse(r->info->json, r->info->json_len, &err);
 	char l1[512], l2[512], l3[512];
-	int have3;
+	int have12, have3;
 
 	if (!info)
 		fail_err(&err);
-	judge_summary(in->judge, l1, l2, sizeof(l1));
+	have12 = judge_summary(in->judge, l1, l2, sizeof(l1));
 	have3 = latency_summary(in->lat, l3, sizeof(l3));
 	jw_begin(&w, f);
 	w.pretty = 1;
@@ -168,8 +168,10 @@ void report_write(struct report_in *in, FILE *f)
 	jw_numf(&w, "seconds", in->seconds, 3);
 	jw_end_obj(&w);
 	jw_arr(&w, "summary");
-	jw_str(&w, NULL, l1);
-	jw_str(&w, NULL, l2);
+	if (have12) {
+		jw_str(&w, NULL, l1);
+		jw_str(&w, NULL, l2);
+	}
 	if (have3)
 		jw_str(&w, NULL, l3);
 	jw_end_arr(&w);

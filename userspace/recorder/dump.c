@@ -139,6 +139,10 @@ static void dump_usage(FILE *f)
 		"                (a trace: its END section as '# end ...')\n"
 		"  -j, --json    one JSON object a line: the file's facts first, then each record\n"
 		"  -r, --raw     with --json, each record's bytes in hex too\n"
+		"  -t, --time    stamps as seconds from the start of the recording (its window), the\n"
+		"                clock of hourglass report and of the exported traces, at the kernel's\n"
+		"                tsc_khz; --hz HZ converts at another rate (the report's run.tsc_hz,\n"
+		"                to match it to the nanosecond)\n"
 		"Exit status: 0 complete file, 1 bad usage, 3 truncated, corrupt or unfinished.\n");
 }
 
@@ -181,7 +185,7 @@ static char *put_u64(char *p, uint64_t v)
  * print_head - "CPU TSC TYPE" of one record: the part every line has,
  * formatted by hand (printf's parsing was a fifth of a dump's time)
  */
-static void print_head(uint32_t cpu, const struct hgt_rec *r)
+static void print_head(uint32_t cpu, const struct hgt_rec *r, const struct dump_opts *o)
 {
 	char line[64], *p = line;
 	const char *name = hgt_type_name(r->type);
@@ -189,10 +193,27 @@ static void print_head(uint32_t cpu, const struct hgt_rec *r)
 
 	p = put_u64(p, cpu);
 	*p++ = ' ';
-	p = put_u64(p, r->tsc);
+	if (o->time_hz > 0)
+		p += snprintf(p, 24, "%.9f", ((double)r->tsc - (double)o->time_base) / o->time_hz);
+	else
+		p = put_u64(p, r->tsc);
 	*p++ = ' ';
 	memcpy(p, name, n);
 	fwrite(line, 1, (size_t)(p - line) + n, stdout);
+}
+
+/* first_tsc - the first record's stamp (a recording without a window's time base) */
+static uint64_t first_tsc(struct hgt_file *f)
+{
+	struct hg_err err;
+	struct hgt_cursor *c = hgt_cursor_open(f, HGT_ALL_CPUS, &err);
+	const struct hgt_rec *r;
+	uint64_t t = 0;
+
+	if (c && hgt_cursor_next(c, &r, &err) > 0)
+		t = r->tsc;
+	hgt_cursor_close(c);
+	return t;
 }
 
 /* print_trailer - the window and the final counters, as '#' lines */
@@ -221,6 +242,7 @@ int hgt_cmd_dump(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "meta", no_argument, 0, 'm' }, { "stats", no_argument, 0, 's' },
 		{ "json", no_argument, 0, 'j' }, { "raw", no_argument, 0, 'r' },
+		{ "time", no_argument, 0, 't' }, { "hz", required_argument, 0, 'z' },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
 	struct dump_opts o = { 0 };
@@ -229,20 +251,31 @@ int hgt_cmd_dump(int argc, char **argv)
 	const struct hgt_rec *rec;
 	struct hg_err err;
 	struct jsonw w;
+	double hz = 0;
+	char *end;
 	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "msjrh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "msjrth", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'm': o.meta = 1; break;
 		case 's': o.stats = 1; break;
 		case 'j': o.json = 1; break;
 		case 'r': o.raw = 1; break;
+		case 't': o.time = 1; break;
+		case 'z':
+			hz = strtod(optarg, &end);
+			if (*end || !(hz >= 1 && hz <= 1e12)) {
+				fprintf(stderr, "hgtrace dump: --hz %s: not a TSC rate in Hz\n", optarg);
+				return HGT_EXIT_USAGE;
+			}
+			o.time = 1;
+			break;
 		case 'h': dump_usage(stdout); return HGT_EXIT_OK;
 		default: dump_usage(stderr); return HGT_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || (o.raw && !o.json)) {
+	if (optind != argc - 1 || (o.raw && !o.json) || (o.time && o.json)) {
 		dump_usage(stderr);
 		return HGT_EXIT_USAGE;
 	}
@@ -251,6 +284,17 @@ int hgt_cmd_dump(int argc, char **argv)
 	if (hgt_open(&f, argv[optind], HGT_OPEN_ALLOW_INCOMPLETE, &err)) {
 		fprintf(stderr, "hgtrace: %s\n", err.msg);
 		return HGT_EXIT_DATA;
+	}
+	if (o.time) {
+		uint64_t start, stop;
+
+		o.time_hz = hz ? hz : hgt_tsc_khz(f) * 1e3;
+		if (!(o.time_hz > 0)) {
+			fprintf(stderr, "hgtrace dump: %s: no tsc_khz in the metadata: give --hz\n", hgt_path(f));
+			hgt_close(f);
+			return HGT_EXIT_DATA;
+		}
+		o.time_base = hgt_window(f, &start, &stop) ? start : first_tsc(f);
 	}
 	jw_begin(&w, stdout);
 	if (o.json) {
@@ -269,7 +313,7 @@ int hgt_cmd_dump(int argc, char **argv)
 			dump_json_record(&w, hgt_cursor_cpu(c), rec, o.raw);
 			continue;
 		}
-		print_head(hgt_cursor_cpu(c), rec);
+		print_head(hgt_cursor_cpu(c), rec, &o);
 		print_payload(rec);
 		putchar('\n');
 	}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* dump.h - hgtrace dump's parts: .hgt as JSON lines (dump_json.c), hourglass traces (dump_hgl.c) */
 #ifndef DUMP_H
+#include <stdint.h>
+
 #define DUMP_H
 
 #include "hg_hgt.h"
@@ -8,6 +10,9 @@
 
 struct dump_opts {
 	int meta, stats, json, raw;
+	int time;		/* -t: stamps as seconds from time_base at time_hz */
+	double time_hz;
+	uint64_t time_base;
 };
 
 /* dump_json_header - the first line: the file's facts */

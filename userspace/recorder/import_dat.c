@@ -420,7 +420,7 @@ static int import(struct importer *im, struct tracecmd_input *in, const char *pa
 	if (hgt_writer_open(&im->w, out, HGT_FILE_VERSION, meta)) {
 		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
 		hgt_writer_close(&im->w);
-		return 4;
+		return 2;	/* an output that cannot be written: could not run */
 	}
 	crash_out = out;
 	im->w.compress = compress;
@@ -435,7 +435,7 @@ static int import(struct importer *im, struct tracecmd_input *in, const char *pa
 		else
 			fprintf(stderr, "hgtrace-import: %s: stopped after %llu events (%s)\n", path,
 				(unsigned long long)im->events, im->failed ? im->failed : "unreadable data");
-		rc = im->w.error ? 4 : im->failed && !strcmp(im->failed, "out of memory") ? 2 : 3;
+		rc = im->w.error ? 2 : im->failed && !strcmp(im->failed, "out of memory") ? 2 : 3;
 		goto fail;
 	}
 	if (refuse(im, path)) {
@@ -448,7 +448,7 @@ static int import(struct importer *im, struct tracecmd_input *in, const char *pa
 	    hgt_writer_close(&im->w)) {
 		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
 		unlink(out);
-		return 4;
+		return 2;	/* an output that cannot be written: could not run */
 	}
 	/* one line of key=value: for people, and for the merger, which needs
 	 * the time span before it reads the records */
@@ -476,7 +476,11 @@ static void usage(FILE *f)
 		"\n"
 		"  -o, --output FILE   the .hgt file to write (required)\n"
 		"  -z, --compress      zlib-compress each chunk, as `hgtrace record -z`\n"
-		"  -h, --help          this text\n");
+		"  -h, --help          this text\n"
+		"\n"
+		"Exit status (docs/exit-status.md): 0 done, 1 bad command line, 2 could not\n"
+		"run (out of memory, an output that cannot be written), 3 a trace.dat that is\n"
+		"truncated or corrupt (named, with what was wrong; no output is left).\n");
 }
 
 int main(int argc, char **argv)
@@ -494,7 +498,15 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "o:zh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
+		case 'o':
+			/* "-o --compress": an option, not the file to write */
+			if (optarg == argv[optind - 1] && optarg[0] == '-' && optarg[1]) {
+				fprintf(stderr, "hgtrace-import: -o needs a file, but '%s' that follows it is an "
+					"option (for a file of that name write ./ before it)\n", optarg);
+				return 1;
+			}
+			out = optarg;
+			break;
 		case 'z': compress = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;

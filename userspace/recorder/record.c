@@ -13,6 +13,7 @@
  * LOST markers in the stream, and the summary prints both per CPU.
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -60,6 +61,23 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
+/*
+ * on_freeze - SIGUSR1 from the command (hourglass -b): stop the module here,
+ * in the handler, not at the next pass of the loop up to --interval later,
+ * so that an overwriting buffer still holds what led to the trigger.
+ */
+static int freeze_fd = -1;
+static volatile sig_atomic_t frozen;
+
+static void on_freeze(int sig)
+{
+	(void)sig;
+	if (freeze_fd >= 0 && !frozen)
+		ioctl(freeze_fd, HGT_IOC_STOP);
+	frozen = 1;
+	stop_requested = 1;
+}
+
 static void record_usage(FILE *f)
 {
 	fprintf(f,
@@ -71,15 +89,17 @@ static void record_usage(FILE *f)
 "  -o, --output FILE      output file (default hgtrace.hgt)\n"
 "  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
 "  -e, --events LIST      comma list of sched,irq,softirq,vectors,nmi,hrtimer,syscalls\n"
-"                         or 'all' (default: all but syscalls)\n"
+"                         or 'all' (default: all but syscalls); repeatable, as\n"
+"                         trace-cmd's -e: -e sched -e irq records both\n"
 "  -b, --buffer KB        ring buffer per CPU in KiB (default: keep the module's)\n"
 "  -m, --mode MODE        stop (when full, drop new events; default) or overwrite\n"
-"  -p, --pid PID[,PID]    record task events of these pids/tgids only (CPU events stay)\n"
+"  -P, --pid PID[,PID]    record task events of these pids/tgids only (CPU events stay),\n"
+"                         trace-cmd's -P\n"
 "  -F, --follow           add the command's pid to the filter\n"
 "  -c, --cpus LIST        record these CPUs only, e.g. 0,2-3 (default all)\n"
 "  -i, --interval TIME    drain period (default 100ms)\n"
 "  -C, --reader-cpu CPU   pin the draining thread to CPU\n"
-"  -P, --prio N           run the draining thread SCHED_FIFO at priority N\n"
+"  -r, --prio N           run the draining thread SCHED_FIFO at priority N (trace-cmd's -r)\n"
 "  -z, --compress         pack the file once the command has finished (hgtrace pack:\n"
 "                         records as columns, deflated): about 8x smaller, nothing\n"
 "                         spent on it while the command runs\n"
@@ -87,8 +107,16 @@ static void record_usage(FILE *f)
 "  -q, --quiet            no summary\n"
 "  -h, --help             this text\n"
 "\n"
-"Exit status: 0 recorded, 1 bad usage, 2 could not record (module, privileges, ABI).\n"
-"Lost events are counted per CPU in the summary and marked in the file.\n");
+"The command finds this recorder's pid in HGTRACE_RECORD_PID: SIGUSR1 to it freezes\n"
+"the recording at once (the module stops; what it holds is saved): hourglass -b does\n"
+"so, and with -m overwrite the file then ends with the stretch before the trigger.\n"
+"\n"
+"Exit status (docs/exit-status.md): 0 recorded (ended by the command, -d, Ctrl-C\n"
+"or a freeze: as trace-cmd record, Ctrl-C is a way to end), 1 bad usage, 2 could not\n"
+"record (module, privileges, ABI, a file that cannot be written).\n"
+"Lost events are counted per CPU in the summary and marked in the file.\n"
+"(-p and -P changed: the pid filter is -P and the reader's priority -r, as in\n"
+"trace-cmd; hourglass's -p is a thread's priority.)\n");
 }
 
 /* parse_seconds - "10", "10s", "500ms", "20us", "1.5m" to seconds; -1 if bad */
@@ -183,19 +211,25 @@ static int parse_pids(const char *s, struct hgt_filter *f)
 	return 0;
 }
 
+/* looks_like_option - "-x" or "--xyz" given where a value belongs ("-o --quiet") */
+static int looks_like_option(const char *s)
+{
+	return s[0] == '-' && s[1] && !isdigit((unsigned char)s[1]);
+}
+
 static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "duration", required_argument, 0, 'd' },
 		{ "events", required_argument, 0, 'e' }, { "buffer", required_argument, 0, 'b' },
-		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'p' },
+		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'P' },
 		{ "follow", no_argument, 0, 'F' }, { "cpus", required_argument, 0, 'c' },
 		{ "interval", required_argument, 0, 'i' }, { "reader-cpu", required_argument, 0, 'C' },
-		{ "prio", required_argument, 0, 'P' }, { "quiet", no_argument, 0, 'q' },
+		{ "prio", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "compress", no_argument, 0, 'z' },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
-	int c;
+	int c, events_given = 0;
 	char *end;
 
 	memset(o, 0, sizeof(*o));
@@ -204,7 +238,16 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	o->events = HGT_EV_DEFAULT;
 	o->reader_cpu = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:e:b:m:p:Fc:i:C:P:qzh", lo, NULL)) != -1) {
+	opterr = 0;	/* our own messages, naming the option */
+	while ((c = getopt_long(argc, argv, "+:o:d:e:b:m:p:Fc:i:C:P:r:qzh", lo, NULL)) != -1) {
+		/* only a value given as the next word: --output=--x says it meant it */
+		if (c != ':' && c != '?' && optarg && optind >= 2 && optarg == argv[optind - 1] &&
+		    looks_like_option(optarg)) {
+			fprintf(stderr, "hgtrace: %s needs a value, but '%s' that follows it is an option%s\n",
+				argv[optind - 2], optarg,
+				c == 'o' ? " (for a file of that name write ./ before it)" : "");
+			return -1;
+		}
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'd':
@@ -221,11 +264,15 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			break;
-		case 'e':
-			o->events = hgt_parse_events(optarg);
-			if (!o->events)
+		case 'e': {
+			uint32_t ev = hgt_parse_events(optarg);
+
+			if (!ev)
 				return -1;
+			/* the first -e replaces the default, the next ones add to it */
+			o->events = events_given++ ? o->events | ev : ev;
 			break;
+		}
 		case 'b':
 			o->buffer_kb = strtoul(optarg, &end, 10);
 			if (*end || o->buffer_kb < 8 || o->buffer_kb > (1ul << 20)) {
@@ -244,6 +291,10 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'p':
+			fprintf(stderr, "hgtrace: -p %s: the pid filter is -P (as trace-cmd record's) and the "
+				"reader's priority -r; -p is hourglass's thread priority\n", optarg);
+			return -1;
+		case 'P':
 			if (parse_pids(optarg, &o->filter))
 				return -1;
 			break;
@@ -259,7 +310,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			break;
-		case 'P':
+		case 'r':
 			o->prio = strtol(optarg, &end, 10);
 			if (*end || o->prio < 1 || o->prio > 99) {
 				fprintf(stderr, "hgtrace: bad priority '%s' (1 to 99)\n", optarg);
@@ -269,7 +320,12 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 		case 'q': o->quiet = 1; break;
 		case 'z': o->compress = 1; break;
 		case 'h': record_usage(stdout); exit(HGT_EXIT_OK);
-		default: record_usage(stderr); return -1;
+		case ':':
+			fprintf(stderr, "hgtrace: %s needs a value\n", argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "hgtrace: unknown option '%s' (hgtrace record --help)\n", argv[optind - 1]);
+			return -1;
 		}
 	}
 	if (optind < argc)
@@ -280,6 +336,15 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (!o->cmd && !o->duration)
 		fprintf(stderr, "hgtrace: no command and no -d: recording until Ctrl-C\n");
+	/* -P meant the reader's priority before: a filter is said aloud, never a surprise */
+	if (o->filter.nr && !o->quiet) {
+		unsigned int i;
+
+		fprintf(stderr, "hgtrace: recording the task events of pid%s", o->filter.nr > 1 ? "s" : "");
+		for (i = 0; i < o->filter.nr; i++)
+			fprintf(stderr, " %d", o->filter.pids[i]);
+		fprintf(stderr, "%s only (-P)\n", o->filter_child ? " and the command's" : "");
+	}
 	return 0;
 }
 
@@ -386,11 +451,14 @@ static pid_t start_child(char **cmd, int *go_fd)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		char c;
+		char c, pid[24];
 
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
+		/* whom to send SIGUSR1 to freeze the recording (hourglass -b) */
+		snprintf(pid, sizeof(pid), "%d", (int)getppid());
+		setenv("HGTRACE_RECORD_PID", pid, 1);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "hgtrace: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(127);
@@ -564,6 +632,12 @@ int hgt_cmd_record(int argc, char **argv)
 
 	if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
 		goto out_file;
+	{
+		struct sigaction fz = { .sa_handler = on_freeze };
+
+		freeze_fd = d.fd;
+		sigaction(SIGUSR1, &fz, NULL);
+	}
 	win.start_tsc = __rdtsc();
 	t0 = now_s();
 	if (go_fd >= 0) {
@@ -609,7 +683,10 @@ int hgt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "hgtrace: final drain: drained %llu records in %.6f s\n",
 			final_records, t_drain);
 	}
-	if (stop_requested)
+	if (frozen)
+		fprintf(stderr, "hgtrace: frozen by SIGUSR1 from the command (hourglass -b): the file ends "
+			"where it was asked to\n");
+	else if (stop_requested)
 		fprintf(stderr, "hgtrace: interrupted; the file is complete up to the interruption\n");
 out_file:
 	if (hgt_writer_close(&w)) {

@@ -2,17 +2,19 @@
 /*
  * export_synth.c - feed a small synthetic run through the exporters' hooks
  * as hgmerge would (export.h), for tests/unit/test_export.py to read back
- * with trace-cmd, libkshark and a JSON parser.
+ * with trace-cmd, libkshark and Perfetto's protobuf definitions.
  *
- *	export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] [--name F.dat] OUTDIR
+ *	export_synth [--no-gaps] [--gaps-from NS] [--gap-delay NS] [--bad-cpu] [--abort] [--many N]
+ *		     [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR
  *
  * Writes OUTDIR/merged.dat (or F.dat), OUTDIR/session.json (and merged-hourglass.dat),
- * OUTDIR/trace.json; prints one JSON object: what was fed (per event name,
+ * OUTDIR/trace.perfetto-trace (or F); prints one JSON object: what was fed (per event name,
  * counted here, not by the exporters) and both summaries. --bad-cpu feeds a
  * record of a CPU the run does not have and expects a refusal (exit 3);
  * --abort stops half-way with ks_abort/pf_abort; --many adds N softirqs on
  * CPU 2 (2N events: many pages); --gaps-from leaves out the gaps before NS
- * (from base_tsc). Exit 3 on any error.
+ * (from base_tsc); --gap-delay NS has every gap come NS after its end, with an
+ * interval of thread 1 at NS/2 before them. Exit 3 on any error.
  *
  * The run: TSC at 1 GHz (a cycle is a nanosecond), base_tsc 1000000, three
  * CPUs, hourglass threads 0 (tid 101, CPU 0) and 1 (tid 102, CPU 1, period
@@ -228,6 +230,7 @@ static void iv(uint16_t thread, uint32_t cpu, uint64_t t0, uint64_t t1, int flag
 }
 
 static uint64_t gaps_from;	/* --gaps-from: only the gaps from this time on */
+static uint64_t gap_delay;	/* --gap-delay: the gaps come this late (as the engine's do, judged) */
 
 static void gap(uint16_t thread, uint32_t cpu, uint64_t g0, uint64_t g1, int inferred, int cls, int kind,
 		int vol, int32_t primary, uint32_t out_pid)
@@ -236,7 +239,7 @@ static void gap(uint16_t thread, uint32_t cpu, uint64_t g0, uint64_t g1, int inf
 
 	if (g0 < gaps_from)
 		return;
-	it = add(g1 + 1, G);
+	it = add(g1 + 1 + gap_delay, G);
 
 	it->g = (struct hgg_gap){ .g0 = BASE + g0, .g1 = BASE + g1, .cpu = cpu, .thread = thread,
 				  .next_thread = thread, .vol = vol, .inferred = inferred, .cls = cls,
@@ -366,7 +369,7 @@ int main(int argc, char **argv)
 	static const char *const workloads[] = { "CPU", "PERIODIC" };
 	static const uint64_t periods[] = { 0, 10000 };
 	int with_gaps = 1, bad_cpu = 0, abort_half = 0, many = 0, i, a;
-	const char *name = "merged.dat";
+	const char *name = "merged.dat", *pf_name = "trace.perfetto-trace";
 	char dat[4096], ses[4096], js[4096];
 	struct ks_summary ks;
 	struct pf_summary pf;
@@ -386,14 +389,18 @@ int main(int argc, char **argv)
 			many = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "--name") && a + 1 < argc)
 			name = argv[++a];
+		else if (!strcmp(argv[a], "--pf-name") && a + 1 < argc)
+			pf_name = argv[++a];
 		else if (!strcmp(argv[a], "--gaps-from") && a + 1 < argc)
 			gaps_from = strtoull(argv[++a], NULL, 10);
+		else if (!strcmp(argv[a], "--gap-delay") && a + 1 < argc)
+			gap_delay = strtoull(argv[++a], NULL, 10);
 		else
 			dir = argv[a];
 	}
 	if (!dir) {
 		fprintf(stderr, "usage: export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] "
-			"[--name F.dat] OUTDIR\n");
+			"[--gap-delay NS] [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR\n");
 		return 2;
 	}
 	struct exp_run run = {
@@ -404,8 +411,11 @@ int main(int argc, char **argv)
 	};
 	snprintf(dat, sizeof(dat), "%s/%s", dir, name);
 	snprintf(ses, sizeof(ses), "%s/session.json", dir);
-	snprintf(js, sizeof(js), "%s/trace.json", dir);
+	snprintf(js, sizeof(js), "%s/%s", dir, pf_name);
 	build(with_gaps, many);
+	/* hourglass's records go on while the gaps wait: an interval half-way */
+	if (gap_delay)
+		iv(1, 1, gap_delay / 2, gap_delay / 2 + 1000, HGL_IV_LAST);
 	qsort(items, nitems, sizeof(items[0]), by_key);
 
 	kx = ks_open(dat, ses, &run, &err);

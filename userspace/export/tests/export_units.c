@@ -2,15 +2,19 @@
 /*
  * export_units.c - unit tests of the exporters' parts: the reorder window,
  * JSON escaping and number formatting, trace-cmd's TSC arithmetic, the
- * page writer read back. Prints TAP; exits 1 if any test fails.
+ * page writer read back, the Perfetto writer's varints, string table and
+ * packets. Prints TAP; exits 1 if any test fails.
  *
  *	export_units TMPDIR
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_out.h"
+#include "pf_writer.h"
 #include "reorder.h"
 #include "tracedat_writer.h"
 
@@ -227,6 +231,115 @@ static void test_writer(const char *dir)
 	td_destroy(w);
 }
 
+/*
+ * a trace of 200 sequences (ids up to 300: two bytes) on tracks with five-byte uuids, 60000
+ * slices with long and short deltas and 300 names, written through a buffer that fills many
+ * times: DIR/units.perfetto-trace, which tests/unit/test_export.py reads with Perfetto's
+ * definitions
+ */
+static void test_perfetto_file(const char *dir)
+{
+	static struct pf_seq seq[200];
+	struct pf_writer w;
+	char path[4096], name[32];
+	uint64_t t = 0;
+	int fd, i, k, okw = 1;
+
+	snprintf(path, sizeof(path), "%s/units.perfetto-trace", dir);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	okw &= fd >= 0 && !pfw_init(&w, fd, 1000, 1 << 20);
+	pfw_track(&w, 1, 0, "group", 0, "a group");
+	for (k = 0; k < 200; k++) {
+		seq[k] = (struct pf_seq){ .uuid = (1ULL << 32) + k, .id = 101 + k };
+		snprintf(name, sizeof(name), "track %d", k);
+		pfw_track(&w, seq[k].uuid, 1, name, k, NULL);
+	}
+	for (i = 0; i < 60000; i++) {
+		struct pf_ann a = { pfw_name(&w, PF_ANNOTATION_NAME, "i", 1), PFA_INT, (uint64_t)-(int64_t)i };
+
+		k = (i * 7) % 200;
+		t += i % 1000 ? 1 + (uint64_t)(i % 300) : 5000000000ULL;
+		snprintf(name, sizeof(name), "name %d", i % 300);
+		pfw_event(&w, &seq[k], t, TYPE_SLICE_BEGIN, pfw_name(&w, PF_EVENT_NAME, name, strlen(name)), &a, 1);
+		pfw_end(&w, &seq[k], t + i % 50);
+	}
+	pfw_attribute(&w, "units.slices", NULL, 60000);
+	okw &= !pfw_flush(&w) && w.events == 120000;
+	ok(okw && !close(fd), "writer: 200 sequences, 120000 events written (read back by test_export.py)");
+	for (k = 0; k < 200; k++)
+		pfw_seq_free(&seq[k]);
+	pfw_free(&w);
+}
+
+/* the Perfetto writer's parts: varints, lengths over a byte, the bounded string table, UTF-8 */
+static void test_perfetto(void)
+{
+	static const uint8_t v300[] = { 0xac, 0x02 }, vmax[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+								  0xff, 0x01 };
+	uint8_t buf[40000], *p, *len;
+	struct pf_strtab t;
+	struct pf_writer w;
+	struct pf_seq s = { .uuid = 7, .id = 3 };
+	char clean[PF_NAME_MAX];
+	uint32_t a, b;
+	size_t n;
+	int i, ok_iid = 1;
+
+	p = pb_varint(buf, 300);
+	ok(p - buf == 2 && !memcmp(buf, v300, 2), "pb: 300 is ac 02");
+	p = pb_varint(buf, UINT64_MAX);
+	ok(p - buf == 10 && !memcmp(buf, vmax, 10) && pb_varint_len(UINT64_MAX) == 10, "pb: 2^64-1 is ten bytes");
+	/* a length that needs two bytes, then three: the contents move on, intact */
+	for (n = 127; n <= 20000; n = n == 127 ? 128 : n == 128 ? 16383 : n == 16383 ? 16384 : 20001) {
+		len = pb_open(buf, 2);
+		memset(len + 1, 'x', n);
+		p = pb_close(len, len + 1 + n);
+		ok(p - buf == (long)(1 + pb_varint_len(n) + n) && buf[0] == 0x12 && buf[1 + pb_varint_len(n)] == 'x' &&
+		   p[-1] == 'x', "pb: a field of 127, 128, 16383 and 16384 bytes keeps its contents");
+	}
+	/* the table: the same string the same iid, another dictionary another one, and no more than its bounds */
+	pf_strtab_init(&t, 3, 1 << 20);
+	a = pf_intern(&t, PF_EVENT_NAME, "irq 30", 6);
+	b = pf_intern(&t, PF_ANNOTATION_STRING, "irq 30", 6);
+	ok(a && b && a != b && pf_intern(&t, PF_EVENT_NAME, "irq 30", 6) == a, "intern: per string and dictionary");
+	ok(pf_intern(&t, PF_EVENT_NAME, "idle", 4) == 3 && !pf_intern(&t, PF_EVENT_NAME, "full", 4) &&
+	   t.refused == 1 && pf_intern(&t, PF_EVENT_NAME, "idle", 4) == 3, "intern: a full table refuses new strings only");
+	pf_strtab_free(&t);
+	pf_strtab_init(&t, 100000, 1 << 20);
+	for (i = 0; i < 50000; i++) {
+		char name[32];
+
+		ok_iid &= pf_intern(&t, PF_EVENT_NAME, name, snprintf(name, sizeof(name), "task:%d", i)) == (uint32_t)i + 1;
+	}
+	for (i = 0; i < 50000; i += 7) {
+		char name[32];
+
+		ok_iid &= pf_intern(&t, PF_EVENT_NAME, name, snprintf(name, sizeof(name), "task:%d", i)) == (uint32_t)i + 1;
+	}
+	ok(ok_iid && t.n == 50000, "intern: 50000 names through rehashes, each found again");
+	pf_strtab_free(&t);
+	n = pf_utf8_clean(clean, sizeof(clean), "bad\xff\x01n\xc3\xa9", 8);
+	ok(n == 10 && !memcmp(clean, "bad\xef\xbf\xbd\x01n\xc3\xa9", 10), "utf8: a stray byte is U+FFFD, the rest kept");
+	memset(buf, 'a', 300);
+	buf[250] = 0xc3;
+	buf[251] = 0xa9;
+	n = pf_utf8_clean(clean, sizeof(clean), (char *)buf, 300);
+	ok(n == PF_NAME_MAX && clean[250] == (char)0xc3, "utf8: cut at PF_NAME_MAX, on a character");
+	n = pf_utf8_clean(clean, 251, (char *)buf, 300);
+	ok(n == 250, "utf8: a character that does not fit is left out whole");
+	/* a writer whose table is full writes the name inline: "cut" (not interned), then its end */
+	pfw_init(&w, -1, 1, 1 << 20);
+	a = pfw_name(&w, PF_EVENT_NAME, "first", 5);
+	b = pfw_name(&w, PF_EVENT_NAME, "cut", 3);
+	ok(a == 1 && b == 0 && w.inline_names == 1, "writer: past its bounds, names go inline");
+	pfw_begin(&w, &s, 1000, b);
+	pfw_end(&w, &s, 1500);
+	p = memmem(w.buf, w.len, "\xba\x01\x03" "cut", 6);	/* TrackEvent.name (23), 3 bytes */
+	ok(p != NULL && w.events == 2 && s.last_ns == 1500, "writer: an inline name is TrackEvent.name");
+	pfw_seq_free(&s);
+	pfw_free(&w);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -237,6 +350,8 @@ int main(int argc, char **argv)
 	test_json();
 	test_tsc();
 	test_writer(argv[1]);
+	test_perfetto();
+	test_perfetto_file(argv[1]);
 	printf("1..%d\n", ntest);
 	return nfail ? 1 : 0;
 }

@@ -546,6 +546,24 @@ static void check_trailer(void)
 		  stats_chunk(&b, 1, 6, 2, 4, 0, 2, 0); end_chunk(&b));
 	bad(&b, "the records of CPU 1 do not match its stats: 2 records and 5 events lost",
 	    "LOST markers that do not match the stats (checked at the end of the records)");
+	FILE_WITH(time_chunk(&b, 1, 2); stats_chunk(&b, 0, 4, 4, 0, 0, 4, 0);
+		  stats_chunk(&b, 1, 7, 3, 4, 0, 3, 0); end_chunk(&b));
+	bad(&b, "the records of CPU 1 do not match its stats: 2 records",
+	    "records that are not the stats' read (a LOST marker counted as a record)");
+	{
+		struct hg_err e;
+		int n;
+
+		/* the discard parameter's recordings: everything refused, no marker, no record */
+		b.n = 0;
+		hgt_prelude(&b, 1, META);
+		time_chunk(&b, 1, 2);
+		stats_chunk(&b, 0, 500, 0, 500, 0, 0, 0);
+		stats_chunk(&b, 1, 300, 0, 300, 0, 0, 0);
+		end_chunk(&b);
+		ok(read_all(write_file("discard.hgt", &b), 0, &e, &n) == 0 && n == 0,
+		   "a recording that refused everything without LOST markers (discard) is read");
+	}
 	FILE_WITH(trailer(&b); chunk(&b, 0, &r0, 4); end_chunk(&b));
 	bad(&b, "a records chunk after the trailer", "records after the trailer");
 	FILE_WITH(trailer(&b); end_chunk(&b); chunk(&b, 0, &r0, 4));
