@@ -5,7 +5,8 @@
 #                     whose headers are installed; it ends by saying what it skipped and why
 #   make test         the unit tests (C and Python), as any user, in seconds
 #   make check        set up, unit and native tests here, the guest tests in each of
-#                     $(KERNELS), then make demo and a check of what it left
+#                     $(KERNELS), then make demo and a check of what it left, then
+#                     make paper's quick mode on 6.1 and a check of its page (out/paper-quick)
 #                     (what CI runs: warnings are errors there, WERROR=1)
 #   make check KERNELS=6.1        the guest tests in one kernel only
 #   make demo         record (natively when this kernel loads modules, else in the 6.1 guest)
@@ -163,6 +164,8 @@ check: setup userspace man
 	$(PY) tests/demo/check_demo.py out/demo
 	$(PY) tests/demo/check_tutorial.py out/demo
 	$(PY) tests/demo/check_screens.py out/demo
+	HG_GUEST_LOCK=held scripts/paper --quick -o out/paper-quick
+	$(PY) scripts/paper-check out/paper-quick
 
 demo: setup userspace
 	@scripts/demo
