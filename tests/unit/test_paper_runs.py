@@ -14,7 +14,7 @@ import hgtools  # noqa: E402
 
 if os.path.join(TOOLS, "hgtools") not in hgtools.__path__:
     hgtools.__path__.insert(0, os.path.join(TOOLS, "hgtools"))
-from hgtools.paper import fig5, model, plan, runs, table1, table2  # noqa: E402
+from hgtools.paper import context, fig5, model, plan, runs, table1, table2  # noqa: E402
 
 
 def run_dir(tmp_path, name="r", **files):
@@ -99,3 +99,21 @@ def test_plan_selects_and_brings_what_a_section_uses():
     r = plan.BY_KEY["table2"].runs[2]
     assert r.args(True)[:7] == ["-n", "1", "-d", "1s", "-t", "0", "-p"]
     assert len(plan.fig5_runs(True)) == 2 * len(plan.FIG5_QUICK_KB) * plan.FIG5_QUICK_TRIALS
+
+
+def test_runs_not_made_fold_into_one_line_per_guest():
+    missing = ["fig4/cpu on 6.12 (icount guest): not run", "table1/idle: no samples",
+               "fig4/yield on 6.12 (icount guest): not run", "fig5/ws4k-n1-t0 on this machine: not run",
+               "fig4/cpu on 6.12 (icount guest): not run", "table1/idle: no samples"]
+    assert context.fold_not_run(missing) == [
+        "6.12 (icount guest): not run: fig4/cpu, fig4/yield",
+        "table1/idle: no samples",
+        "this machine: not run: fig5/ws4k-n1-t0",
+    ]
+
+
+def test_many_runs_not_made_are_counted_not_listed():
+    missing = [f"fig5/ws{k}k-n1-t0 on this machine: not run" for k in range(20)]
+    assert context.fold_not_run(missing) == [
+        "this machine: not run: fig5/ws0k-n1-t0, fig5/ws1k-n1-t0, fig5/ws2k-n1-t0, fig5/ws3k-n1-t0, "
+        "fig5/ws4k-n1-t0, fig5/ws5k-n1-t0 and 14 more (20 runs)"]

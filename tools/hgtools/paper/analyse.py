@@ -22,7 +22,7 @@ import traceback
 from typing import List
 
 from . import plan
-from .context import Ctx
+from .context import Ctx, fold_not_run
 from .model import Section
 from .page import render_html, render_md, summary_numbers, write_data
 
@@ -76,7 +76,7 @@ def main(argv: List[str]) -> int:
             traceback.print_exc()
             s = Section(e.key, e.section, e.title, e.guest, plan.WHY[e.guest], "")
             s.missing.append(f"the analysis failed: {type(ex).__name__}: {ex}")
-        s.missing += ctx.missing
+        s.missing = fold_not_run(s.missing + ctx.missing)
         sections.append(s)
     ctx = Ctx(out, a.kernels.split(), a.quick)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -3,8 +3,9 @@ which kernels were asked for, quick or full, and a place to say which run
 gave no figure and why."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from . import plan
 from .runs import RunDir, RunError, find
@@ -39,3 +40,34 @@ class Ctx:
             if r.name == run:
                 return "hourglass " + " ".join(r.args(self.quick))
         return ""
+
+
+_NOT_RUN = re.compile(r"^(\S+) on (.+): not run$")
+
+
+def fold_not_run(missing: Sequence[str]) -> List[str]:
+    """One line per kernel and guest for the runs that were not made ("6.12 (icount guest): not run:
+    fig4/cpu, fig4/yield"), in the order first seen, the other lines as they are, duplicates dropped:
+    a run cut short leaves whole guests out, and a line per run would bury the page."""
+    out: List[str] = []
+    runs: Dict[str, List[str]] = {}
+    for m in missing:
+        hit = _NOT_RUN.match(m)
+        if hit is None:
+            if m not in out:
+                out.append(m)
+            continue
+        run, where = hit.groups()
+        if where not in runs:
+            runs[where] = []
+            out.append(where)
+        if run not in runs[where]:
+            runs[where].append(run)
+    return [f"{m}: not run: {_names(runs[m])}" if m in runs else m for m in out]
+
+
+def _names(runs: List[str], most: int = 8) -> str:
+    if len(runs) <= most:
+        return ", ".join(runs)
+    return f"{', '.join(runs[:most - 2])} and {len(runs) - most + 2} more ({len(runs)} runs)"
+
