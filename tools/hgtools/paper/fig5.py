@@ -91,6 +91,10 @@ def analyse(ctx: Ctx) -> Section:
             ten = ctx.run("native", "fig5", f"ws{kb}k-n10-t{tr}")
             if one is None or ten is None:
                 continue
+            if one.errors or ten.errors:
+                # a trace cut short counts too few switches: such a trial is left out, not averaged in
+                ctx.note_error(f"fig5 {kb} KB trial {tr}", RunError("; ".join(one.errors + ten.errors)))
+                continue
             try:
                 by[kb].append(trial_figures(one, ten))
             except (RunError, KeyError, OSError, ZeroDivisionError) as e:
