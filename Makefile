@@ -5,7 +5,8 @@
 #                     whose headers are installed; it ends by saying what it skipped and why
 #   make test         the unit tests (C and Python), as any user, in seconds
 #   make check        set up, unit and native tests here, the guest tests in each of
-#                     $(KERNELS), then make demo and a check of what it left
+#                     $(KERNELS), then make demo and a check of what it left, then
+#                     make paper's quick mode on 6.1 and a check of its page (out/paper-quick)
 #                     (what CI runs: warnings are errors there, WERROR=1)
 #   make check KERNELS=6.1        the guest tests in one kernel only
 #   make demo         record (natively when this kernel loads modules, else in the 6.1 guest)
@@ -175,6 +176,8 @@ check: setup userspace man
 	$(PY) tests/demo/check_demo.py out/demo
 	$(PY) tests/demo/check_tutorial.py out/demo
 	$(PY) tests/demo/check_screens.py out/demo
+	HG_GUEST_LOCK=held scripts/paper --quick -o out/paper-quick
+	$(PY) scripts/paper-check out/paper-quick
 
 demo: setup userspace
 	@scripts/demo
@@ -195,6 +198,13 @@ fuzz-smoke:
 # at 1, 5 and 10 minutes, on the host: about 25 minutes, outside make check; out/soak/soak.txt
 soak: setup userspace
 	@scripts/soak
+
+# the paper's experiments on today's kernels (docs/paper.md): out/paper/index.html, paper-today.md,
+# data/. QUICK=1: every experiment, short, on one kernel (6.1; KERNELS=... chooses); EXP="fig4 dl": those only
+.PHONY: paper
+paper: setup userspace
+	@scripts/paper $(if $(filter 1,$(QUICK)),--quick) $(if $(filter command line,$(origin \
+		KERNELS)),-k "$(KERNELS)") $(EXP)
 
 bench: setup userspace bench-loop
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
