@@ -273,6 +273,7 @@ static size_t rb_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
 				 r->len % 8))
 			continue;
 		memcpy(dst + used, r, r->len);
+		hgt_name_fill((struct hgt_rec *)(dst + used));
 		used += r->len;
 		c->nr_records++;
 		if (r->type != HGT_REC_LOST)

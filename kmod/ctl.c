@@ -142,9 +142,9 @@ static long hgt_reset(void)
 		return -EBUSY;
 	mutex_lock(&hgt.read_lock);
 	hgt_buffer_reset();
+	hgt_probes_reset();
 	mutex_unlock(&hgt.read_lock);
 	hgt_msa_reset();
-	hgt_probes_reset();
 	return 0;
 }
 

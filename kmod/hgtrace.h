@@ -19,6 +19,7 @@
 #include "uapi/hgtrace.h"
 
 #define HGT_NAME "hgtrace"
+#define HGT_NAME_LEN	sizeof(((struct hgt_name *)0)->name)
 
 struct trace_buffer;
 struct task_struct;
@@ -96,6 +97,10 @@ int hgt_probes_init(void);
 void hgt_probes_exit(void);
 void hgt_probes_reset(void);
 bool hgt_task_traced(struct task_struct *p);
+void hgt_func_name(u32 id, char *name);
+void hgt_funcs_resolve(void);
+u64 hgt_funcs_unnamed(void);
+void hgt_name_fill(struct hgt_rec *r);
 
 /* msa.c */
 int hgt_msa_alloc(u32 capacity);

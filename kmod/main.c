@@ -69,6 +69,7 @@ void hgt_stop(void)
 	hgt_tracepoints_detach();
 	hgt.stop_tsc = rdtsc_ordered();
 	WRITE_ONCE(hgt.running, false);
+	hgt_funcs_resolve();
 }
 
 static int __init hgt_init(void)

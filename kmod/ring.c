@@ -193,7 +193,8 @@ bool hgt_ring_empty(int cpu)
  * hgt_ring_read_user - copy whole records of one CPU straight to user space
  *
  * Reader side, under hgt.read_lock. The records below commit are walked by
- * their headers to find how many fit in room, then copied in one or two
+ * their headers to find how many fit in room (and callbacks' NAME records
+ * are named on the way: the reader owns what lies below commit), then copied in one or two
  * copy_to_user() calls (two when they wrap): one copy from the ring to the
  * reader, no bounce buffer. Returns the bytes copied and sets *nr to the
  * records and *data to those that are not LOST markers. tail is released
@@ -228,6 +229,16 @@ long hgt_ring_read_user(int cpu, char __user *dst, size_t room, u32 *nr, u64 *da
 		}
 		if (h.len > room - (pos - start))
 			break;
+		/* a callback's NAME leaves the probe empty: named here, in place */
+		if (h.type == HGT_REC_NAME && h.flags == HGT_NAME_FUNC &&
+		    h.len >= sizeof(h) + HGT_NAME_LEN) {
+			u64 name[HGT_NAME_LEN / 8];
+			unsigned int i;
+
+			hgt_func_name(h.arg, (char *)name);
+			for (i = 0; i < ARRAY_SIZE(name); i++)
+				*ring_word(r, pos + sizeof(h) + 8 * i) = name[i];
+		}
 		pos += h.len;
 		(*nr)++;
 		if (h.type != HGT_REC_LOST)
