@@ -154,4 +154,4 @@ module_init(hgt_init);
 module_exit(hgt_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("hourglass ground-truth recorder: scheduler, irq, softirq, timer and IPI events stamped with the TSC");
-MODULE_VERSION("1.0");
+MODULE_VERSION("1.1");

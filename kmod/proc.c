@@ -29,6 +29,7 @@ static int status_show(struct seq_file *m, void *v)
 	seq_printf(m, "filter_pids %u\n", hgt.filter.nr);
 	seq_printf(m, "tsc_khz %u\n", tsc_khz);
 	seq_printf(m, "msa_capacity %u\nmsa_overflow %llu\n", hgt.msa_capacity, hgt_msa_overflow());
+	seq_printf(m, "funcs_unnamed %llu\n", hgt_funcs_unnamed());
 	seq_puts(m, "# cpu produced written refused overwritten read reader_fault\n");
 	mutex_lock(&hgt.read_lock);	/* the buffer may be being replaced */
 	for_each_possible_cpu(cpu) {
