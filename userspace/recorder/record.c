@@ -34,6 +34,12 @@
 
 #define READ_BYTES	(1 << 20)
 
+/* a CPU set as parsed: CPU n is bit n % 64 of bits[n / 64] */
+struct record_cpus {
+	uint64_t *bits;
+	unsigned int nbits;	/* 1 + the highest CPU named */
+};
+
 struct record_opts {
 	const char *out;
 	double duration;	/* seconds, 0 = until the command ends or Ctrl-C */
@@ -42,7 +48,7 @@ struct record_opts {
 	int overwrite;
 	uint32_t events;
 	struct hgt_filter filter;
-	uint64_t cpumask[4];
+	struct record_cpus cpus;	/* -c; nbits 0: every CPU */
 	int reader_cpu;		/* -1: not pinned */
 	int prio;		/* 0: SCHED_OTHER */
 	int filter_child;	/* add the command's pid to the filter */
@@ -138,27 +144,33 @@ uint32_t hgt_parse_events(const char *list)
 	return ev;
 }
 
-/* parse_cpus - "0,2-3" into a 256-bit mask; -1 if bad */
-static int parse_cpus(const char *s, uint64_t mask[4])
+/* parse_cpus - "0,2-3" into a CPU set of any size (up to HGT_CPUS_MAX_BITS); -1 if bad */
+static int parse_cpus(const char *s, struct record_cpus *set)
 {
 	const char *p = s;
 
-	memset(mask, 0, 4 * sizeof(uint64_t));
+	free(set->bits);
+	set->nbits = 0;
+	set->bits = calloc(HGT_CPUS_MAX_BITS / 64, sizeof(uint64_t));
+	if (!set->bits)
+		return -1;
 	while (*p) {
 		char *end;
 		long a = strtol(p, &end, 10), b;
 
-		if (end == p || a < 0 || a > 255)
+		if (end == p || a < 0 || a >= HGT_CPUS_MAX_BITS)
 			return -1;
 		b = a;
 		if (*end == '-') {
 			p = end + 1;
 			b = strtol(p, &end, 10);
-			if (end == p || b < a || b > 255)
+			if (end == p || b < a || b >= HGT_CPUS_MAX_BITS)
 				return -1;
 		}
 		for (; a <= b; a++)
-			mask[a / 64] |= 1ull << (a % 64);
+			set->bits[a / 64] |= 1ull << (a % 64);
+		if ((unsigned int)b + 1 > set->nbits)
+			set->nbits = b + 1;
 		if (*end == ',')
 			end++;
 		else if (*end)
@@ -254,7 +266,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'F': o->filter_child = 1; break;
 		case 'c':
-			if (parse_cpus(optarg, o->cpumask)) {
+			if (parse_cpus(optarg, &o->cpus)) {
 				fprintf(stderr, "hgtrace: bad CPU list '%s' (e.g. 0,2-3)\n", optarg);
 				return -1;
 			}
@@ -292,7 +304,8 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 
 /* build_meta - the provenance lines of the file header */
 static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
-			const struct hgt_config *cfg, int argc, char **argv)
+			const struct hgt_config *cfg, const struct record_cpus *cpus,
+			int argc, char **argv)
 {
 	struct utsname u;
 	char *buf = NULL, host[256] = "";
@@ -315,9 +328,12 @@ static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
 	fprintf(m, "buffer_bytes_per_cpu: %llu\n", (unsigned long long)cfg->buffer_bytes);
 	fprintf(m, "events: 0x%x\n", cfg->events);
 	fprintf(m, "compression: none\n");	/* hgt_pack_file says so when it packs */
-	fprintf(m, "cpumask: %016llx%016llx%016llx%016llx\n",
-		(unsigned long long)cfg->cpumask[3], (unsigned long long)cfg->cpumask[2],
-		(unsigned long long)cfg->cpumask[1], (unsigned long long)cfg->cpumask[0]);
+	/* hex, CPU 0 last: 256 bits, or as many words as the machine's CPUs need */
+	fprintf(m, "cpumask: ");
+	for (i = (int)((cpus->nbits + 63) / 64 > 4 ? (cpus->nbits + 63) / 64 : 4) - 1; i >= 0; i--)
+		fprintf(m, "%016llx", (unsigned long long)((unsigned int)i < (cpus->nbits + 63) / 64 ?
+							      cpus->bits[i] : 0));
+	fprintf(m, "\n");
 	fprintf(m, "filter:");
 	for (i = 0; i < (int)o->filter.nr; i++)
 		fprintf(m, " %d", o->filter.pids[i]);
@@ -404,9 +420,9 @@ static void print_summary(struct hgt_dev *d, const struct hgt_writer *w, const c
 		(unsigned long long)w->bytes);
 	fprintf(stderr, "  cpu  produced      read  refused  overwritten\n");
 	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
-		struct hgt_stats st = { .cpu = cpu };
+		struct hgt_stats st;
 
-		if (ioctl(d->fd, HGT_IOC_STATS, &st))
+		if (hgt_dev_stats(d, cpu, &st))
 			continue;
 		fprintf(stderr, "  %3u %9llu %9llu %8llu %12llu\n", cpu,
 			(unsigned long long)st.s.produced, (unsigned long long)st.s.read,
@@ -431,11 +447,11 @@ static int write_trailer(struct hgt_dev *d, struct hgt_writer *w,
 		return -1;
 
 	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
-		struct hgt_stats st = { .cpu = cpu };
+		struct hgt_stats st;
 		struct hgt_chunk c = { .magic = HGT_STATS_MAGIC, .cpu = cpu,
 				       .nr_bytes = sizeof(st.s), .nr_records = 1 };
 
-		if (ioctl(d->fd, HGT_IOC_STATS, &st))
+		if (hgt_dev_stats(d, cpu, &st))
 			continue;
 		if (hgt_writer_put(w, &c, sizeof(c)) || hgt_writer_put(w, &st.s, sizeof(st.s)))
 			return -1;
@@ -456,6 +472,7 @@ int hgt_cmd_record(int argc, char **argv)
 	struct record_opts o;
 	struct hgt_dev d;
 	struct hgt_config cfg;
+	struct record_cpus cpus = { 0 };	/* as the module has them */
 	struct hgt_writer w;
 	struct hgt_file_window win = { 0, 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -478,10 +495,12 @@ int hgt_cmd_record(int argc, char **argv)
 
 	/* configure while stopped; a running recording belongs to someone else */
 	{
-		struct hgt_stats st = { .cpu = 0 };
+		struct hgt_stats st;
 
-		if (hgt_dev_ioctl(&d, HGT_IOC_STATS, &st, "reading the module's state"))
+		if (hgt_dev_stats(&d, 0, &st)) {
+			fprintf(stderr, "hgtrace: reading the module's state: %s\n", strerror(errno));
 			goto out;
+		}
 		if (st.state == HGT_STATE_RUNNING) {
 			fprintf(stderr, "hgtrace: the module is already recording (another recorder?); "
 				"'hgtrace stop' ends it\n");
@@ -511,14 +530,13 @@ int hgt_cmd_record(int argc, char **argv)
 	cfg.buffer_bytes = (uint64_t)o.buffer_kb * 1024;
 	cfg.mode = o.overwrite ? HGT_MODE_OVERWRITE : HGT_MODE_STOP;
 	cfg.events = o.events;
-	memcpy(cfg.cpumask, o.cpumask, sizeof(cfg.cpumask));
-	if (hgt_dev_ioctl(&d, HGT_IOC_CONFIG, &cfg, "configuring the module") ||
+	if (hgt_dev_set_config(&d, &cfg) || hgt_dev_set_cpus(&d, o.cpus.bits, o.cpus.nbits) ||
 	    hgt_dev_ioctl(&d, HGT_IOC_FILTER, &o.filter, "setting the pid filter") ||
 	    hgt_dev_ioctl(&d, HGT_IOC_RESET, NULL, "resetting the buffers") ||
-	    hgt_dev_ioctl(&d, HGT_IOC_GET_CONFIG, &cfg, "reading the configuration"))
+	    hgt_dev_get_config(&d, &cfg) || hgt_dev_get_cpus(&d, &cpus.bits, &cpus.nbits))
 		goto out_child;
 
-	meta = build_meta(&o, &d, &cfg, argc, argv);
+	meta = build_meta(&o, &d, &cfg, &cpus, argc, argv);
 	if (hgt_writer_open(&w, o.out, meta)) {
 		free(meta);
 		goto out_child;
@@ -631,6 +649,8 @@ out_child:
 out:
 	if (go_fd >= 0)
 		close(go_fd);
+	free(cpus.bits);
+	free(o.cpus.bits);
 	free(buf);
 	hgt_dev_close(&d);
 	return ret;
