@@ -15,6 +15,7 @@
 #include <linux/mutex.h>
 #include <linux/cpumask.h>
 #include <linux/percpu.h>
+#include <linux/mm.h>
 #include <asm/local64.h>
 #include "uapi/hgtrace.h"
 
@@ -58,6 +59,19 @@ struct hgt_state {
 };
 
 extern struct hgt_state hgt;
+
+/*
+ * hgt_mem_fits - may @bytes be taken now without pressing the machine?
+ *
+ * Half of what the kernel estimates available, as the kernel's ring buffer
+ * does for its own pages: a CONFIG asking for a gigabyte per CPU on a small
+ * machine is refused with ENOMEM before it drives the machine into reclaim
+ * or the OOM killer.
+ */
+static inline bool hgt_mem_fits(u64 bytes)
+{
+	return bytes / PAGE_SIZE < (u64)si_mem_available() / 2;
+}
 DECLARE_PER_CPU(struct hgt_pcpu, hgt_pcpu);
 
 /* buffer.c */

@@ -97,7 +97,11 @@ int hgt_msa_alloc(u32 capacity)
 	u32 i;
 
 	capacity = roundup_pow_of_two(clamp_t(u32, capacity, 16, 1u << 20));
-	t = vzalloc(array_size(capacity, sizeof(*t)));
+	if (!hgt_mem_fits(array_size(capacity, sizeof(*t))))
+		return -ENOMEM;
+	/* RETRY_MAYFAIL: fail rather than wake the OOM killer */
+	t = __vmalloc(array_size(capacity, sizeof(*t)),
+		      GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
 	if (!t)
 		return -ENOMEM;
 	hgt_msa_free();

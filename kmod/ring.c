@@ -71,13 +71,18 @@ void hgt_ring_free(void)
 int hgt_ring_alloc(unsigned long bytes)
 {
 	unsigned long size = hgt_ring_bytes(bytes);
-	char **fresh = kcalloc(nr_cpu_ids, sizeof(*fresh), GFP_KERNEL);
+	char **fresh;
 	int cpu;
 
+	if (!hgt_mem_fits((u64)size * num_possible_cpus()))
+		return -ENOMEM;
+	fresh = kcalloc(nr_cpu_ids, sizeof(*fresh), GFP_KERNEL);
 	if (!fresh)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		fresh[cpu] = kvmalloc_node(size, GFP_KERNEL | __GFP_NOWARN, cpu_to_node(cpu));
+		/* RETRY_MAYFAIL: fail rather than wake the OOM killer */
+		fresh[cpu] = kvmalloc_node(size, GFP_KERNEL | __GFP_NOWARN | __GFP_RETRY_MAYFAIL,
+					   cpu_to_node(cpu));
 		if (!fresh[cpu]) {
 			for_each_possible_cpu(cpu)
 				kvfree(fresh[cpu]);
