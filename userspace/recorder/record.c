@@ -65,6 +65,70 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
+/*
+ * The module as this recorder found it: put back on every way out, Ctrl-C
+ * included, so that a recording leaves no trace in the module's settings.
+ * A 1.0 module cannot say its pid filter; it is then left empty, as a
+ * freshly loaded module has it.
+ */
+struct saved_state {
+	int have;
+	struct hgt_config cfg;
+	struct record_cpus cpus;
+	struct hgt_filter filter;
+};
+
+static int save_state(struct hgt_dev *d, struct saved_state *s)
+{
+	if (hgt_dev_get_config(d, &s->cfg) || hgt_dev_get_cpus(d, &s->cpus.bits, &s->cpus.nbits) ||
+	    hgt_dev_get_filter(d, &s->filter) < 0)
+		return -1;
+	s->have = 1;
+	return 0;
+}
+
+/* restore_state - stopped, with the settings, CPUs and filter found; -1 if any failed */
+static int restore_state(struct hgt_dev *d, struct saved_state *s)
+{
+	int err = 0;
+
+	if (!s->have)
+		return 0;
+	err |= hgt_dev_ioctl(d, HGT_IOC_STOP, NULL, "stopping");
+	err |= hgt_dev_set_config(d, &s->cfg);
+	err |= hgt_dev_set_cpus(d, s->cpus.bits, s->cpus.nbits);
+	err |= hgt_dev_ioctl(d, HGT_IOC_FILTER, &s->filter, "putting the pid filter back");
+	if (err)
+		fprintf(stderr, "hgtrace: the module's settings could not all be put back as found\n");
+	free(s->cpus.bits);
+	s->have = 0;
+	return err ? -1 : 0;
+}
+
+/*
+ * sleep_until - sleep to @next, in slices of 100 ms at most, so that Ctrl-C
+ * ends even a recording drained every 10 s within a tenth of a second
+ */
+static void sleep_until(const struct timespec *next)
+{
+	while (!stop_requested) {
+		struct timespec now, until;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec >= next->tv_nsec))
+			return;
+		until = now;
+		until.tv_nsec += 100000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (until.tv_sec > next->tv_sec || (until.tv_sec == next->tv_sec && until.tv_nsec > next->tv_nsec))
+			until = *next;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+	}
+}
+
 static void record_usage(FILE *f)
 {
 	fprintf(f,
@@ -476,8 +540,9 @@ int hgt_cmd_record(int argc, char **argv)
 	struct hgt_writer w;
 	struct hgt_file_window win = { 0, 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct saved_state saved = { 0 };
 	struct timespec next;
-	int go_fd = -1, status = 0, ret = HGT_EXIT_ENV, child_done = 0, closed_ok = 0;
+	int go_fd = -1, status = 0, ret = HGT_EXIT_ENV, child_done = 0, closed_ok = 0, started = 0;
 	pid_t child = 0;
 	char *meta, *buf;
 	double t0;
@@ -487,6 +552,15 @@ int hgt_cmd_record(int argc, char **argv)
 
 	if (parse_record_opts(argc, argv, &o))
 		return HGT_EXIT_USAGE;
+	/*
+	 * Ctrl-C, kill and a closed terminal end the recording the same way
+	 * wherever they land: before anything is changed, nothing is; later the
+	 * file is finished (empty if recording had not started) and the module
+	 * put back as found. No SA_RESTART: a sleep or a wait returns at once.
+	 */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	if (hgt_dev_open(&d))
 		return HGT_EXIT_ENV;
 	buf = malloc(READ_BYTES);
@@ -506,6 +580,12 @@ int hgt_cmd_record(int argc, char **argv)
 				"'hgtrace stop' ends it\n");
 			goto out;
 		}
+	}
+	if (save_state(&d, &saved))
+		goto out;
+	if (stop_requested) {
+		fprintf(stderr, "hgtrace: interrupted before anything was changed; no file written\n");
+		goto out;
 	}
 	if ((o.events & ~d.hello.events_available)) {
 		fprintf(stderr, "hgtrace: this kernel lacks tracepoints for events 0x%x; "
@@ -563,14 +643,15 @@ int hgt_cmd_record(int argc, char **argv)
 			goto out_file;
 		}
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
-	if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
-		goto out_file;
+	/* interrupted while setting up: the file is finished with no events */
+	if (!stop_requested) {
+		if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
+			goto out_file;
+		started = 1;
+	}
 	win.start_tsc = __rdtsc();
 	t0 = now_s();
-	if (go_fd >= 0) {
+	if (started && go_fd >= 0) {
 		if (write(go_fd, "g", 1) != 1)
 			fprintf(stderr, "hgtrace: could not release the command\n");
 		close(go_fd);
@@ -581,13 +662,13 @@ int hgt_cmd_record(int argc, char **argv)
 	pass_limit = (long)(2 * cfg.buffer_bytes * d.hello.nr_cpu_ids);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	ret = HGT_EXIT_OK;
-	while (!stop_requested) {
+	while (started && !stop_requested) {
 		long ns = (long)(o.interval * 1e9);
 
 		next.tv_nsec += ns % 1000000000L;
 		next.tv_sec += ns / 1000000000L + next.tv_nsec / 1000000000L;
 		next.tv_nsec %= 1000000000L;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		sleep_until(&next);
 		if (drain(&d, &w, buf, pass_limit, NULL) < 0) {
 			ret = HGT_EXIT_ENV;
 			break;
@@ -600,6 +681,7 @@ int hgt_cmd_record(int argc, char **argv)
 			break;
 	}
 	win.stop_tsc = __rdtsc();
+	/* from here on a Ctrl-C changes nothing: the drain is finite, the file is finished */
 	ioctl(d.fd, HGT_IOC_STOP);
 	t_drain = now_s();
 	if (drain(&d, &w, buf, 0, &final_records) < 0)
@@ -613,14 +695,20 @@ int hgt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "hgtrace: final drain: drained %llu records in %.6f s\n",
 			final_records, t_drain);
 	}
-	if (stop_requested)
+	if (!started && stop_requested)
+		fprintf(stderr, "hgtrace: interrupted before the recording started; %s holds no events\n",
+			o.out);
+	else if (stop_requested)
 		fprintf(stderr, "hgtrace: interrupted; the file is complete up to the interruption\n");
 out_file:
+	/* without the trailer (an error above) the file has no END: dump reads it as incomplete */
 	if (hgt_writer_close(&w))
 		ret = HGT_EXIT_ENV;
 	else
 		closed_ok = 1;
 out_child:
+	if (restore_state(&d, &saved))
+		ret = HGT_EXIT_ENV;
 	if (child > 0 && !child_done) {
 		if (go_fd >= 0) {
 			close(go_fd);	/* the child exits 127 without running anything */
@@ -628,10 +716,11 @@ out_child:
 		}
 		/* recording is over (-d, Ctrl-C or an error): so is the command */
 		kill(child, SIGTERM);
-		waitpid(child, &status, 0);
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
 	}
-	/* said even with -q: a failed command makes the recording suspect */
-	if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
+	/* said even with -q: a failed command makes the recording suspect (one never released: no) */
+	if (child > 0 && started && WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "hgtrace: the command exited with status %d\n", WEXITSTATUS(status));
 	/* packed once the command is over, so that packing does not disturb it; on
 	 * failure the plain file stays, complete */
@@ -647,6 +736,7 @@ out_child:
 		}
 	}
 out:
+	restore_state(&d, &saved);
 	if (go_fd >= 0)
 		close(go_fd);
 	free(cpus.bits);
