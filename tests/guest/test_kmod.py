@@ -4,7 +4,9 @@ Run by run.py in a guest booted with scripts/vm. Every test asserts; the
 harness unloads the module after each test and fails it on a bad kernel log.
 """
 import os
-import re
+import signal
+import subprocess
+import time
 
 from harness import HGTRACE, KO, TESTBIN, load, module_loaded, run, unload
 from hgtrace_file import read_hgt
@@ -117,5 +119,183 @@ def test_callback_names(ctx):
     ctx.note(f"{len(funcs)} callbacks named: {', '.join(sorted(names))}")
 
 
+FUZZ = os.path.join(TESTBIN, "ctl_fuzz")
+FUZZ_CALLS = int(os.environ.get("HGT_FUZZ_CALLS", "100000"))
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _fuzz_seed():
+    """A new seed each run (printed, so a finding can be replayed), or HGT_FUZZ_SEED."""
+    return int(os.environ.get("HGT_FUZZ_SEED") or int.from_bytes(os.urandom(4), "little"))
+
+
+def _fuzz(ctx, mode, calls, seed, prefix=(), name=None):
+    p = run([*prefix, FUZZ, mode, str(calls), str(seed)], check=False, timeout=7200)
+    open(ctx.path(f"{name or mode}.txt"), "w").write(p.stdout + p.stderr)
+    summary = [l for l in p.stdout.splitlines() if " calls as uid " in l]
+    assert p.returncode == 0 and summary, f"ctl_fuzz {mode} {calls} {seed}: exit {p.returncode}\n" + \
+        p.stdout[-3000:] + p.stderr[-1000:]
+    hist = ", ".join(f"{l.split()[0]} {l.split()[1]}" for l in p.stdout.splitlines() if l.startswith("  "))
+    ctx.note(f"{name or mode} (seed {seed}): {summary[0]}; {hist}")
+
+
+def _module_still_works(ctx):
+    """After the abuse: stopped, discard off, and a recording with exact accounting."""
+    run([HGTRACE, "stop"])
+    with open("/sys/module/hgtrace/parameters/discard", "w") as f:
+        f.write("0")
+    path = ctx.path("after.hgt")
+    run([HGTRACE, "record", "-q", "-o", path, "--", "sh", "-c", HACKBENCH])
+    rec = _check_accounting(path, "after the abuse")
+    assert len(rec.events) > 500, len(rec.events)
+
+
+def test_hostile_calls_root(ctx):
+    """Random ioctls, reads and /proc writes as root: only documented errors, the kernel unharmed."""
+    load()
+    _fuzz(ctx, "root", FUZZ_CALLS, _fuzz_seed())
+    _module_still_works(ctx)
+
+
+def test_hostile_calls_user(ctx):
+    """The same as uid 65534, on a file root opened and on fresh opens: refused every time."""
+    load()
+    seed = _fuzz_seed()
+    _fuzz(ctx, "user", FUZZ_CALLS, seed)
+    os.chmod("/dev/hgtrace", 0o666)      # even with the file mode open, CAP_SYS_ADMIN is required
+    try:
+        _fuzz(ctx, "user", FUZZ_CALLS // 10, seed + 1, name="user-0666")
+        p = run(NOBODY + [os.path.join(TESTBIN, "ctl_abuse"), "open"], check=False)
+        assert p.returncode != 0 and "EPERM" in p.stdout, p.stdout
+    finally:
+        os.chmod("/dev/hgtrace", 0o600)
+    p = run(NOBODY + [os.path.join(TESTBIN, "ctl_abuse"), "open"], check=False)
+    assert p.returncode != 0 and "EACCES" in p.stdout, p.stdout
+    _module_still_works(ctx)
+
+
+def test_all_cpus_accounting(ctx):
+    """hackbench on every CPU with the module as loaded (2 MiB a CPU, drained every 100 ms):
+    every CPU records, delivered + lost = produced on each, and nothing is lost.
+    The 8-CPU figure: scripts/vm -c 8 -- tests/guest/run.py test_all_cpus_accounting."""
+    load()
+    ncpu = os.cpu_count()
+    path = ctx.path("all.hgt")
+    p = run([HGTRACE, "record", "-o", path, "--", "hackbench", "-g", str(2 * ncpu), "-l", "40"], timeout=1800)
+    rec = _check_accounting(path, f"{ncpu} CPUs")
+    assert sorted(rec.stats) == list(range(ncpu)), f"stats for CPUs {sorted(rec.stats)}, the guest has {ncpu}"
+    for cpu, st in sorted(rec.stats.items()):
+        assert st["refused"] == st["overwritten"] == st["reader_fault"] == 0, f"cpu {cpu} lost events: {st}"
+        assert st["produced"] > 1000, f"cpu {cpu} produced only {st['produced']}: hackbench did not reach it"
+    span = (rec.window[1] - rec.window[0]) / rec.tsc_khz / 1000
+    rates = [st["produced"] / span for _, st in sorted(rec.stats.items())]
+    ctx.note(f"{ncpu} CPUs, {span:.1f} s: produced per CPU {' '.join(str(st['produced']) for _, st in sorted(rec.stats.items()))}, "
+             f"none lost; {min(rates) / 1e3:.1f} to {max(rates) / 1e3:.1f} k events/s a CPU")
+    ctx.note("; ".join(l for l in p.stderr.splitlines() if " events, " in l or "final drain" in l))
+
+
+def _abuse(what):
+    return run([os.path.join(TESTBIN, "ctl_abuse"), what]).stdout
+
+
+def _wait_for(cond, proc, limit=120):
+    """Poll cond() every 5 ms while proc runs; True once it held (never a timed assertion:
+    the limit only stops a test that would otherwise wait forever, and fails it)."""
+    t = time.monotonic()
+    while proc.poll() is None:
+        if cond():
+            return True
+        if time.monotonic() - t > limit:
+            raise AssertionError(f"waited {limit} s for the recorder to get there")
+        time.sleep(0.005)
+    return False
+
+
+def _interrupt(ctx, n, args, when):
+    """Run `hgtrace record` in its own process group (as a shell's foreground job),
+    send the group SIGINT where when(proc, out) says, and check what is left:
+    the module as found, the file finished or absent with a message, no temp file."""
+    out = ctx.path(f"int-{n}.hgt")
+    for f in (out, out + ".packing"):
+        os.path.exists(f) and os.remove(f)
+    before = _abuse("state")
+    proc = subprocess.Popen([HGTRACE, "record", "-o", out, *args], start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hit = when(proc, out)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=600)
+    after = _abuse("state")
+    assert after == before, f"point {n}: the module was left\n{after}\nnot as found\n{before}\n{err}"
+    assert not os.path.exists(out + ".packing"), f"point {n}: {out}.packing left behind"
+    if not os.path.exists(out):
+        # killed before main() could take the signal (the module untouched, checked above),
+        # or interrupted before it changed anything
+        assert proc.returncode == -signal.SIGINT or (proc.returncode == 2 and "no file written" in err), \
+            f"point {n}: no file, exit {proc.returncode}: {err}"
+        return "killed before main()" if proc.returncode < 0 else "no file"
+    assert proc.returncode == 0, f"point {n}: exit {proc.returncode}: {err}"
+    p = run([HGTRACE, "dump", out], check=False, timeout=600)
+    assert p.returncode == 0, f"point {n}: hgtrace dump failed ({p.returncode}): {p.stderr[-500:]}"
+    rec = _check_accounting(out, f"point {n}")
+    assert rec.complete, f"point {n}: the file has no END marker: {err}"
+    os.remove(out)
+    kind = ("empty" if "holds no events" in err else "packed" if "packed" in err and "-z" in args else
+            "interrupted" if "interrupted" in err else "finished")
+    return f"{hit}: {kind}, {len(rec.events)} records"
+
+
+def test_ctrl_c_anywhere(ctx):
+    """Ctrl-C before the command starts, while recording, while draining, while packing:
+    the module is put back as found (stopped, settings, CPUs, filter) and the file is finished."""
+    load("buffer_kb=1024", "overwrite=1", "msa_threads=512")
+    _abuse("setup")                  # CPU 0 only, a pid filter: what no recorder leaves behind
+    running = lambda: _status()["state"] == "running"
+    results = []
+    n = 0
+    # before the command starts: right away, then later and later into the set-up
+    for delay in (0, 0.001, 0.003, 0.01, 0.02, 0.04, 0.08, 0.15):
+        def early(proc, out, delay=delay):
+            time.sleep(delay)
+            return f"after {delay * 1000:.0f} ms"
+        results.append(_interrupt(ctx, n, ["--", "sleep", "3"], early))
+        n += 1
+    # while recording
+    for delay in (0, 0.05, 0.3):
+        def during(proc, out, delay=delay):
+            _wait_for(running, proc)
+            time.sleep(delay)
+            return f"recording +{delay * 1000:.0f} ms"
+        results.append(_interrupt(ctx, n, ["-c", f"0-{os.cpu_count() - 1}", "--", "hackbench", "-l", "100000"],
+                                  during))
+        n += 1
+    # while draining: a big buffer drained only at the end; a first Ctrl-C ends the
+    # recording, a second lands in the final drain
+    for delay in (0, 0.02):
+        def draining(proc, out, delay=delay):
+            _wait_for(running, proc)
+            time.sleep(1.5)
+            os.killpg(proc.pid, signal.SIGINT)
+            got = _wait_for(lambda: not running(), proc)
+            time.sleep(delay)
+            return "draining" if got and proc.poll() is None else "after the drain"
+        results.append(_interrupt(ctx, n, ["-b", "32768", "-i", "10s", "--", "hackbench", "-l", "100000"],
+                                  draining))
+        n += 1
+    # while packing
+    for delay in (0, 0.05):
+        def packing(proc, out, delay=delay):
+            got = _wait_for(lambda: os.path.exists(out + ".packing"), proc)
+            time.sleep(delay)
+            return "packing" if got and proc.poll() is None else "after packing"
+        results.append(_interrupt(ctx, n, ["-z", "--", "hackbench", "-l", "300", "-g", "2"], packing))
+        n += 1
+    for i, r in enumerate(results):
+        ctx.note(f"point {i}: {r}")
+    hit = " ".join(results)
+    assert "recording" in hit, "no interruption landed while recording"
+
+
 TESTS = [test_abi_old_recorder_new_module, test_abi_new_recorder_old_module, test_cpu_set_any_size,
-         test_callback_names]
+         test_callback_names, test_all_cpus_accounting, test_hostile_calls_root, test_hostile_calls_user,
+         test_ctrl_c_anywhere]

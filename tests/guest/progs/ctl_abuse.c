@@ -6,6 +6,8 @@
  *   ctl_abuse hold     open + hello, then wait until stdin closes (a reader left open)
  *   ctl_abuse start    open + hello + START, then exit leaving the module recording
  *   ctl_abuse open     just try to open; print the errno name (for the non-root test)
+ *   ctl_abuse setup    select CPU 0 only and filter pid 1: settings no recorder would leave
+ *   ctl_abuse state    print the configuration, CPUs and filter read through the ioctls
  */
 #include <errno.h>
 #include <stdint.h>
@@ -229,6 +231,41 @@ static int check(void)
 	return failures ? 1 : 0;
 }
 
+/* setup - settings a recorder must put back: CPU 0 only, a filter of pid 1 */
+static int setup(int fd)
+{
+	uint64_t cpu0 = 1;
+	struct hgt_cpus a = { .bits = (uintptr_t)&cpu0, .nbits = 1 };
+	struct hgt_filter flt = { .nr = 1, .pids = { 1 } };
+
+	return ioctl(fd, HGT_IOC_SET_CPUS, &a) || ioctl(fd, HGT_IOC_FILTER, &flt) ? 1 : 0;
+}
+
+/* state - one line per setting, for a test to compare before and after */
+static int state(int fd)
+{
+	static uint64_t words[HGT_CPUS_MAX_BITS / 64];
+	struct hgt_cpus a = { .bits = (uintptr_t)words, .nbits = HGT_CPUS_MAX_BITS };
+	struct hgt_stats st = { .cpu = 0 };
+	struct hgt_filter flt;
+	struct hgt_config c;
+	unsigned int i;
+
+	if (ioctl(fd, HGT_IOC_GET_CONFIG, &c) || ioctl(fd, HGT_IOC_GET_CPUS, &a) ||
+	    ioctl(fd, HGT_IOC_GET_FILTER, &flt) || ioctl(fd, HGT_IOC_STATS, &st))
+		return 1;
+	printf("state %s\nbuffer_bytes %llu\nmode %u\nevents 0x%x\nmsa_threads %u\ncpus",
+	       st.state == HGT_STATE_RUNNING ? "running" : "stopped",
+	       (unsigned long long)c.buffer_bytes, c.mode, c.events, c.msa_threads);
+	for (i = 0; i < (a.nbits + 63) / 64; i++)
+		printf(" %016llx", (unsigned long long)words[i]);
+	printf("\nfilter");
+	for (i = 0; i < flt.nr && i < HGT_FILTER_MAX; i++)
+		printf(" %d", flt.pids[i]);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int fd;
@@ -247,6 +284,10 @@ int main(int argc, char **argv)
 	hello(fd);
 	if (!strcmp(argv[1], "start"))
 		return ioctl(fd, HGT_IOC_START) ? 1 : 0;
+	if (!strcmp(argv[1], "setup"))
+		return setup(fd);
+	if (!strcmp(argv[1], "state"))
+		return state(fd);
 	if (!strcmp(argv[1], "hold")) {
 		printf("holding\n");
 		fflush(stdout);
