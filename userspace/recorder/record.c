@@ -465,6 +465,7 @@ static pid_t start_child(char **cmd, int *go_fd)
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
+		signal(SIGPIPE, SIG_DFL);	/* the recorder ignores it; the command must not */
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "hgtrace: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(127);
@@ -561,6 +562,12 @@ int hgt_cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/*
+	 * The same Ctrl-C can end the held command just as recording starts:
+	 * releasing it then writes to a pipe nobody reads, which must fail
+	 * with EPIPE, not kill the recorder with the module recording.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	if (hgt_dev_open(&d))
 		return HGT_EXIT_ENV;
 	buf = malloc(READ_BYTES);
