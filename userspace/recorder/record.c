@@ -105,18 +105,33 @@ static int restore_state(struct hgt_dev *d, struct saved_state *s)
 	return err ? -1 : 0;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /*
- * sleep_until - sleep to @next, in slices of 100 ms at most, so that Ctrl-C
- * ends even a recording drained every 10 s within a tenth of a second
+ * sleep_until - sleep to @next, in slices of 100 ms at most, and return
+ * early when recording must end: Ctrl-C, the command exited (its status in
+ * *status, and 1 returned) or the -d deadline passed (@deadline, seconds on
+ * now_s()'s clock, 0 for none). So a recording drained every 10 s still ends
+ * within a tenth of a second of its command, and -d is kept to that.
  */
-static void sleep_until(const struct timespec *next)
+static int sleep_until(const struct timespec *next, double deadline, pid_t child, int *status)
 {
 	while (!stop_requested) {
 		struct timespec now, until;
 
+		if (child && waitpid(child, status, WNOHANG) == child)
+			return 1;
+		if (deadline && now_s() >= deadline)
+			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec >= next->tv_nsec))
-			return;
+			return 0;
 		until = now;
 		until.tv_nsec += 100000000L;
 		if (until.tv_nsec >= 1000000000L) {
@@ -127,6 +142,7 @@ static void sleep_until(const struct timespec *next)
 			until = *next;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
 	}
+	return 0;
 }
 
 static void record_usage(FILE *f)
@@ -524,14 +540,6 @@ static int write_trailer(struct hgt_dev *d, struct hgt_writer *w,
 	return hgt_writer_put(w, &end, sizeof(end));
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int hgt_cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
@@ -675,7 +683,13 @@ int hgt_cmd_record(int argc, char **argv)
 		next.tv_nsec += ns % 1000000000L;
 		next.tv_sec += ns / 1000000000L + next.tv_nsec / 1000000000L;
 		next.tv_nsec %= 1000000000L;
-		sleep_until(&next);
+		/* the command's end stops the recording at once: its last records are read after STOP */
+		if (sleep_until(&next, o.duration ? t0 + o.duration : 0, child, &status)) {
+			child_done = 1;
+			break;
+		}
+		if (o.duration && now_s() - t0 >= o.duration)
+			break;
 		if (drain(&d, &w, buf, pass_limit, NULL) < 0) {
 			ret = HGT_EXIT_ENV;
 			break;
