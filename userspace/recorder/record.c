@@ -57,12 +57,13 @@ struct record_opts {
 	char **cmd;
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, signals;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+	signals++;
 }
 
 /*
@@ -111,6 +112,34 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * end_command - the recording is over (-d, Ctrl-C, an error), so is the
+ * command: SIGTERM, then SIGKILL after 5 s or at the next Ctrl-C, so that
+ * a command that does not die on SIGTERM cannot hold the recorder forever
+ * (hackbench interrupted while it sets up its groups is one). The module is
+ * already put back and the file finished by then.
+ */
+static void end_command(pid_t child, int *status, const char *name)
+{
+	double t = now_s();
+	int seen = signals, killed = 0;
+
+	kill(child, SIGTERM);
+	for (;;) {
+		pid_t r = waitpid(child, status, WNOHANG);
+
+		if (r == child || (r < 0 && errno != EINTR))
+			return;
+		if (!killed && (now_s() - t > 5 || signals != seen)) {
+			fprintf(stderr, "hgtrace: %s did not end on SIGTERM%s: killed\n", name,
+				signals != seen ? "" : " within 5 s");
+			kill(child, SIGKILL);
+			killed = 1;
+		}
+		usleep(20000);
+	}
 }
 
 /*
@@ -735,10 +764,7 @@ out_child:
 			close(go_fd);	/* the child exits 127 without running anything */
 			go_fd = -1;
 		}
-		/* recording is over (-d, Ctrl-C or an error): so is the command */
-		kill(child, SIGTERM);
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
+		end_command(child, &status, o.cmd[0]);
 	}
 	/* said even with -q: a failed command makes the recording suspect (one never released: no) */
 	if (child > 0 && started && WIFEXITED(status) && WEXITSTATUS(status))
