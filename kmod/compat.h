@@ -11,22 +11,10 @@
 
 #include <linux/version.h>
 #include <linux/sched.h>
-#include <linux/ring_buffer.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
 #error "hgtrace needs Linux 6.1 or later"
 #endif
-
-/*
- * ring_buffer_unlock_commit() lost its event argument in 6.2 (commit
- * "ring_buffer: Remove unused 'event' parameter"). We write with
- * ring_buffer_write(), whose prototype did not change, so the probes need no
- * wrapper; the reserve/commit pair is avoided on purpose.
- */
-static inline int hgt_rb_write(struct trace_buffer *rb, unsigned long len, void *data)
-{
-	return ring_buffer_write(rb, len, data);
-}
 
 /*
  * Task state: task_struct::state became __state in 5.14; both supported
