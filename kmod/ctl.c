@@ -187,7 +187,8 @@ static long hgt_set_cpus(void __user *arg)
 	if (!bits)
 		goto out;
 	ret = -EFAULT;
-	if (a.nbits && copy_from_user(bits, u64_to_user_ptr(a.bits), BITS_TO_LONGS(a.nbits) * sizeof(long)))
+	if (a.nbits && copy_from_user(bits, u64_to_user_ptr(a.bits),
+				      BITS_TO_LONGS(a.nbits) * sizeof(long)))
 		goto out;
 	ret = hgt_cpus_from_bits(bits, a.nbits, mask);
 	if (ret)

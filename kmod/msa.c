@@ -251,7 +251,8 @@ static u8 msa_offcpu_state(unsigned int prev_state, bool preempt)
  * __schedule() updates the run queue's clock before it picks next; prev's
  * runtime is summed up to that instant (update_curr() leaves it in
  * se.exec_start) and next's starts at the clock of its pick (set_next_entity()
- * and the other classes' set_next_task; compat.h says where this was checked). That is the sum_exec_runtime of
+ * and the other classes' set_next_task; compat.h says where this was
+ * checked). That is the sum_exec_runtime of
  * /proc/<pid>/schedstat. The two instants differ when a newly idle CPU pulled
  * next from another one: the clock moved on while it balanced. sched_switch
  * fires later, after the pick, and under emulation a host stall can fall in

@@ -275,7 +275,7 @@ u64 hgt_ring_overtaken(void)
 	return READ_ONCE(overtaken);
 }
 
-/* hgt_ring_freed - records of @cpu (LOST markers aside) that writers freed unread (overwrite mode) */
+/* hgt_ring_freed - records of @cpu (markers aside) that writers freed unread (overwrite mode) */
 u64 hgt_ring_freed(int cpu)
 {
 	return local_read(&per_cpu_ptr(&hgt_ring, cpu)->freed);
@@ -293,7 +293,8 @@ bool hgt_ring_empty(int cpu)
  * ring_copy_out - copy [pos, pos + bytes) of the ring to @dst in user space
  * (two copies when it wraps); 0, or non-zero when the user buffer faulted
  */
-static int ring_copy_out(struct hgt_ring *r, char __user *dst, unsigned long pos, unsigned long bytes)
+static int ring_copy_out(struct hgt_ring *r, char __user *dst, unsigned long pos,
+			 unsigned long bytes)
 {
 	unsigned long off = pos & (r->size - 1), first = min(bytes, r->size - off);
 

@@ -167,7 +167,8 @@ static int sleep_until(const struct timespec *next, double deadline, pid_t child
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
 		}
-		if (until.tv_sec > next->tv_sec || (until.tv_sec == next->tv_sec && until.tv_nsec > next->tv_nsec))
+		if (until.tv_sec > next->tv_sec ||
+		    (until.tv_sec == next->tv_sec && until.tv_nsec > next->tv_nsec))
 			until = *next;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
 	}

@@ -122,7 +122,8 @@ static void check_cpus(int fd, const struct hgt_config *good)
 	}
 	if (n < 256) {
 		c10.cpumask[3] = 1ull << 63;
-		expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG_1_0, &c10), "CONFIG of ABI 1.0 with CPU 255 that does not exist");
+		expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG_1_0, &c10),
+		       "CONFIG of ABI 1.0 with CPU 255 that does not exist");
 	}
 	memset(c10.cpumask, 0, sizeof(c10.cpumask));
 	expect_ok(ioctl(fd, HGT_IOC_CONFIG_1_0, &c10), "CONFIG of ABI 1.0, every CPU");

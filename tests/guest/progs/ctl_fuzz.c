@@ -341,7 +341,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fuzz(fd, n);
-	printf("%lu calls as uid %d: %lu succeeded, %lu unexpected\n", calls, getuid(), ok_calls, unexpected);
+	printf("%lu calls as uid %d: %lu succeeded, %lu unexpected\n", calls, getuid(), ok_calls,
+	       unexpected);
 	for (e = 1; e < 200; e++)
 		if (errs[e])
 			printf("  %-16s %lu\n", strerrorname_np(e), errs[e]);
