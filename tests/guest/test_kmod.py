@@ -268,6 +268,21 @@ def _wait_for(cond, proc, limit=120):
     return False
 
 
+def _has_device_open(pid):
+    """Has process pid opened /dev/hgtrace (so its signal handlers are in place)?"""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == "/dev/hgtrace":
+                return True
+        except OSError:
+            pass
+    return False
+
+
 def _interrupt(ctx, n, args, when):
     """Run `hgtrace record` in its own process group (as a shell's foreground job),
     send the group SIGINT where when(proc, out) says, and check what is left:
@@ -318,11 +333,16 @@ def test_ctrl_c_anywhere(ctx):
     running = lambda: _status()["state"] == "running"
     results = []
     n = 0
-    # before the command starts: right away, then later and later into the set-up
-    for delay in (0, 0.001, 0.003, 0.01, 0.02, 0.04, 0.08, 0.15):
+    # before the command starts: right away (before main() can take the signal), then
+    # from the moment the recorder has the device open (its handler in place) on into
+    # the set-up: reading the state, configuring, creating the file, starting
+    for delay in (None, 0, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08):
         def early(proc, out, delay=delay):
+            if delay is None:
+                return "at once"
+            _wait_for(lambda: _has_device_open(proc.pid), proc)
             time.sleep(delay)
-            return f"after {delay * 1000:.0f} ms"
+            return f"device open +{delay * 1000:.0f} ms"
         results.append(_interrupt(ctx, n, ["--", "sleep", "3"], early))
         n += 1
     # while recording
