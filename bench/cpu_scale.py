@@ -3,7 +3,10 @@
 
 On the host: `bench/cpu_scale.py [CPUS...]` (default 1 2 8) boots one guest
 per CPU count (`scripts/vm -c N`, plain single-threaded TCG, under the
-caller's guest lock), runs itself inside, and prints one table.
+caller's guest lock), runs itself inside, and prints one table;
+`bench/cpu_scale.py --table [CPUS...]` prints the table of the JSON files
+already in out/bench (guests run by hand: scripts/vm -c N -o out/bench --
+bench/cpu_scale.py --guest).
 In a guest (HGT_KO set): runs the workload on every CPU of the guest, with
 nothing traced and with the module recording, interleaved and repeated, and
 writes out/bench/cpu-scale-<N>.json.
@@ -136,15 +139,17 @@ def print_one(r):
               f"(per CPU: {' '.join(f'{int(e)}' for e in x['events_per_cpu'].values())})")
 
 
-def host(counts):
+def host(counts, boot=True):
     res = {}
     for n in counts:
-        p = subprocess.run([os.path.join(TOP, "scripts", "vm"), "-c", str(n), "-o", OUT, "--",
-                            "bench/cpu_scale.py", "--guest"], text=True)
-        if p.returncode:
-            raise SystemExit(f"bench: the {n}-CPU guest failed ({p.returncode})")
+        if boot:
+            p = subprocess.run([os.path.join(TOP, "scripts", "vm"), "-c", str(n), "-o", OUT, "--",
+                                "bench/cpu_scale.py", "--guest"], text=True)
+            if p.returncode:
+                raise SystemExit(f"bench: the {n}-CPU guest failed ({p.returncode})")
         with open(os.path.join(OUT, f"cpu-scale-{n}.json")) as f:
             res[n] = json.load(f)
+        print_one(res[n])
     base = res[counts[0]]
     print(f"\ncost per event against {counts[0]} CPU(s) (same kernel, plain TCG; flat = nothing serialises the CPUs):")
     print("  CPUs  untraced s  probes overhead  ns/event  ratio   live overhead  ns/event  ratio")
@@ -159,5 +164,7 @@ def host(counts):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--guest"]:
         guest()
+    elif sys.argv[1:2] == ["--table"]:
+        host([int(a) for a in sys.argv[2:]] or [1, 2, 8], boot=False)
     else:
         host([int(a) for a in sys.argv[1:]] or [1, 2, 8])
