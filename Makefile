@@ -1,14 +1,21 @@
-# hourglass - top-level build, tests and demo.
+# hourglass - top-level build, tests, install and demo.
 #
-#   make              build the recorder and the module for every installed kernel
+#   make              build everything this machine can: the programs, the man pages, and
+#                     hgtrace.ko for the running kernel and each guest kernel of $(KERNELS)
+#                     whose headers are installed; it ends by saying what it skipped and why
+#   make test         the unit tests (C and Python), as any user, in seconds
 #   make check        set up, unit and native tests here, the guest tests in each of
 #                     $(KERNELS), then make demo and a check of what it left
+#                     (what CI runs: warnings are errors there, WERROR=1)
 #   make check KERNELS=6.1        the guest tests in one kernel only
 #   make demo         record (natively when this kernel loads modules, else in the 6.1 guest)
 #                     and judge the paper's run and a latency test; exports in out/demo/
+#   make install      PREFIX=/usr/local DESTDIR=: the programs, the Python package, the man
+#                     pages and the module's DKMS source; make uninstall takes them away
 #   make bench        benchmarks: hourglass's loop here, the recorder in the 6.1 guest
 #   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
 #   make setup        install what is missing (apt packages, virtual environment)
+#   make WERROR=1     warnings are errors (C and the module), as in make check
 #
 # Module tests need a kernel that loads modules: this machine's does not, so
 # they run in guests booted by scripts/vm (virtme-ng, TCG emulation).
@@ -16,26 +23,145 @@
 KERNELS ?= 6.1 6.1-rt 6.12 6.12-rt
 VENV    := .venv
 PY      := $(VENV)/bin/python
+B       := $(CURDIR)/build
+# make test runs as any user, also before make setup made the virtual environment
+PYTEST  := $(if $(wildcard $(PY)),$(PY),python3) -m pytest
 
-all: userspace
-	@for k in $(KERNELS); do rel=$$(scripts/vm --list | awk -v k=$$k '$$1==k {print $$2}'); \
-		[ -n "$$rel" ] && $(MAKE) -s -C kmod KVER=$$rel || true; done
+comma := ,
+field = $(subst $(comma), ,$(word $(2),$(subst :, ,$(1))))
 
-userspace:
-	$(MAKE) -s -C userspace/recorder
+# Programs that need a library this machine may lack, one entry each:
+#   program:directory whose Makefile builds $(B)/program:pkg-config modules:Debian packages
+# make builds the ones pkg-config finds everything for, and names the others at the end.
+OPTIONAL := hgtrace-import:userspace/recorder:libtracecmd,libtracefs,libtraceevent:libtracecmd-dev,libtracefs-dev,libtraceevent-dev
+
+# the pkg-config modules of entry $(1) that are missing (all of them without pkg-config)
+pc_missing = $(shell for m in $(call field,$(1),3); do pkg-config --exists $$m 2>/dev/null || echo $$m; done)
+$(foreach o,$(OPTIONAL),$(eval MISSING_$(word 1,$(subst :, ,$(o))) := $(call pc_missing,$(o))))
+opt_name = $(word 1,$(subst :, ,$(1)))
+OPT_SKIP := $(foreach o,$(OPTIONAL),$(if $(MISSING_$(call opt_name,$(o))),$(o)))
+# the optional programs that directory $(1) builds here
+opt_targets = $(foreach o,$(OPTIONAL),$(if $(and $(filter $(1),$(call field,$(o),2)),$(if \
+	$(MISSING_$(call opt_name,$(o))),,y)),$(B)/$(call opt_name,$(o))))
+SKIPPED := $(foreach o,$(OPT_SKIP),'skipped $(call opt_name,$(o)): $(if $(shell command -v \
+	pkg-config),pkg-config finds no $(MISSING_$(call opt_name,$(o))),no pkg-config) (apt \
+	install $(if $(shell command -v pkg-config),,pkg-config )$(call field,$(o),4))')
+
+# The kernels to build hgtrace.ko for: the running one, and each guest kernel of $(KERNELS)
+# that scripts/vm finds installed. Looked up only when the goal builds modules.
+ifneq ($(filter all modules,$(or $(MAKECMDGOALS),all)),)
+RUNNING  := $(shell uname -r)
+VM_LIST  := $(shell scripts/vm --list | awk -v want="$(KERNELS)" 'BEGIN { n = split(want, w, " "); \
+	for (i = 1; i <= n; i++) k[w[i]] = 1 } ($$1 in k) { print (NF == 2 ? $$2 : "-" $$1) }')
+uniq      = $(if $(1),$(firstword $(1)) $(call uniq,$(filter-out $(firstword $(1)),$(1))))
+KVERS    := $(call uniq,$(RUNNING) $(filter-out -%,$(VM_LIST)))
+MOD_KVERS := $(foreach k,$(KVERS),$(if $(wildcard /lib/modules/$(k)/build/Makefile),$(k)))
+SKIPPED  += $(foreach k,$(filter-out $(MOD_KVERS),$(KVERS)),'skipped hgtrace.ko for $(k)$(if \
+	$(filter $(RUNNING),$(k)), (the running kernel)): no headers at /lib/modules/$(k)/build \
+	(install them, e.g. apt install linux-headers-$(k))')
+SKIPPED  += $(foreach k,$(patsubst -%,%,$(filter -%,$(VM_LIST))),'skipped hgtrace.ko for guest \
+	kernel $(k): not installed (make setup installs it)')
+endif
+
+# man pages: page:doc in docs/ (a page whose doc does not exist yet is skipped)
+MAN_PAGES := hourglass.1:hourglass.md hgtrace.1:hgtrace.md hourglass-record.1:merge.md \
+	hourglass-export.1:export.md hgmerge.1:hgmerge.md hgtrace.4:hgtrace-abi.md \
+	hgtrace-file.5:hgtrace-file.md hourglass-trace.5:hourglass-trace.md report-json.5:report-json.md
+# more names for a page: name:page that documents it
+MAN_LINKS := hourglass-report.1:hourglass-record.1 hgtrace-import.1:hgtrace.1
+HG_VERSION := $(shell sed -n 's/^\#define HG_VERSION "\(.*\)"/\1/p' userspace/hourglass/hourglass.h)
+man_sec  = $(subst .,,$(suffix $(1)))
+man_file = build/man/man$(call man_sec,$(1))/$(1)
+# md2man is Python: without python3, no pages (and nothing else needs it to build)
+MAN_HAVE := $(if $(shell command -v python3),$(foreach e,$(MAN_PAGES),$(if $(wildcard \
+	docs/$(call field,$(e),2)),$(e))))
+SKIPPED  += $(if $(shell command -v python3),,'skipped the man pages: no python3 for scripts/md2man \
+	(apt install python3)')
+MAN_DONE := $(foreach e,$(MAN_HAVE),$(call field,$(e),1))
+MAN_FILES := $(foreach p,$(MAN_DONE),$(call man_file,$(p))) \
+	$(foreach e,$(MAN_LINKS),$(if $(filter $(call field,$(e),2),$(MAN_DONE)),$(call \
+	man_file,$(call field,$(e),1))))
+SKIPPED  += $(foreach e,$(MAN_PAGES),$(if $(wildcard docs/$(call field,$(e),2)),,'skipped man page \
+	$(call field,$(e),1): no docs/$(call field,$(e),2) yet'))
+MD2MAN   := scripts/md2man --source "hourglass $(HG_VERSION)" \
+	$(foreach e,$(MAN_HAVE),--link $(call field,$(e),2)=$(call field,$(e),1))
+
+# -k: a part that fails does not stop the parts that do not need it, nor the modules; make
+# still fails, after saying what it built and skipped
+all:
+	@$(MAKE) -k --no-print-directory userspace man; status=$$?; \
+	$(build-modules); \
+	[ $$status -eq 0 ] || { echo "make: FAILED to build some programs (errors above)" >&2; exit 1; }
+
+# hgtrace.ko for each kernel with headers, then what make built and skipped; a module that
+# fails is shown and fails make, after the other kernels were tried
+define build-modules
+failed=; for k in $(MOD_KVERS); do \
+	$(MAKE) -s -C kmod KVER=$$k || failed="$$failed $$k"; \
+done; \
+built=; for k in $(MOD_KVERS); do case " $$failed " in *" $$k "*) ;; *) built="$$built $$k" ;; esac; done; \
+echo "make: built $(notdir $(wildcard $(addprefix $(B)/,$(PROGRAMS)))), $(words $(MAN_DONE)) man \
+pages, hgtrace.ko for$${built:- no kernel}"; \
+for s in $(SKIPPED); do echo "make: $$s"; done; \
+[ -z "$$failed" ] || { echo "make: hgtrace.ko FAILED for$$failed (errors above)" >&2; exit 1; }
+endef
+
+modules:
+	@$(build-modules)
+
+# the programs, one part per directory; the library (and the exporters) first, once they exist
+HAVE_LIB    := $(if $(wildcard userspace/lib/Makefile),lib)
+HAVE_EXPORT := $(if $(wildcard userspace/export/Makefile),export)
+userspace: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT) recorder merger hourglass progs)
+us-lib:
+	$(MAKE) -s -C userspace/lib
+us-export: $(addprefix us-,$(HAVE_LIB))
+	$(MAKE) -s -C userspace/export
+us-recorder: $(addprefix us-,$(HAVE_LIB))
+	$(MAKE) -s -C userspace/recorder OUT=$(B) $(B)/hgtrace $(call opt_targets,userspace/recorder)
+us-merger: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT))
 	$(MAKE) -s -C userspace/merger
+us-hourglass: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/hourglass
+us-progs:
 	$(MAKE) -s -C tests/guest/progs
+
+man: $(MAN_FILES)
+	@:
+
+define man-page
+$(call man_file,$(1)): docs/$(2) scripts/md2man
+	@mkdir -p $$(@D)
+	@$(MD2MAN) --name $(basename $(1)) --section $(call man_sec,$(1)) $$< -o $$@
+endef
+$(foreach e,$(MAN_HAVE),$(eval $(call man-page,$(call field,$(e),1),$(call field,$(e),2))))
+# another name of a page: a symbolic link beside it (mandoc finds .so requests fragile)
+define man-link
+$(call man_file,$(1)):
+	@mkdir -p $$(@D)
+	@ln -sf $(2) $$@
+endef
+$(foreach e,$(MAN_LINKS),$(eval $(call man-link,$(call field,$(e),1),$(call field,$(e),2))))
+
+# the unit tests only: C (the library's, once it exists) and Python; no root, no guest
+test: userspace
+	$(if $(wildcard userspace/lib/Makefile),$(MAKE) -s -C userspace/lib test)
+	@$(PYTEST) --version >/dev/null 2>&1 || { echo "make test: no pytest for $(firstword \
+	$(PYTEST)): make setup (or apt install python3-pytest)" >&2; exit 2; }
+	$(PYTEST) -q tests/unit
 
 setup:
 	@scripts/setup.sh
 
-check: setup userspace
-	$(PY) -m pytest -q tests/unit
+# CI: warnings are errors in everything check builds, here and for the guests
+check: export WERROR := 1
+check: setup userspace man
+	@$(MAKE) -s test
 	$(PY) -m pytest -q tests/native
 	@scripts/check-kernels $(KERNELS)
 	@$(MAKE) -s demo
 	$(PY) tests/demo/check_demo.py out/demo
+	$(PY) tests/demo/check_tutorial.py out/demo
 	$(PY) tests/demo/check_screens.py out/demo
 
 demo: setup userspace
@@ -49,18 +175,87 @@ bench-icount: setup userspace
 	@scripts/vm --icount -k 6.1 -o out/bench-icount -- bench/run.py pipe store
 
 HG_SRC := userspace/hourglass
-build/bench/loopcost: bench/loopcost.c $(HG_SRC)/*.c $(HG_SRC)/*.h
+build/bench/loopcost: bench/loopcost.c $(HG_SRC)/*.c $(HG_SRC)/*.h userspace/lib/cpulist.c
 	@mkdir -p build/bench
-	$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -DHG_SPIN_COUNT -pthread -I $(HG_SRC) -o $@ \
-		bench/loopcost.c $(addprefix $(HG_SRC)/,workloads.c acct.c tsc.c calibrate.c timers.c policy.c \
-		options.c timeunits.c) -lm -lrt
+	$(CC) -O2 -g -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -D_GNU_SOURCE -DHG_SPIN_COUNT \
+		-pthread -I $(HG_SRC) -I userspace/lib -o $@ bench/loopcost.c $(addprefix $(HG_SRC)/,workloads.c \
+		acct.c tsc.c calibrate.c timers.c policy.c options.c timeunits.c) userspace/lib/cpulist.c -lm -lrt
 
 bench-loop: build/bench/loopcost
 	@mkdir -p out/bench
 	@build/bench/loopcost | tee out/bench/loopcost.txt
 
+# -- install ------------------------------------------------------------------------------
+# make install PREFIX=/usr/local DESTDIR=/tmp/stage: what exists in build/ of these programs
+# (hourglass itself rebuilt to find its Python package in PYTHONDIR), the Python package
+# (plain files: nothing to pip at run time), the man pages, and kmod/ as a DKMS source tree
+# in /usr/src/hgtrace-VERSION, where `dkms add -m hgtrace -v VERSION` looks for it.
+PROGRAMS  := hourglass hgtrace hgtrace-import hgmerge
+PY_PKGS   := hgtools
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+PYTHONDIR ?= $(PREFIX)/lib/hourglass/python
+MANDIR    ?= $(PREFIX)/share/man
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' kmod/dkms.conf)
+ABI_VERSION  := $(shell awk '/define HGT_ABI_MAJOR/ { M = $$3 } /define HGT_ABI_MINOR/ { m = $$3 } \
+	END { print M "." m }' kmod/uapi/hgtrace.h)
+# DKMS finds sources in /usr/src only; a private PREFIX keeps them under itself
+DKMSDIR   ?= $(if $(filter /usr /usr/local,$(PREFIX)),/usr/src,$(PREFIX)/src)/hgtrace-$(DKMS_VERSION)
+KMOD_SRC  := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild kmod/Makefile kmod/dkms.conf kmod/README.md
+D         := $(DESTDIR)
+
+# a copy of hourglass that runs $(PYTHONDIR)'s package, never the build tree's
+build/install/hourglass: userspace FORCE
+	@rm -rf build/install
+	$(MAKE) -s -C userspace/hourglass OUT=$(B)/install HG_PYTHONDIR=$(PYTHONDIR)
+
+install: userspace man build/install/hourglass
+	@[ "$(DKMS_VERSION)" = "$(ABI_VERSION)" ] || { echo "install: kmod/dkms.conf's \
+	PACKAGE_VERSION $(DKMS_VERSION) is not the ABI $(ABI_VERSION) of kmod/uapi/hgtrace.h" >&2; exit 1; }
+	install -d $(D)$(BINDIR) $(D)$(PYTHONDIR) $(D)$(DKMSDIR)/uapi
+	install -m 755 build/install/hourglass $(D)$(BINDIR)/hourglass
+	@for p in $(filter-out hourglass,$(PROGRAMS)); do \
+		if [ -x build/$$p ]; then echo "install -m 755 build/$$p $(D)$(BINDIR)/$$p"; \
+			install -m 755 build/$$p $(D)$(BINDIR)/$$p || exit 1; \
+		else echo "install: no build/$$p (make says why it skipped it)"; fi; \
+	done
+	@for p in $(PY_PKGS); do \
+		if [ ! -d tools/$$p ]; then echo "install: no Python package tools/$$p: hourglass \
+	record, report and export will not run"; continue; fi; \
+		echo "install Python package tools/$$p in $(D)$(PYTHONDIR)"; \
+		(cd tools && find $$p -name __pycache__ -prune -o -type f ! -name '*.pyc' -print) | \
+		while read -r f; do install -D -m 644 tools/$$f $(D)$(PYTHONDIR)/$$f || exit 1; done; \
+	done
+	@# the package's programs are beside hourglass; config.py says so for runs without HG_BIN
+	@for c in $(addprefix $(D)$(PYTHONDIR)/,$(addsuffix /config.py,$(PY_PKGS))); do \
+		[ ! -f $$c ] || sed -i 's|^LIBEXEC_DIR: Optional\[str\] = None$$|LIBEXEC_DIR: Optional[str] = "$(BINDIR)"|' $$c; \
+	done
+	@python3 -m compileall -q -d $(PYTHONDIR) $(D)$(PYTHONDIR) >/dev/null || true
+	@for f in $(MAN_FILES); do \
+		to=$(D)$(MANDIR)/$${f#build/man/}; mkdir -p $$(dirname $$to) || exit 1; \
+		if [ -L $$f ]; then echo "ln -sf $$(readlink $$f) $$to"; ln -sf $$(readlink $$f) $$to; \
+		else echo "install -m 644 $$f $$to"; install -m 644 $$f $$to; fi || exit 1; \
+	done
+	install -m 644 $(filter-out kmod/uapi/%,$(KMOD_SRC)) $(D)$(DKMSDIR)/
+	install -m 644 kmod/uapi/hgtrace.h $(D)$(DKMSDIR)/uapi/
+	@echo "install: done; for the module: dkms install -m hgtrace -v $(DKMS_VERSION) (as root)"
+
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && dkms status -m hgtrace -v \
+		$(DKMS_VERSION) 2>/dev/null | grep -q .; then echo "uninstall: DKMS still has \
+	hgtrace/$(DKMS_VERSION): dkms remove -m hgtrace -v $(DKMS_VERSION) --all first" >&2; exit 1; fi
+	rm -f $(addprefix $(D)$(BINDIR)/,$(PROGRAMS))
+	rm -rf $(addprefix $(D)$(PYTHONDIR)/,$(PY_PKGS))
+	-rmdir $(D)$(PYTHONDIR) $(D)$(PREFIX)/lib/hourglass 2>/dev/null
+	rm -f $(foreach p,$(foreach e,$(MAN_PAGES) $(MAN_LINKS),$(call field,$(e),1)),\
+		$(D)$(MANDIR)/man$(call man_sec,$(p))/$(p))
+	rm -rf $(D)$(DKMSDIR)
+
+FORCE:
+
 clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all userspace setup check demo bench bench-icount bench-loop clean
+.PHONY: all modules userspace us-lib us-export us-recorder us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install \
+	uninstall clean FORCE

@@ -20,8 +20,8 @@ import struct
 import sys
 import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from hgtrace_file import HgtStream  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 
 
 def varint(x, out):
@@ -40,9 +40,10 @@ def zigzag(d):
 def encodings(path):
     raw, delta, var = bytearray(), bytearray(), bytearray()
     last, n = {}, 0
-    for cpu, tsc, typ, flags, aux, arg, buf, pos, ln in HgtStream(path):
+    for ev in read_hgt(path, raw=True).events:
         n += 1
-        rec = bytes(buf[pos:pos + ln])
+        rec, cpu, tsc, ln = ev.raw, ev.cpu, ev.tsc, len(ev.raw)
+        typ, flags, aux, arg = rec[8], rec[10], rec[11], ev.arg
         d = zigzag(tsc - last.get(cpu, tsc))
         last[cpu] = tsc
         raw += rec

@@ -1,34 +1,39 @@
 #!/usr/bin/env python3
-"""bench/merge_speed.py - the merger's throughput and memory on generated traces.
+"""bench/merge_speed.py - the merger's throughput and memory on generated runs.
 
-    python3 bench/merge_speed.py [EVENTS ...]     (default 1000000 10000000)
+    python3 bench/merge_speed.py [--repeats N] [--dir DIR] [EVENTS ...]   (default 1000000 10000000)
 
 For each size, writes a synthetic run directory (two CPUs, one SCHED_FIFO
 hourglass thread each, 20 us intervals; every gap holds five kernel events:
 the 1 ms tick with its hrtimer, 4.5 us, where an interval ends on the tick,
-else an irq with a softirq, 3 us) and times `hourglass report`'s merge on it in a fresh
-process, with each engine: hgmerge-core (C, the default) and the Python
-reference. Prints kernel events per second through merge, attribution and
-judgement, and the peak resident memory; the target (issue 4) is 5 million
-events a second. Like real runs, the generated one is mostly inferred right
-(the tick recurs, everything else is an interrupt): the report lists every
-disagreement, so a run where most gaps were wrong would measure the listing.
-One JSON line per size and engine ("merge_speed: {...}").
+else an irq with a softirq, 3 us) and times, in fresh processes and
+interleaved, N times each:
 
-    python3 bench/merge_speed.py [--engine core|python|both] [EVENTS ...]
+  report   build/hgmerge --report: the merge, every gap explained and judged
+  all      build/hourglass export DIR --json --text --kernelshark --perfetto
+           --html: the report and every export from one merge, end to end
+
+It prints the median kernel events a second of each, their ratio to the
+target (issue 14: report plus all exports at 10 million kernel events a
+second, end to end), and the peak resident memory, which must not grow with
+the run (compare the sizes). Files go under --dir (default: /dev/shm when it
+exists, so that the machine's disk is not what is measured; say --dir /tmp
+to include it). One JSON line per size and variant ("merge_speed: {...}").
+The generated run is mostly inferred right, like real runs: the report lists
+every disagreement, so a run where most gaps were wrong would measure the
+listing.
 """
 import json
 import os
-import resource
+import statistics
 import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-from hgtrace_file import pack_record as rec  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from helpers.files import pack_record as rec  # noqa: E402  (the test writers)
 
 HZ = 1e9          # one cycle a nanosecond
 TICK = 1000000    # a 1 ms tick (HZ=1000), in cycles
@@ -84,19 +89,55 @@ def generate(d, events):
     return gaps_per_cpu * 2 * 5
 
 
+TARGET = 10e6     # kernel events a second, report plus all exports, end to end
+
+# one variant in a process of its own, so that the peak resident memory is its own
 CHILD = r"""
-import json, resource, sys, time
-sys.path.insert(0, sys.argv[2])
-from hgmerge import report
+import json, os, resource, subprocess, sys, time
+cmd = json.loads(sys.argv[1])
 t = time.monotonic()
-res = report.merge(sys.argv[1], engine=sys.argv[3])
+subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 dt = time.monotonic() - t
-rss = lambda who: resource.getrusage(who).ru_maxrss / 1024
-print(json.dumps({"engine": res["merge_engine"], "seconds": dt, "events": res["kernel_recording"]["events"],
-                  "gaps": res["gaps_total"], "accuracy": res["confusion"]["accuracy"],
-                  "disagreements": len(res["disagreements"]),
-                  "python_rss_mb": rss(resource.RUSAGE_SELF), "core_rss_mb": rss(resource.RUSAGE_CHILDREN)}))
+print(json.dumps({"seconds": dt, "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
+
+
+def variants(d):
+    out = os.path.join(d, "out")
+    os.makedirs(out, exist_ok=True)
+    return {
+        "report": [os.path.join(TOP, "build", "hgmerge"), "--hgl", os.path.join(d, "hourglass.hgl"),
+                   "--kernel", os.path.join(d, "kernel.hgt"), "--report", os.path.join(out, "r.json")],
+        "all": [os.path.join(TOP, "build", "hourglass"), "export", d, "--json", os.path.join(out, "report.json"),
+                "--text", os.path.join(out, "report.txt"), "--kernelshark", os.path.join(out, "merged.dat"),
+                "--perfetto", os.path.join(out, "trace.perfetto"), "--html", os.path.join(out, "report.html")],
+    }
+
+
+FLOOR = r"""
+import os, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+block = b"\0" * (1 << 20)
+t = time.monotonic()
+with open(path, "wb") as f:
+    while n > 0:
+        f.write(block[:min(n, len(block))])
+        n -= len(block)
+os.unlink(path)
+print(time.monotonic() - t)
+"""
+
+
+def write_floor(d, nbytes):
+    """Seconds this machine takes to write @nbytes into @d, nothing else: the floor of any export."""
+    p = subprocess.run([sys.executable, "-c", FLOOR, os.path.join(d, "floor.bin"), str(nbytes)],
+                       capture_output=True, text=True, check=True)
+    return float(p.stdout)
+
+
+def measure(cmd):
+    p = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cmd)], capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)
 
 
 def main():
@@ -104,27 +145,42 @@ def main():
     if args[:1] == ["--generate"]:
         print(generate(args[1], int(args[2])))
         return
-    engines = ["core", "python"]
-    if args[:1] == ["--engine"] and len(args) > 1:
-        engines = engines if args[1] == "both" else [args[1]]
-        args = args[2:]
+    repeats, base = 3, "/dev/shm" if os.path.isdir("/dev/shm") else None
+    while args and args[0].startswith("--"):
+        if args[0] == "--repeats":
+            repeats, args = int(args[1]), args[2:]
+        elif args[0] == "--dir":
+            base, args = args[1], args[2:]
+        else:
+            sys.exit(f"merge_speed: unknown option {args[0]}")
     sizes = [int(a) for a in args] or [1_000_000, 10_000_000]
     for n in sizes:
-        with tempfile.TemporaryDirectory(prefix="hgmerge-bench-") as d:
-            # in a process of its own: a child inherits its parent's peak RSS figure
+        with tempfile.TemporaryDirectory(prefix="hgmerge-bench-", dir=base) as d:
             made = int(subprocess.run([sys.executable, __file__, "--generate", d, str(n)], check=True,
                                       capture_output=True, text=True).stdout)
-            for engine in engines:
-                p = subprocess.run([sys.executable, "-c", CHILD, d, os.path.join(TOP, "tools"), engine],
-                                   capture_output=True, text=True, check=True)
-                r = json.loads(p.stdout)
-                r.update(generated=made, events_per_s=r["events"] / r["seconds"],
-                         ratio_to_target=r["events"] / r["seconds"] / 5e6,
-                         peak_rss_mb=max(r["python_rss_mb"], r["core_rss_mb"]),
-                         file_mb=os.path.getsize(os.path.join(d, "kernel.hgt")) / 2**20)
-                print(f"{n:>10d} events, {r['engine']:6s}: {r['seconds']:.2f} s, {r['events_per_s'] / 1e6:.3f} M "
-                      f"events/s (target 5, ratio {r['ratio_to_target']:.3f}), {r['gaps']} gaps, accuracy "
-                      f"{r['accuracy'] * 100:.1f}%, peak RSS {r['peak_rss_mb']:.0f} MB", flush=True)
+            v = variants(d)
+            runs = {k: [] for k in v}
+            floors = []
+            for _ in range(repeats):            # interleaved: the machine's load moves both alike
+                for k, cmd in v.items():
+                    runs[k].append(measure(cmd))
+                out = os.path.join(d, "out")
+                floors.append(write_floor(d, sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))))
+            events = json.load(open(os.path.join(d, "out", "report.json")))["kernel_recording"]["events"]
+            for k, rs in runs.items():
+                secs = statistics.median(r["seconds"] for r in rs)
+                r = {"variant": k, "events": events, "generated": made, "repeats": repeats,
+                     "seconds": secs, "seconds_all": [round(x["seconds"], 3) for x in rs],
+                     "events_per_s": events / secs, "ratio_to_target": events / secs / TARGET,
+                     "peak_rss_mb": max(x["peak_rss_mb"] for x in rs), "dir": base or tempfile.gettempdir(),
+                     "bytes": {f: os.path.getsize(os.path.join(d, "out", f)) for f in sorted(os.listdir(
+                         os.path.join(d, "out")))} if k == "all" else None}
+                if k == "all":
+                    r["write_floor_s"] = statistics.median(floors)
+                print(f"{n:>10d} events, {k:6s}: {secs:.2f} s (median of {repeats}), {r['events_per_s'] / 1e6:.2f} M "
+                      f"events/s, ratio to the 10 M/s target {r['ratio_to_target']:.2f}, peak RSS "
+                      f"{r['peak_rss_mb']:.0f} MB" + (f"; writing its {sum(r['bytes'].values()) / 1e6:.0f} MB of files "
+                      f"alone takes {r['write_floor_s']:.2f} s here" if k == "all" else ""), flush=True)
                 print("merge_speed: " + json.dumps(r), flush=True)
 
 

@@ -43,7 +43,8 @@ import sys
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 sys.path.insert(0, os.path.join(TOP, "tools"))
 sys.path.insert(0, os.path.join(TOP, "tests", "guest"))
-from hgtrace_file import read_hgt  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 
 OUT = os.environ.get("HGT_OUT", "/tmp/bench")
 # where the recorders write while measured (default OUT). In a guest OUT is the
@@ -102,12 +103,21 @@ def run_none(i, work=HACKBENCH_WORK):
     return work[1](sh(work[0]).stdout), None
 
 
+def counts(path):
+    """(records, events lost) of a recording: its stats, which the reader has
+    checked against every record and LOST marker (read = the records,
+    refused + overwritten = what the LOST markers count)."""
+    rec = read_hgt(path, records=False)
+    if not rec.stats:
+        raise SystemExit(f"bench: {path} has no stats chunks")
+    return (sum(st["read"] for st in rec.stats.values()),
+            sum(st["refused"] + st["overwritten"] for st in rec.stats.values()))
+
+
 def run_module(i, extra=(), work=HACKBENCH_WORK):
     path = os.path.join(REC, f"cost-{i}.hgt")
     p = sh([HGTRACE, "record", "-q", *extra, "-o", path, "--", *work[0]])
-    rec = read_hgt(path)
-    n = sum(1 for e in rec.events if e.kind != "lost")
-    lost = sum(e.fields["count"] for e in rec.events if e.kind == "lost")
+    n, lost = counts(path)
     size = os.path.getsize(path)
     os.remove(path)
     return work[1](p.stdout), dict(events=n, lost=lost, bytes=size)
@@ -286,9 +296,8 @@ def bench_same_run_size(repeats=3):
         for key, extra in (("default", ()), ("any", ("--compression", "any"))):
             hgt, dat = os.path.join(REC, f"same-{i}.hgt"), os.path.join(REC, f"same-{i}.dat")
             sh([HGTRACE, "record", "-q", "-z", "-o", hgt, "--", *ftrace_args(dat, extra), *HACKBENCH])
-            rec = read_hgt(hgt)
-            n = sum(1 for e in rec.events if e.kind != "lost")
-            if n != len(rec.events):
+            n, lost = counts(hgt)
+            if lost:
                 raise SystemExit(f"bench: hgtrace lost events in same-run repeat {i}; the sizes would be wrong")
             m, _ = ftrace_stat(dat)
             runs[key].append(dict(events=n, ftrace_events=m, hgtrace_z=os.path.getsize(hgt) / n,
@@ -323,7 +332,7 @@ def bench_throughput():
     for i in range(5):
         path = os.path.join(REC, f"live-{i}.hgt")
         sh([HGTRACE, "record", "-q", "-o", path, "--", *HACKBENCH])
-        rec = read_hgt(path)
+        rec = read_hgt(path, records=False)
         span = (rec.window[1] - rec.window[0]) / (rec.tsc_khz * 1000)
         for cpu in rec.stats:
             n = rec.stats[cpu]["produced"]

@@ -21,7 +21,14 @@
 #   - libtracecmd-dev, libtracefs-dev (its .pc requires libtracefs),
 #     libtraceevent-dev, pkg-config: hgtrace-import reads
 #     trace-cmd's trace.dat through the libraries trace-cmd itself uses;
-#   - virtme-ng in a virtual environment at $HG_VENV (default .venv).
+#   - python3-matplotlib: the charts of `hourglass export --html`; the
+#     virtual environment sees it (and every Debian Python package) through
+#     --system-site-packages, so nothing is compiled or downloaded for it;
+#   - man-db, groff-base, mandoc: make builds man pages from docs/ and the
+#     unit tests render each (man -l, groff) and lint it (mandoc -T lint);
+#   - virtme-ng and pytest in a virtual environment at $HG_VENV (default
+#     .venv), and the hgtools package from tools/, installed editable, so
+#     that `python -m hgtools` runs the tree's code as it is.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +42,7 @@ pkgs=(
 	qemu-system-x86 busybox-static trace-cmd rt-tests stress-ng kmod kernelshark
 	xvfb imagemagick chromium-headless-shell librsvg2-bin
 	gcc make python3-venv libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config
+	python3-matplotlib man-db groff-base mandoc
 )
 
 missing=()
@@ -53,10 +61,38 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# An environment made before matplotlib was needed does not see the system's
+# packages: --upgrade rewrites its pyvenv.cfg and keeps what it has installed.
+if [ -e "$venv/pyvenv.cfg" ] && ! grep -qiE '^include-system-site-packages *= *true' "$venv/pyvenv.cfg"; then
+	echo "setup: letting $venv see the system's Python packages (python3-matplotlib)"
+	/usr/bin/python3 -m venv --system-site-packages --upgrade "$venv"
+fi
+
 if [ ! -x "$venv/bin/vng" ] || [ ! -x "$venv/bin/pytest" ]; then
 	echo "setup: creating $venv with virtme-ng"
-	/usr/bin/python3 -m venv "$venv"
+	/usr/bin/python3 -m venv --system-site-packages "$venv"
 	"$venv/bin/pip" install -q --disable-pip-version-check virtme-ng pytest
 fi
+
+# the tests read the Perfetto export with Perfetto's own compiled protos
+if ! "$venv/bin/python" -c "import perfetto.protos.perfetto.trace.perfetto_trace_pb2" 2>/dev/null; then
+	echo "setup: installing perfetto and protobuf into $venv (the Perfetto export's tests)"
+	"$venv/bin/pip" install -q --disable-pip-version-check perfetto protobuf
+fi
+
+# tools/ as the hgtools package, editable: done when the environment already
+# imports it from this tree
+if [ -e "$top/tools/pyproject.toml" ]; then
+	# -I: not from the current directory, nor from PYTHONPATH
+	at=$("$venv/bin/python" -I -c 'import hgtools, os; print(os.path.realpath(hgtools.__file__))' 2>/dev/null || true)
+	case "$at" in
+	"$(realpath "$top/tools")"/*) ;;
+	*)	echo "setup: installing tools/ (hgtools) into $venv, editable"
+		"$venv/bin/pip" install -q --disable-pip-version-check -e "$top/tools" ;;
+	esac
+fi
+
+"$venv/bin/python" -c 'import matplotlib' 2>/dev/null ||
+	{ echo "setup: $venv cannot import matplotlib (python3-matplotlib)" >&2; exit 1; }
 
 echo "setup: ok ($(ls /boot/vmlinuz-* | wc -l) kernels, $("$venv/bin/vng" --version 2>&1 | head -1))"

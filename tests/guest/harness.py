@@ -15,7 +15,7 @@ import time
 import traceback
 
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
-sys.path.insert(0, os.path.join(TOP, "tools"))
+sys.path.insert(0, os.path.join(TOP, "tests"))      # helpers: the readers through hgtrace dump
 
 KO = os.environ.get("HGT_KO", "")
 KREL = os.environ.get("HGT_KREL", os.uname().release)

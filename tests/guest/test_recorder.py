@@ -6,9 +6,11 @@ worth keeping are printed as notes under the TAP line.
 import os
 import statistics
 import subprocess
+import sys
 
-from harness import HGTRACE, KO, TESTBIN, dmesg_lines, load, module_loaded, run, unload
-from hgtrace_file import read_hgt
+from harness import HGTRACE, KO, TESTBIN, TOP, dmesg_lines, load, module_loaded, run, unload
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 import ftrace_text
 import matching
 

@@ -6,18 +6,14 @@ import shutil
 import tempfile
 from pathlib import Path
 import subprocess
-import sys
 from dataclasses import dataclass
 
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-sys.path.insert(0, os.path.join(TOP, "tests"))     # paper_lines
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 
-import hourglass_trace  # noqa: E402
-
+from helpers.recordings import read_hgl  # noqa: E402
 
 @dataclass
 class Run:
@@ -35,6 +31,8 @@ class Run:
 @pytest.fixture(scope="session")
 def hourglass_bin():
     subprocess.run(["make", "-s", "-C", os.path.join(TOP, "userspace", "hourglass")], check=True)
+    # the trace is read by the library's reader, through hgtrace dump
+    subprocess.run(["make", "-s", "-C", os.path.join(TOP, "userspace", "recorder")], check=True)
     return HOURGLASS
 
 
@@ -65,7 +63,7 @@ def hg(hourglass_bin, tmp_path):
                 f = l.split()
                 ivs.append((int(f[0]), *map(float, f[1:5]), int(f[5])))
         data = json.loads(js.read_text()) if js.exists() and js.stat().st_size else None
-        t = hourglass_trace.read_trace(str(tr)) if trace and tr.exists() else None
+        t = read_hgl(str(tr)) if trace and tr.exists() else None
         if prefix:
             shutil.rmtree(d)
         return Run(p.returncode, p.stdout, p.stderr, data, t, ivs)

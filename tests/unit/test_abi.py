@@ -1,8 +1,8 @@
-"""The Python reader's idea of the ABI must be the C header's."""
+"""The test writers' idea of the ABI (tests/helpers/files.py) must be the C header's."""
 import os
 import subprocess
 
-import hgtrace_file
+import helpers.files as F
 from conftest import TOP
 
 
@@ -19,9 +19,9 @@ def layout(tmp_path):
 
 def test_sizes_and_offsets(tmp_path):
     L = layout(tmp_path)
-    assert L["hgt_rec"] == hgtrace_file._HDR.size == 16
-    assert L["hgt_chunk"] == hgtrace_file._CHUNK.size
-    assert L["hgt_cpu_stats"] == 8 * len(hgtrace_file.STATS_FIELDS)
+    assert L["hgt_rec"] == F.REC.size == 16
+    assert L["hgt_chunk"] == F.CHUNK.size
+    assert L["hgt_cpu_stats"] == F.STATS.size == 8 * len(F.STATS_FIELDS)
     assert (L["hgt_rec.tsc"], L["hgt_rec.type"], L["hgt_rec.len"], L["hgt_rec.flags"],
             L["hgt_rec.aux"], L["hgt_rec.arg"]) == (0, 8, 9, 10, 11, 12)
     for s in ("hgt_switch", "hgt_wake", "hgt_migrate", "hgt_nmi", "hgt_hrtimer", "hgt_comm",
@@ -33,10 +33,19 @@ def test_sizes_and_offsets(tmp_path):
 
 def test_type_numbers(tmp_path):
     L = layout(tmp_path)
-    for num, name in hgtrace_file.TYPES.items():
+    for num, name in F.RECORD_TYPES.items():
         assert L["HGT_REC_" + name.upper()] == num, name
-    assert L["HGT_REC_MAX"] == max(hgtrace_file.TYPES) + 1, "a record type is missing from the reader"
-    assert L["HGT_CHUNK_MAGIC"] == hgtrace_file.CHUNK_MAGIC
+    assert L["HGT_REC_MAX"] == max(F.RECORD_TYPES) + 1, "a record type is missing from the test writers"
+    assert L["HGT_CHUNK_MAGIC"] == F.CHUNK_MAGIC
+
+
+def test_type_names_are_the_readers(tmp_path, hgtrace_bin):
+    """What `hgtrace dump` calls each type is what the writers' table calls it."""
+    path = tmp_path / "types.hgt"
+    records = [F.rec(t, t, payload=b"\0" * 32) for t in sorted(F.RECORD_TYPES)]
+    path.write_bytes(F.hgt_file([F.chunk(0, records)]))
+    out = subprocess.run([hgtrace_bin, "dump", str(path)], capture_output=True, text=True, check=True).stdout
+    assert [l.split()[2] for l in out.splitlines()] == [F.RECORD_TYPES[t] for t in sorted(F.RECORD_TYPES)]
 
 
 def test_dkms_version_is_the_abi():

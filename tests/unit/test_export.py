@@ -1,17 +1,398 @@
-"""The KernelShark export: a merged trace.dat that trace-cmd reports and
-libkshark (KernelShark's own library) loads, with both streams."""
+"""The exporters in C (userspace/export, export.h): a synthetic run fed
+through their hooks by userspace/export/tests/export_synth.c, then read
+back as users would: trace-cmd report, KernelShark's own library (as the
+GUI loads a file and a session), Perfetto's own protobuf definitions for
+Perfetto's file (tests/helpers/pfcheck.py).
+
+The run (export_synth.c says it in full): TSC at 1 GHz so that a cycle is a
+nanosecond, base_tsc 1000000, three CPUs, hourglass threads 0 (tid 101,
+CPU 0) and 1 (tid 102, CPU 1)."""
+import json
+import os
 import re
 import subprocess
+from collections import Counter
 
 import pytest
 
-from test_merge import IRQ_E, IRQ_X, VEC_E, VEC_X, chunk, comm, hgl, iv, rec, switch, META, hgt_file
-from hgexport import kernelshark, kscheck
-from hgexport.tracedat import TraceDat
-from hgmerge.load import RunError
+from helpers import kscheck, pfcheck
 
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+BUILD = os.path.join(TOP, "build", "export")
+
+
+@pytest.fixture(scope="module")
+def bins():
+    subprocess.run(["make", "-s", "-C", os.path.join(TOP, "userspace", "export"), "tests"], check=True)
+    return os.path.join(BUILD, "export_synth"), os.path.join(BUILD, "export_units")
+
+
+def synth(bins, d, *args):
+    """Run the driver into @d; its JSON (what it fed, both summaries)."""
+    p = subprocess.run([bins[0], *args, str(d)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.fixture(scope="module")
+def run(bins, tmp_path_factory):
+    d = tmp_path_factory.mktemp("export")
+    return d, synth(bins, d)
+
+
+def report(path, *opts):
+    p = subprocess.run(["trace-cmd", "report", *opts, str(path)], capture_output=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.decode(errors="replace")     # one task's name is not UTF-8
+
+
+def lines_of(text):
+    """(buffer, cpu, seconds, event, rest) of each event line of trace-cmd report."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"(hourglass:)?\s*.*?\[(\d+)\]\s+([\d.]+): (\w+):\s+(.*)$", line)
+        if m:
+            out.append(("hourglass" if m.group(1) else "", int(m.group(2)), m.group(3), m.group(4), m.group(5)))
+    return out
+
+
+def test_units(bins, tmp_path):
+    """The reorder window, JSON escaping and numbers, trace-cmd's TSC arithmetic, the page writer."""
+    p = subprocess.run([bins[1], str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 0 and "not ok" not in p.stdout, p.stdout
+    assert re.search(r"^1\.\.(\d+)$", p.stdout, re.M) and p.stdout.count("\nok ") >= 20
+    assert "[7 EVENTS DROPPED]" in report(tmp_path / "units.dat")
+    # the Perfetto writer alone: many sequences with two-byte ids, long deltas, a buffer filled often
+    t = perfetto(tmp_path / "units.perfetto-trace")
+    assert len(t["slices"]) == 60000 and t["attributes"]["units.slices"] == 60000
+    assert len({s["track"] for s in t["slices"]}) == 200 and max(s["ts"] for s in t["slices"]) > 3 * 10**11
+    assert {s["name"] for s in t["slices"]} == {f"name {i}" for i in range(300)}
+    assert sorted(s["args"]["i"] for s in t["slices"])[:2] == [-59999, -59998]
+
+
+def test_trace_cmd_reads_every_event(run):
+    d, r = run
+    ks = r["ks"]
+    text = report(d / "merged.dat")
+    ev = lines_of(text)
+    counts = Counter(e[3] for e in ev)
+    fed = r["fed"]
+    assert {k: counts[k] for k in fed} == fed, (counts, fed)
+    assert sum(1 for e in ev if e[0] == "") == ks["kernel_events"]
+    assert sum(1 for e in ev if e[0] == "hourglass") == ks["hourglass_events"]
+    assert ks["cpus"] == 3 and ks["gaps"] == 8 and ks["lost_events"] == 42
+    # every CPU's times go forward, in each buffer
+    last = {}
+    for b, cpu, t, *_ in ev:
+        assert float(t) >= last.get((b, cpu), 0), (b, cpu, t)
+        last[(b, cpu)] = float(t)
+    assert "CPU:1 [42 EVENTS DROPPED]" in text
+
+
+def test_fields_names_and_times(run):
+    d, _ = run
+    text = report(d / "merged.dat", "-t")
+    # hourglass's threads are hg-thread-K in comms and cmdlines; other tasks keep their names
+    assert "hg-thread-0-101" in text and "hg-thread-1-102" in text
+    assert re.search(r"sched_switch: +hg-thread-0:101 \[120\] R ==> stress:555", text)
+    assert "stress-555" in text and "kworker/1:0-556" in text
+    # TSC2NSEC and the time base: t = (tsc - base_tsc) / tsc_hz, to the nanosecond
+    assert re.search(r"\[000\]\s+0\.000030520: softirq_entry:\s+vec=3", text)
+    assert re.search(r"\[002\]\s+3\.500000000: local_timer_entry:\s+vector=236", text), "a time extend"
+    assert re.search(r"irq_handler_entry:\s+irq=30 name=virtio0-input.0", text)
+    # function names through the kallsyms section; an id without a name prints as its number
+    assert re.search(r"hrtimer_expire_entry:.* function=tick_nohz_handler", text)
+    assert re.search(r"nmi_handler:\s+perf_event_nmi_handler\(\) delta_ns: 2000", text)
+    assert "0x22222222()" in text and "0x675a4f97" not in text
+    # the gap events: inferred, actual, cause, agreement
+    gaps = [l for l in text.splitlines() if l.startswith("hourglass:") and " gap: " in l]
+    assert len(gaps) == 8
+    assert any("length_ns=9000 agree=1 inferred=switch_other actual=switch_other cause=switched to stress:555"
+               in g for g in gaps), gaps
+    assert any("agree=0 inferred=switch_hg actual=interrupt cause=reschedule" in g for g in gaps)
+    assert any("inferred=voluntary actual=switch_other" in g and "agree=0" in g for g in gaps)
+    # a cause over 112 bytes of payload: an entry with a length word
+    assert any("cause=hidden: no kernel event at all on this CPU (hypervisor, emulator or SMI)" in g for g in gaps)
+    assert re.search(r"interval_end:\s+thread=0 duration_ns=5000 ended_by=sleep", text)
+    assert re.search(r"wakeup:\s+thread=1 lateness_ns=-50 timer=POSIX", text)
+    assert re.search(r"0\.000023000: deadline_miss:\s+thread=1", text)
+    assert re.search(r"0\.000008000: job_done:\s+thread=1 response_ns=5000", text)
+
+
+def test_late_records_put_back_or_clamped(run):
+    """Records up to 2 ms late keep their place; older ones are written at the last
+    time already written on their CPU, and counted."""
+    d, r = run
+    ev = [e for e in lines_of(report(d / "merged.dat", "-t")) if e[0] == "" and e[1] == 0]
+    names = [(e[2], e[3]) for e in ev if "0.00006" in e[2]]
+    assert names[:4] == [("0.000065100", "irq_handler_entry"), ("0.000065200", "irq_handler_exit"),
+                         ("0.000065300", "softirq_entry"), ("0.000065400", "softirq_exit")], names
+    assert r["ks"]["reordered"] >= 2 and r["ks"]["clamped"] == 1
+    cpu2 = [e for e in lines_of(report(d / "merged.dat", "-t")) if e[0] == "" and e[1] == 2]
+    assert ("0.001000000", "softirq_entry") in [(e[2], e[3]) for e in cpu2], "the clamped one"
+    # hourglass's side: jobs arrive when they end, up to a period late
+    assert r["ks"]["hg_reordered"] >= 1 and r["ks"]["hg_clamped"] == 0
+    assert r["pf"]["reordered"] == r["ks"]["reordered"] and r["pf"]["clamped"] == 1
+
+
+def test_kernelshark_loads_it(run):
+    d, r = run
+    ks = kscheck.load(str(d / "merged.dat"))
+    assert ks["streams"] == 2 and ks["extra_buffers"] == 1 and ks["unnamed"] == 0
+    fed = r["fed"]
+    hg = {"interval_start", "interval_end", "gap", "job_release", "job_done", "deadline_miss", "wakeup"}
+    for name, n in fed.items():
+        key = [k for k in ks["events"] if k.endswith("/" + name)]
+        assert len(key) == 1 and ks["events"][key[0]] == n, (name, key, ks["events"])
+        assert key[0].startswith("hourglass/") == (name in hg)
+    assert ks["events"]["missed_events"] == 1
+    assert ks["entries"] == r["ks"]["kernel_events"] + r["ks"]["hourglass_events"] + 1
+    assert ks["ts_min"] >= 1, "KernelShark reads a zero timestamp as unset"
+    assert ks["ts_max"] == 3500000500
+
+
+def test_session_opens_on_the_earliest_wrong_inference(run):
+    """The gaps come per CPU: CPU 0's wrong one (30 us) first, CPU 1's (9 us) later;
+    the session opens on the earlier, markers A and B on its rows."""
+    d, r = run
+    ks = r["ks"]
+    assert ks["session_written"] == 1 and ks["companion"] == str(d / "merged-hourglass.dat")
+    assert ks["session_gap_s"] == pytest.approx(9e-6, abs=1e-9)
+    doc = json.load(open(d / "session.json"))
+    files = [s["data"]["file"] for s in doc["data streams"]]
+    assert files == [str(d / "merged.dat"), ks["companion"]]
+    assert all(s["data"]["time"] == int(os.stat(f).st_mtime) for s, f in zip(doc["data streams"], files))
+    assert doc["data streams"][0]["CPUPlots"] == [0, 1, 2] and doc["data streams"][1]["CPUPlots"] == [0, 1]
+    s = kscheck.load_session(str(d / "session.json"))
+    assert s["streams"] == 2
+    assert s["entries"] == ks["kernel_events"] + 1 + ks["hourglass_events"], "with the missed-events entry"
+    a, b = s["marks"]["markA"], s["marks"]["markB"]
+    assert a[:2] == ("hourglass/interval_end", 9000) and a[2] == 1, a
+    assert b[:2] == ("hourglass/interval_start", 9900) and b[2] == 1, b
+    lo, hi = doc["Model"]["range"]
+    assert lo <= a[1] < b[1] <= hi
+
+
+def test_session_rows_count_lost_marks(bins, tmp_path):
+    """Only the gaps from 45 us: none explained, so the session opens on the earliest
+    (the sleep at 50 us), after CPU 1's missed-events entry (40.2 us): the rows count
+    it, as KernelShark's table has it."""
+    r = synth(bins, tmp_path, "--gaps-from", "45000", "--many", "3000")
+    assert r["ks"]["gaps"] == 2 and r["ks"]["session_gap_s"] == pytest.approx(50e-6, abs=1e-9)
+    s = kscheck.load_session(str(tmp_path / "session.json"))
+    assert s["entries"] == r["ks"]["kernel_events"] + 1 + r["ks"]["hourglass_events"]
+    assert s["marks"]["markA"][:2] == ("hourglass/interval_end", 50000), s["marks"]
+    assert s["marks"]["markB"][:2] == ("hourglass/interval_start", 60000), s["marks"]
+
+
+def test_many_pages(bins, tmp_path):
+    """60,000 more events on CPU 2: many pages, chunks written and copied, all read back."""
+    r = synth(bins, tmp_path, "--no-gaps", "--many", "30000")
+    assert r["fed"]["softirq_entry"] == 30005 and r["ks"]["session_written"] == 0
+    assert not (tmp_path / "session.json").exists() and not (tmp_path / "merged-hourglass.dat").exists()
+    ks = kscheck.load(str(tmp_path / "merged.dat"))
+    assert ks["events"]["irq/softirq_entry"] == 30005 and ks["events"]["irq/softirq_exit"] == 30004
+    assert ks["entries"] == r["ks"]["kernel_events"] + r["ks"]["hourglass_events"] + 1
+    assert os.path.getsize(tmp_path / "merged.dat") > 40 * 4096
+    counts = Counter(e[3] for e in lines_of(report(tmp_path / "merged.dat")))
+    assert counts["softirq_entry"] == 30005
+    pf = perfetto(tmp_path / "trace.perfetto-trace")
+    assert len([s for s in pf["slices"] if s["name"] == "softirq SCHED"]) == 30000
+
+
+def perfetto(path):
+    """The Perfetto trace as Perfetto's own definitions read it, its rules checked (pfcheck)."""
+    return pfcheck.read(str(path))
+
+
+def by_track_name(t):
+    return {u: td.name for u, td in t["tracks"].items()}
+
+
+def ns_of(seconds):
+    """trace-cmd report -t's "0.000030520" as integer nanoseconds."""
+    whole, frac = seconds.split(".")
+    return int(whole) * 10**9 + int(frac.ljust(9, "0"))
+
+
+HANDLER_ENTRY = {"irq_handler_entry": "irq", "softirq_entry": "softirq"}
+
+
+def cpu_slice_kind(name):
+    if name.startswith("irq "):
+        return "irq"
+    if name.startswith("softirq "):
+        return "softirq"
+    if name in ("local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
+                "x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic"):
+        return "vector"
+    return "task"
+
+
+def test_perfetto_trace(run):
+    """Perfetto's protobuf trace, read with Perfetto's own definitions: the groups and their
+    tracks, slices nested on the CPUs, gaps named by their cause with their classes as debug
+    annotations, instants, the run's metadata as trace attributes."""
+    d, r = run
+    t = perfetto(d / "trace.perfetto-trace")
+    assert t["events"] == r["pf"]["events"] and r["pf"]["gaps"] == 8
+    tracks, names = t["tracks"], by_track_name(t)
+    groups = {td.name: u for u, td in tracks.items() if not td.HasField("parent_uuid")}
+    assert set(groups) == {"kernel (ground truth)", "hourglass"}
+    children = {td.name: td.parent_uuid for td in tracks.values() if td.HasField("parent_uuid")}
+    assert {n: p for n, p in children.items() if n.startswith("CPU")} == \
+        {"CPU 0": groups["kernel (ground truth)"], "CPU 1": groups["kernel (ground truth)"],
+         "CPU 2": groups["kernel (ground truth)"]}
+    assert children["hg-thread-0 (tid 101, CPU)"] == groups["hourglass"]
+    assert children["hg-thread-1 (tid 102, PERIODIC)"] == groups["hourglass"]
+    assert "6.1.0-synthetic #1 SMP" in tracks[groups["kernel (ground truth)"]].description
+    sl = t["slices"]
+    on = lambda name: [s for s in sl if names[s["track"]] == name]          # noqa: E731
+    # the gaps: named by their cause, the inference added when it was wrong
+    gaps = [s for s in sl if "inferred" in s["args"]]
+    assert len(gaps) == 8 and all(names[g["track"]].startswith("hg-thread-") for g in gaps)
+    sw = [g for g in gaps if g["name"] == "switched to stress:555"]
+    assert len(sw) == 1 and sw[0]["dur"] == 9000 and sw[0]["ts"] == 11000
+    assert sw[0]["args"] == {"cpu": 0, "next_thread": 0, "inferred": "switch_other", "actual": "switch_other",
+                             "agree": True}
+    wrong = sorted(g["name"] for g in gaps if not g["args"]["agree"] and g["args"]["inferred"] != "voluntary")
+    assert wrong == ["irq 30 virtio0-input.0 (inferred timer)", "reschedule (inferred switch_hg)",
+                     "unexplainable (inferred hidden)"], wrong
+    ipi = [g for g in gaps if g["name"] == "reschedule (inferred switch_hg)"][0]
+    assert ipi["args"]["actual"] == "interrupt" and ipi["args"]["inferred"] == "switch_hg"
+    sleep = [g for g in gaps if g["args"]["inferred"] == "voluntary"]
+    assert len(sleep) == 1 and sleep[0]["args"]["actual"] == "switch_other" and not sleep[0]["args"]["agree"]
+    # intervals and gaps follow each other on a thread's track, nothing nested
+    running = [s for s in sl if s["name"] == "running"]
+    assert len(running) == 10 and all(s["depth"] == 0 for s in running + gaps)
+    assert {s["args"]["cpu"] for s in on("hg-thread-1 (tid 102, PERIODIC)") if s["name"] == "running"} == {1}
+    # the kernel's side: the tick, an irq put back in order, tasks' names as the task callback gives them
+    tick = [s for s in on("CPU 0") if s["name"] == "local_timer"]
+    assert len(tick) == 1 and (tick[0]["ts"], tick[0]["dur"]) == (40100, 4100)
+    irq31 = [s for s in sl if s["name"] == "irq 31"]
+    assert len(irq31) == 1 and (irq31[0]["ts"], irq31[0]["dur"]) == (65100, 100), "put back in order"
+    tasks = {s["name"] for s in sl if names[s["track"]].startswith("CPU") and s["depth"] == 0}
+    assert {'say "hi"\\:777', "bad\ufffd\x01name:778", "idle", "hg-thread-0", "stress:555"} <= tasks
+    # handlers nest in the task slices of their CPU
+    for h in (s for s in sl if names[s["track"]].startswith("CPU") and s["depth"] > 0):
+        assert cpu_slice_kind(h["name"]) != "task", h
+        outer = [p for p in sl if p["track"] == h["track"] and p["depth"] == h["depth"] - 1 and
+                 p["ts"] <= h["ts"] and h["ts"] + h["dur"] <= p["ts"] + p["dur"]]
+        assert outer, h
+    # instants: lost events on their CPU, deadline misses, wake-ups with their lateness
+    lost = [i for i in t["instants"] if i["name"] == "events lost"]
+    assert len(lost) == 1 and names[lost[0]["track"]] == "CPU 1" and lost[0]["args"] == {"count": 42}
+    assert lost[0]["ts"] == 40200
+    miss = [i for i in t["instants"] if i["name"] == "deadline missed"]
+    assert len(miss) == 1 and miss[0]["ts"] == 23000 and names[miss[0]["track"]].startswith("hg-thread-1 ")
+    assert sorted(i["args"]["lateness_ns"] for i in t["instants"] if i["name"] == "wake-up") == [-50, 100]
+    # the run: provenance, what was put back in order, the confusion matrix
+    a = t["attributes"]
+    assert a["hourglass.command"] == 'hourglass -n 2 -d 1 "quoted"' and a["hourglass.tsc_hz"] == "1000000000"
+    assert a["hourglass.base_tsc"] == 1000000 and a["hourglass.gaps"] == 8
+    assert a["hourglass.kernel_reordered"] == r["pf"]["reordered"] and a["hourglass.kernel_clamped"] == 1
+    assert a["hourglass.confusion.interrupt.timer"] == 1 and a["hourglass.confusion.switch_other.switch_other"] == 2
+    assert a["hourglass.confusion.interrupt.switch_hg"] == 1 and a["hourglass.confusion.timer.timer"] == 1
+
+
+def test_perfetto_times_are_the_trace_dats(run):
+    """The same events at the same nanosecond in both exports: every handler entry and
+    switch of trace-cmd's report begins a slice of its CPU's track at that time; every
+    interval, gap, deadline miss and wake-up of the hourglass buffer is on its thread's
+    track at its time."""
+    d, _ = run
+    t = perfetto(d / "trace.perfetto-trace")
+    names = by_track_name(t)
+    ev = lines_of(report(d / "merged.dat", "-t"))
+    kernel_dat = Counter()
+    for b, cpu, sec, name, _ in ev:
+        if b == "":
+            kind = ("task" if name == "sched_switch" else HANDLER_ENTRY.get(name) or
+                    ("vector" if name.endswith("_entry") and name not in ("hrtimer_expire_entry",) else None))
+            if kind:
+                kernel_dat[(cpu, ns_of(sec), kind)] += 1
+    kernel_pf = Counter((int(names[s["track"]][4:]), s["ts"], cpu_slice_kind(s["name"]))
+                        for s in t["slices"] if names[s["track"]].startswith("CPU "))
+    assert kernel_pf == kernel_dat
+    hg_dat = Counter()
+    for b, cpu, sec, name, rest in ev:
+        m = re.search(r"thread=(\d+)", rest)
+        if b == "hourglass" and m and name in ("interval_start", "interval_end", "gap", "deadline_miss", "wakeup"):
+            hg_dat[(int(m.group(1)), ns_of(sec), name)] += 1
+    hg_pf = Counter()
+    for s in t["slices"]:
+        k = names[s["track"]]
+        if k.startswith("hg-thread-"):
+            th = int(k.split()[0].rsplit("-", 1)[1])
+            if s["name"] == "running":
+                hg_pf[(th, s["ts"], "interval_start")] += 1
+                hg_pf[(th, s["ts"] + s["dur"], "interval_end")] += 1
+            else:
+                hg_pf[(th, s["ts"], "gap")] += 1
+    for i in t["instants"]:
+        k = names[i["track"]]
+        if k.startswith("hg-thread-"):
+            th = int(k.split()[0].rsplit("-", 1)[1])
+            hg_pf[(th, i["ts"], {"deadline missed": "deadline_miss", "wake-up": "wakeup"}[i["name"]])] += 1
+    assert hg_pf == hg_dat
+
+
+def test_perfetto_waits_for_late_gaps(bins, tmp_path):
+    """The engine judges a gap when the kernel's timeline has passed it: in the lab's runs a
+    gap came 15 ms after hourglass's records of its time in the middle, 57 ms at worst. Here
+    every gap comes 60 ms late, after an interval at 30 ms: each is still at its own time on
+    its thread's track, between its intervals, and nothing was moved."""
+    r = synth(bins, tmp_path, "--gap-delay", "60000000")
+    t = perfetto(tmp_path / "trace.perfetto-trace")
+    names = by_track_name(t)
+    gaps = sorted((names[s["track"]].split()[0], s["ts"], s["dur"]) for s in t["slices"] if "inferred" in s["args"])
+    assert gaps == [("hg-thread-0", 11000, 9000), ("hg-thread-0", 30000, 800), ("hg-thread-0", 40000, 5000),
+                    ("hg-thread-0", 50000, 10000), ("hg-thread-0", 70000, 500), ("hg-thread-1", 9000, 900),
+                    ("hg-thread-1", 20000, 5000), ("hg-thread-1", 40000, 1000)], gaps
+    assert t["attributes"]["hourglass.hourglass_clamped"] == 0 and t["attributes"]["hourglass.slices_cut"] == 0
+    late = [s for s in t["slices"] if s["name"] == "running" and s["ts"] == 30000000]
+    assert len(late) == 1 and late[0]["dur"] == 1000
+
+
+def test_perfetto_refuses_a_json_name(bins, tmp_path):
+    p = subprocess.run([bins[0], "--pf-name", "trace.json", str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 3 and "not JSON: name it .perfetto-trace or .pftrace" in p.stderr, p.stderr
+    assert os.listdir(tmp_path) == [], "no output, no temporary file"
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--bad-cpu"], "but the run has 3 CPUs"),
+    (["--name", "merged.trace"], "KernelShark opens only files named *.dat"),
+])
+def test_refusals_leave_nothing(bins, tmp_path, args, msg):
+    p = subprocess.run([bins[0], *args, str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 3 and msg in p.stderr, p.stderr
+    assert os.listdir(tmp_path) == [], "no output, no temporary file"
+
+
+def test_abort_leaves_nothing(bins, tmp_path):
+    r = synth(bins, tmp_path, "--abort")
+    assert r["aborted"] > 0 and os.listdir(tmp_path) == []
+
+
+def test_unwritable_folder(bins, tmp_path):
+    if os.geteuid() == 0:
+        # root writes anywhere: a folder that does not exist instead
+        p = subprocess.run([bins[0], str(tmp_path / "no" / "such")], capture_output=True, text=True)
+        assert p.returncode == 3 and "cannot create a file in its folder" in p.stderr, p.stderr
+        return
+    os.chmod(tmp_path, 0o500)
+    try:
+        p = subprocess.run([bins[0], str(tmp_path)], capture_output=True, text=True)
+        assert p.returncode == 3 and "cannot create a file in its folder" in p.stderr, p.stderr
+    finally:
+        os.chmod(tmp_path, 0o700)
+
+
+# The HTML report is still Python's (tools/hgexport/htmlreport.py): its tests stay here.
 
 def make_run(tmp_path):
+    from test_merge import hgl, hgt_file, chunk, comm, iv, rec, switch, META, IRQ_E, IRQ_X, VEC_E, VEC_X
     recs = [iv(10000, 11000, 0, 0), iv(20000, 21000, 0, 0), iv(21500, 30000, 1, 0), iv(31000, 32000, 0, 0),
             iv(40000, 50000, 1, 1)]
     (tmp_path / "hourglass.hgl").write_bytes(hgl(recs))
@@ -22,142 +403,14 @@ def make_run(tmp_path):
     return tmp_path
 
 
-def report(path):
-    p = subprocess.run(["trace-cmd", "report", str(path)], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    return p.stdout
 
 
-def test_export_trace_cmd_and_kernelshark(tmp_path):
-    d = make_run(tmp_path)
-    out = tmp_path / "merged.dat"
-    r = kernelshark.export(str(d), str(out))
-    assert r["gaps"] == 3 and r["kernel_events"] == 8
-    text = report(out)
-    assert len(re.findall(r" sched_switch: ", text)) == 4
-    assert "stress:555" in text and "local_timer_entry" in text and "irq_handler_entry" in text
-    gaps = [l for l in text.splitlines() if l.startswith("hourglass:") and " gap: " in l]
-    assert len(gaps) == 3
-    assert any("inferred=switch_hg actual=switch_hg" in g and "agree=1" in g for g in gaps)
-    assert any("actual=switch_other cause=task stress:555" in g for g in gaps), gaps
-    assert len([l for l in text.splitlines() if "interval_start:" in l]) == 5
-    assert "hg-thread-0-100" in text, "hourglass threads are named"
-    ks = kscheck.load(str(out))
-    assert ks["streams"] == 2 and ks["unnamed"] == 0
-    assert ks["events"]["sched/sched_switch"] == 4 and ks["events"]["hourglass/gap"] == 3
-    assert ks["entries"] == r["kernel_events"] + r["hourglass_events"]
-    assert ks["ts_min"] >= 1, "KernelShark reads a zero timestamp as unset"
-
-
-def test_kernelshark_session_opens_on_a_gap(tmp_path):
-    """--ks-session: KernelShark's library imports the session's two files
-    and its markers sit on the chosen gap's ends."""
-    import json
-    import os
-    d = make_run(tmp_path)
-    out, ses = tmp_path / "merged.dat", tmp_path / "ks.json"
-    r = kernelshark.export(str(d), str(out), session=str(ses))
-    assert r["companion"] == str(tmp_path / "merged-hourglass.dat") and os.path.exists(r["companion"])
-    doc = json.load(open(ses))
-    files = [s["data"]["file"] for s in doc["data streams"]]
-    assert files == [str(out), r["companion"]]
-    assert all(s["data"]["time"] == int(os.stat(f).st_mtime) for s, f in zip(doc["data streams"], files))
-    ks = kscheck.load_session(str(ses))
-    assert ks["streams"] == 2 and ks["entries"] == r["kernel_events"] + r["hourglass_events"]
-    # no wrong inference here: the first gap the kernel explains (11000..20000, stress ran)
-    a, b = ks["marks"]["markA"], ks["marks"]["markB"]
-    assert a[0] == "hourglass/interval_end" and b[0] == "hourglass/interval_start"
-    assert b[1] - a[1] == 9000, (a, b)
-    lo, hi = doc["Model"]["range"]
-    assert lo <= a[1] < b[1] <= hi
-
-
-def test_export_refuses_other_names(tmp_path):
-    with pytest.raises(RunError):
-        kernelshark.export(str(make_run(tmp_path)), str(tmp_path / "merged.trace"))
-
-
-def test_writer_time_extend_and_lost_events(tmp_path):
-    w = TraceDat(cpus=1, tsc_hz=1e9)
-    ev = w.event("test", "tick", [("u32", "n", 4)], '"n=%u", REC->n')
-    w.add("", 0, 1000, ev, 1, {"n": 1})
-    w.add("", 0, 1000 + 3 * 10**9, ev, 1, {"n": 2})        # 3 s later: needs a time extend
-    w.lost("", 0, 42)
-    w.add("", 0, 1000 + 3 * 10**9 + 5, ev, 1, {"n": 3})
-    with pytest.raises(ValueError):
-        w.add("", 0, 10, ev, 1, {"n": 4})                     # back in time on one CPU
-    w.write(str(tmp_path / "w.dat"))
-    text = report(tmp_path / "w.dat")
-    assert re.search(r"3\.000001: tick:\s+n=2", text), text
-    assert "[42 EVENTS DROPPED]" in text
-    ks = kscheck.load(str(tmp_path / "w.dat"))
-    assert ks["events"] == {"test/tick": 3, "missed_events": 1}
-
-
-def test_perfetto_trace_event_format(tmp_path):
-    """Chrome trace-event JSON as ui.perfetto.dev reads it: phases, microsecond
-    times, pid/tid tracks named by metadata events."""
-    import json
-    from hgexport import perfetto
-    d = make_run(tmp_path)
-    r = perfetto.export(str(d), str(tmp_path / "t.json"))
-    doc = json.loads((tmp_path / "t.json").read_text())
-    evs = doc["traceEvents"]
-    assert r["events"] == len(evs)
-    for e in evs:
-        assert e["ph"] in ("X", "i", "M") and isinstance(e["pid"], int) and isinstance(e["tid"], int)
-        assert isinstance(e["name"], str) and e["name"]
-        if e["ph"] == "X":
-            assert e["ts"] >= 0 and e["dur"] >= 0
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
-    assert names[(1, 0)] == "CPU 0" and names[(2, 1)].startswith("thread 1 (tid 101")
-    gaps = [e for e in evs if e.get("cat") == "gap"]
-    assert len(gaps) == 3 and all(e["pid"] == 2 for e in gaps)
-    sw = [e for e in gaps if e["args"]["actual"] == "switch_other"][0]
-    assert sw["args"]["cause"] == "task stress:555" and sw["dur"] == pytest.approx(9.0)
-    assert len([e for e in evs if e.get("cat") == "interval"]) == 5
-    tick = [e for e in evs if e.get("cat") == "vec"]
-    assert len(tick) == 1 and tick[0]["name"] == "local_timer" and tick[0]["dur"] == pytest.approx(0.4)
-
-
-def test_html_report_side_by_side(tmp_path):
-    """One self-contained page: a summary row per run, tables, inline charts."""
-    import shutil
-    from hgexport import htmlreport
-    a = make_run(tmp_path / "a") if (tmp_path / "a").mkdir() is None else None
-    b = tmp_path / "b"
-    shutil.copytree(a, b)
-    out = tmp_path / "r.html"
-    r = htmlreport.render([str(a), str(b)], str(out), str(tmp_path / "svg"))
-    page = out.read_text()
-    assert r["runs"] == 2 and page.startswith("<!DOCTYPE html>")
-    assert page.count("<svg") >= 6 and "execution map" in page and "supply-bound" in page
-    assert "inferred against actual" in page.lower() and "precision" in page
-    assert "<script" not in page and "src=" not in page and "href=" not in page, "self-contained"
-    summary = page[:page.index("<h2>")]
-    assert summary.count("<tr>") == 3, "a header and one row per run"
-    svgs = sorted(p.name for p in (tmp_path / "svg").iterdir())
-    assert "a-map.svg" in svgs and "b-sbf.svg" in svgs
-
-
-def test_supply_bounds():
-    """A thread that runs 1 ms of every 4 ms (1 MHz: a cycle is a microsecond)."""
-    from hgexport.htmlreport import supply_bounds
-    from test_merge import iv
-    import hourglass_trace as Hm
-    ivs = [Hm.Record(*iv(4000 * k, 4000 * k + 1000, 0, 0)) for k in range(100)]
-    lo, hi = supply_bounds(ivs, 1e6, 0, 400000, ds=[1000, 3000, 4000, 5000])
-    assert [round(v, 6) for _, v in lo] == [0, 0, 1, 1]          # ms, least in any window
-    assert [round(v, 6) for _, v in hi] == [1, 1, 1, 2]          # ms, most in any window
-
-
-def test_session_gap_is_the_first_wrong_inference_the_kernel_explains():
-    from types import SimpleNamespace as G
-    from hgexport.kssession import focus_gap
-    gap = lambda n, inferred, actual, vol="": G(n=n, voluntary=vol, inferred=inferred, truth={"class": actual})
-    gaps = [gap(0, "interrupt", "hidden"), gap(1, "timer", "timer"), gap(2, "timer", "unexplainable"),
-            gap(3, "switch_other", "timer"), gap(4, None, "switch_other", vol="sleep")]
-    assert focus_gap(gaps).n == 3
-    assert focus_gap(gaps[:3]).n == 1            # none wrong: the first the kernel explains
-    assert focus_gap(gaps[:1]).n == 0            # none explained: the first gap
-    assert focus_gap([]) is None
+def test_trace_dat_waits_for_late_gaps(bins, tmp_path):
+    """The same late gaps (60 ms after their end) in the trace.dat: each gap event sits at its
+    own time in the hourglass buffer, between its thread's intervals, and none is clamped."""
+    r = synth(bins, tmp_path, "--gap-delay", "60000000")
+    assert r["ks"]["hg_clamped"] == 0 and r["ks"]["gaps"] == 8, r["ks"]
+    out = report(tmp_path / "merged.dat")
+    gaps = sorted(re.findall(r"\[\d+\]\s+(\d+\.\d+): gap:\s+thread=(\d+)", out))
+    assert gaps == sorted([("0.000011", "0"), ("0.000030", "0"), ("0.000040", "0"), ("0.000050", "0"),
+                           ("0.000070", "0"), ("0.000009", "1"), ("0.000020", "1"), ("0.000040", "1")]), gaps

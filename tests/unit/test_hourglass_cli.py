@@ -66,10 +66,10 @@ def test_paper_meanings(hourglass_bin):
 
 
 def test_options_and_extensions(hourglass_bin):
-    c = dry(hourglass_bin, "-n 4 -d 1020ms -e 1000 -c -a -w CPU_SCAN_YIELD 64 87.0us -t 2 "
+    c = dry(hourglass_bin, "-n 4 -d 5m -e 1000 -c -a -w CPU_SCAN_YIELD 64 87.0us -t 2 "
                            "-rs 1ms 10ms -t 3 --policy rr --prio 7 --affinity 0,2-3 -s 0.5s -f 3m "
                            "-t 1 -w CPU_PERIODIC 1ms 4ms -i POSIX --gap 250ns")
-    assert c["duration_ns"] == 1020 * MS and c["max_records"] == 1000 and c["raw_cycles"]
+    assert c["duration_ns"] == 300_000 * MS and c["max_records"] == 1000 and c["raw_cycles"]
     assert c["gap_ns"] == 250
     t0, t1, t2, t3 = c["threads"]
     assert (t0["workload"], t0["scan_kb"], t0["amount_ns"]) == ("CPU_SCAN_YIELD", 64, 87_000)
@@ -107,7 +107,7 @@ BAD = [
     ("-n 1 -d 5parsecs", "unknown unit"),
     ("-n 1 -d 0s", "longer than zero"),
     ("-n 1 -d", "-d needs a duration"),
-    ("-n 1 -a -s 20s", "-s is at or after the end of the run"),
+    ("-n 1 -a -s 20s", "-s 20s is at or after the end of the run (-d 10s)"),
     ("-n 1 -a -s 2s -f 1s", "-f must come after -s"),
     ("-n 1 -a -i MM", "Windows only"),
     ("-n 1 -a -i FAST", "unknown timer 'FAST'"),
@@ -125,6 +125,33 @@ BAD = [
     ("-n 1 --rtc-hz 1000", "powers of two"),
     ("-n 1 -z", "unknown option '-z'"),
     ("frobnicate x", "unknown command 'frobnicate'"),
+    # an option's argument that is an option: refused, never taken as a file name
+    ("-n 1 -o --dry-run", "-o needs a file, but '--dry-run' that follows it is an option"),
+    ("-n 1 --json -q", "--json needs a file, but '-q' that follows it is an option"),
+    ("-n 1 --trace --json x", "--trace needs a file, but '--json'"),
+    ("-n 1 -a -p -w CPU", "-p needs a priority, but '-w' that follows it is an option"),
+    ("-n 1 -d --dry-run", "-d needs a duration, but '--dry-run'"),
+    # values that parsed but meant nothing
+    ("-n 1 -d 1s -a -f 3s", "thread 0: -f 3s is after the end of the run (-d 1s)"),
+    ("-n 1 -a -f 3s -d 1s", "thread 0: -f 3s is after the end of the run (-d 1s)"),
+    ("-n 1 -a -w CPU_SCAN 1073741824", "-w CPU_SCAN 1073741824: a working set of 1024.0 GiB"),
+    ("-n 1 -a -w LAT 0.5ns", "-w LAT 0.5ns: not a whole number of nanoseconds"),
+    ("-n 1 -a -w LAT 500ns", "-w LAT 500ns: a period under 1us"),
+    ("-n 1 -a -w PERIODIC 100ns 900ns", "-w PERIODIC 900ns: a period under 1us"),
+    ("-n 1 -d 1.5ns", "-d 1.5ns: not a whole number of nanoseconds"),
+    ("-n 1 -e 4294967296", "-e 4294967296 (32 bytes a record): 128.0 GiB"),
+    # the options of cyclictest and rtla
+    ("-n 1 -b 0", "-b: the threshold must be longer than zero"),
+    ("-n 1 -b 5parsecs", "-b 5parsecs: unknown unit"),
+    ("-n 1 -b", "-b needs a threshold"),
+    ("-n 1 --hist 0", "--hist: the histogram must reach further than zero"),
+    ("-n 1 --bucket 5", "--bucket goes with --hist"),
+    ("-n 1 --hist 2s --bucket 1ns", "more than a million buckets"),
+    ("-n 1 --dma-latency soon", "--dma-latency: 'soon' is not a whole number"),
+    ("-n 2 -a --affinity 0 -S", "thread 0: --affinity and --smp/--cpus both pin it"),
+    ("-n 1 -a -rh 1ms 10ms --smp", "thread 0: a SCHED_DEADLINE reservation"),
+    ("-n 1 --cpus 3-1", "--cpus: bad CPU list '3-1'"),
+    ("-n 1 -a -w LAT 5ms -i RTC --cpus 0-1", "--smp made a copy per CPU"),
 ]
 
 
@@ -139,7 +166,68 @@ def test_malformed(hourglass_bin, args, msg):
 def test_help_and_version(hourglass_bin):
     p = subprocess.run([hourglass_bin, "--help"], capture_output=True, text=True)
     assert p.returncode == 0
-    for word in ("-n <threads>", "-rh", "CPU_SCAN_YIELD", "RTHIGH", "TIMERFD", "--trace", "exit status"):
-        assert word in p.stdout
+    for word in ("-n <threads>", "-rh", "CPU_SCAN_YIELD", "RTHIGH", "TIMERFD", "--trace", "exit status",
+                 "--smp", "--cpus", "--quiet", "--breaktrace", "--hist", "--bucket", "--dma-latency",
+                 "record --dir DIR", "docs/exit-status.md", "130 interrupted", "5 stopped at the -b"):
+        assert word in p.stdout, word
     p = subprocess.run([hourglass_bin, "--version"], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.startswith("hourglass ")
+
+
+def test_option_argument_is_never_an_option(hourglass_bin, tmp_path):
+    """`-o --dry-run` once wrote a file named --dry-run and ran for 10 s: now
+    nothing runs and nothing is written; ./--dry-run still names such a file."""
+    p = subprocess.run([hourglass_bin, "-n", "1", "-d", "100ms", "-o", "--dry-run"], capture_output=True,
+                       text=True, cwd=tmp_path, timeout=5)
+    assert p.returncode == 1 and "./ before it" in p.stderr, p.stderr
+    assert list(tmp_path.iterdir()) == []
+    c = dry(hourglass_bin, "-n 1 -o ./--dry-run")
+    assert c["threads_n"] == 1
+    # negative numbers stay numbers, and get their own message
+    p = subprocess.run([hourglass_bin, "-n", "1", "-a", "-w", "PERIODIC", "-3ms", "8ms"], capture_output=True,
+                       text=True)
+    assert p.returncode == 1 and "negative time" in p.stderr
+
+
+def test_names_are_not_case_sensitive(hourglass_bin):
+    upper = dry(hourglass_bin, "-n 2 -t 0 -p RTHIGH -w LAT 1ms -i HR -t 1 -p IDLE -w CPU_SCAN 8 --policy batch")
+    lower = dry(hourglass_bin, "-n 2 -t 0 -p rthigh -w lat 1ms -i hr -t 1 -p Idle -w cpu_scan 8 --policy BATCH")
+    assert upper["threads"] == lower["threads"]
+    assert lower["threads"][0]["level"] == "RTHIGH" and lower["threads"][0]["timer"] == "HR"
+
+
+def test_new_options_in_the_configuration(hourglass_bin):
+    c = dry(hourglass_bin, "-n 1 -q -b 100 --hist 2ms --bucket 10")
+    assert c["quiet"] and c["breaktrace_ns"] == 100_000
+    assert c["hist"] == {"max_ns": 2 * MS, "bucket_ns": 10_000}
+    assert c["dma_latency_us"] == 0 and not c["dma_latency_given"]
+    c = dry(hourglass_bin, "-n 1 --breaktrace 0.25ms --records 500 --dma-latency off")
+    assert c["breaktrace_ns"] == 250_000 and c["max_records"] == 500 and c["dma_latency_us"] == -1
+    assert dry(hourglass_bin, "-n 1 --dma-latency 10")["dma_latency_us"] == 10
+    c = dry(hourglass_bin, "-n 1")
+    assert not c["quiet"] and c["breaktrace_ns"] is None and "hist" not in c and "smp" not in c
+
+
+def test_smp_replicates_the_threads_per_cpu(hourglass_bin):
+    """-S (cyclictest's --smp): the configured threads once per CPU this process
+    may use, each copy pinned to its CPU; --cpus LIST (rtla -c) on those only."""
+    cpus = sorted(os.sched_getaffinity(0))
+    c = dry(hourglass_bin, "-n 2 -t 0 -p RTHIGH -w LAT 1ms -i HR -t 1 -w CPU --smp")
+    assert c["threads_n"] == 2 * len(cpus) == len(c["threads"])
+    assert c["smp"] == {"cpus": _cpulist(cpus), "threads_per_cpu": 2}
+    for i, t in enumerate(c["threads"]):
+        assert t["thread"] == i and t["copy_of"] == i % 2 and t["affinity"] == str(cpus[i // 2])
+        assert t["workload"] == ("LAT", "CPU")[i % 2]
+    c = dry(hourglass_bin, "-n 1 -a -w LAT 1ms --cpus 0")
+    assert c["threads_n"] == 1 and c["threads"][0]["affinity"] == "0" and c["threads"][0]["copy_of"] == 0
+
+
+def _cpulist(cpus):
+    out, i = [], 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
+    return ",".join(out)

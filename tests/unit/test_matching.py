@@ -1,5 +1,5 @@
 """The ftrace comparison itself must catch what it is meant to catch."""
-from hgtrace_file import Event
+from helpers.recordings import Event
 import matching
 
 

@@ -1,27 +1,34 @@
-"""The merger on constructed timelines whose answer is known: one TSC cycle
-is one nanosecond (1 GHz), thread 0 is tid 100, thread 1 tid 101."""
+"""hgmerge on constructed timelines whose answer is known by hand: one TSC
+cycle is one nanosecond (1 GHz), thread 0 is tid 100, thread 1 tid 101.
+Each test writes hourglass.hgl and kernel.hgt, runs build/hgmerge, and reads
+the report (report_version 2) and the per-gap stream (--gaps-json)."""
 import json
 import os
 import struct
+import subprocess
 
 import pytest
 
 from conftest import TOP, chunk, hgt_file, rec
-from hgmerge import infer, judge, load, report, truth
 
-SWITCH, MIGRATE, IRQ_E, IRQ_X, SIRQ_E, SIRQ_X, VEC_E, VEC_X, COMM, LOST = 1, 5, 7, 8, 9, 10, 11, 12, 18, 20
+SWITCH, WAKING, MIGRATE, IRQ_E, IRQ_X, SIRQ_E, SIRQ_X, VEC_E, VEC_X = 1, 2, 5, 7, 8, 9, 10, 11, 12
+NMI, HRT_E, COMM, NAME, LOST = 13, 14, 18, 19, 20
 META = "format: hgtrace 1\ntsc_khz: 1000000\n"
+HGMERGE = os.environ.get("HGMERGE", os.path.join(TOP, "build", "hgmerge"))
 
 
 def iv(t0, t1, thread, cpu, flags=0):
     return (t0, t1, 0, thread, 1, flags, cpu)
 
 
-def hgl(records, threads=2, t0=0):
-    info = {"tsc": {"hz": 1e9}, "t0_tsc": t0, "duration_ns": 10**9, "command": ["hourglass", "test"],
-            "kernel": {"release": "test", "preempt_rt": False},
-            "threads": [{"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "other", "priority": 0}
-                        for k in range(threads)]}
+def thread(k, **kw):
+    return dict({"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "other", "priority": 0}, **kw)
+
+
+def hgl(records, threads=2, info_threads=None, t0=0):
+    info = {"tsc": {"hz": 1e9}, "t0_tsc": t0, "duration_ns": 10**9, "complete": True,
+            "command": ["hourglass", "test"], "kernel": {"release": "test", "preempt_rt": False},
+            "threads": info_threads or [thread(k) for k in range(threads)]}
     body = b"".join(struct.pack("<QQQHBBI", *r) for r in records)
     sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
     return (struct.pack("<8sHHI", b"HGLASS\n\0", 1, 0, 0) + sec(b"info", json.dumps(info).encode())
@@ -36,105 +43,138 @@ def comm(t, pid, name):
     return rec(t, COMM, pid, payload=struct.pack("<II16s", pid, 0, name.encode()))
 
 
-def same_report(d, kernel=None):
-    """Both engines, the reference (Python) and hgmerge-core (C), give the same report."""
-    assert report.engines_differ(str(d), kernel)[0] == []
-    return report.merge(str(d), kernel, engine="core")
+def irq_name(t, irq, name):
+    return rec(t, NAME, irq, payload=name.encode().ljust(32, b"\0"))
 
 
-def merged(tmp_path, records, kernel_chunks, window=(0, 10**12), threads=2):
-    (tmp_path / "hourglass.hgl").write_bytes(hgl(records, threads))
-    (tmp_path / "kernel.hgt").write_bytes(hgt_file(kernel_chunks, meta=META, window=window))
-    same_report(tmp_path)
-    run = load.load_run(str(tmp_path))
-    kinfo = truth.sweep(run, load.kernel_stream(run))
-    cal = infer.infer(run)
-    return run, kinfo, cal
+class Merged:
+    """What hgmerge said: the report, and every gap by its start."""
+
+    def __init__(self, report, gaps):
+        self.report = report
+        self.gaps = gaps
+
+    def gap(self, g0):
+        [g] = [g for g in self.gaps if g["g0"] == g0]
+        return g
+
+    def comps(self, g0):
+        return {k: v for k, v in self.gap(g0)["components"].items() if v}
 
 
-def gap_at(run, g0):
-    [g] = [g for g in run.gaps if g.g0 == g0]
-    return g
+def run_merge(d, args=(), expect=0):
+    p = subprocess.run([HGMERGE, "--hgl", str(d / "hourglass.hgl"), "--kernel", str(d / "kernel.hgt"),
+                        "--report", str(d / "report.json"), "--gaps-json", str(d / "gaps.jsonl"), *args],
+                       capture_output=True, text=True)
+    assert p.returncode == expect, p.stderr
+    if expect:
+        return p.stderr
+    gaps = [json.loads(l) for l in (d / "gaps.jsonl").read_text().splitlines()]
+    return Merged(json.loads((d / "report.json").read_text()), gaps)
 
 
-def comps(g, kinfo):
-    return {truth.component_name(k, kinfo["names"]) if k[0] != "self" else "self": v
-            for k, v in g.truth["comp"].items() if v}
+def merged(d, records, kernel_chunks, window=(0, 10**12), threads=2, info_threads=None, meta=META):
+    (d / "hourglass.hgl").write_bytes(hgl(records, threads, info_threads))
+    (d / "kernel.hgt").write_bytes(hgt_file(kernel_chunks, meta=meta, window=window))
+    return run_merge(d)
 
 
 def test_hard_irq_nested_in_softirq(tmp_path):
-    run, k, _ = merged(tmp_path, [iv(1000, 2000, 0, 0), iv(5000, 6000, 0, 0)],
-                       [chunk(0, [rec(2100, SIRQ_E, 3), rec(2500, IRQ_E, 30), rec(2900, IRQ_X, 30),
-                                  rec(4800, SIRQ_X, 3)])])
-    g = gap_at(run, 2000)
-    assert comps(g, k) == {"softirq NET_RX": 2300, "irq 30": 400, "self": 300}
-    assert g.truth["class"] == "interrupt" and g.truth["kind"] == "softirq"
-    assert g.inferred == "interrupt"
+    m = merged(tmp_path, [iv(1000, 2000, 0, 0), iv(5000, 6000, 0, 0)],
+               [chunk(0, [rec(2100, SIRQ_E, 3), rec(2500, IRQ_E, 30), rec(2900, IRQ_X, 30), rec(4800, SIRQ_X, 3)])])
+    assert m.comps(2000) == {"softirq NET_RX": 2300, "irq 30": 400, "self": 300}
+    g = m.gap(2000)
+    assert (g["actual"], g["kind"], g["inferred"]) == ("interrupt", "softirq", "interrupt")
+    assert g["handler_cycles"] == 2700 and g["self_cycles"] == 300 and g["n_events"] == 4
 
 
 def test_switch_to_another_task(tmp_path):
-    run, k, _ = merged(tmp_path, [iv(10000, 11000, 0, 0), iv(20000, 21000, 0, 0)],
-                       [chunk(0, [comm(11000, 555, "stress"), rec(11100, VEC_E, 236, flags=0),
-                                  rec(11500, VEC_X, 236, flags=0), switch(11600, 100, 555),
-                                  switch(19800, 555, 100)])])
-    g = gap_at(run, 11000)
-    assert comps(g, k) == {"task stress:555": 8200, "local_timer": 400, "self": 400}
-    assert g.truth["class"] == "switch_other" and g.truth["out"][1] == "preempted"
-    res = judge.judge(run, k, {"tick": {}, "switch_limit_us": 0, "switch_limit_basis": ""})
-    assert any(c["cause"] == "switched to stress:555" for c in res["causes"])
+    m = merged(tmp_path, [iv(10000, 11000, 0, 0), iv(20000, 21000, 0, 0)],
+               [chunk(0, [comm(11000, 555, "stress"), rec(11100, VEC_E, 236, flags=0),
+                          rec(11500, VEC_X, 236, flags=0), switch(11600, 100, 555), switch(19800, 555, 100)])])
+    assert m.comps(11000) == {"task stress:555": 8200, "local_timer": 400, "self": 400}
+    g = m.gap(11000)
+    assert g["actual"] == "switch_other" and g["preempted"] and g["out_to"] == "stress:555"
+    assert g["cause"] == "switched to stress:555"
+    assert {"cause": "switched to stress:555", "gaps": 1, "total_ms": 0.009, "median_us": 9.0} in m.report["causes"]
+    # the time lost: each component its own time, the thread's own on a row of its own
+    lost = {r["what"]: r["ms"] for r in m.report["time_lost"]}
+    assert lost["task stress:555"] == 0.0082 and lost["local_timer"] == 0.0004
+    assert any(k.startswith("unaccounted") and v == 0.0004 for k, v in lost.items())
 
 
 def test_switch_between_hourglass_threads(tmp_path):
-    run, k, _ = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(71000, 80000, 1, 0)],
-                       [chunk(0, [rec(70100, VEC_E, 236), rec(70300, VEC_X, 236), switch(70500, 100, 101)])])
-    g = gap_at(run, 70000)
-    assert (g.thread, g.next_thread) == (0, 1)
-    assert g.inferred == "switch_hg" and g.truth["class"] == "switch_hg"
-    assert comps(g, k) == {"local_timer": 200, "self": 300, "task ?:101": 500}
+    m = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(71000, 80000, 1, 0)],
+               [chunk(0, [rec(70100, VEC_E, 236), rec(70300, VEC_X, 236), switch(70500, 100, 101)])])
+    g = m.gap(70000)
+    assert (g["thread"], g["next_thread"]) == (0, 1)
+    assert g["inferred"] == "switch_hg" and g["actual"] == "switch_hg"
+    assert g["why_inferred"] == "hg-thread-0 stopped and hg-thread-1 started"
+    assert m.comps(70000) == {"local_timer": 200, "self": 300, "task hg-thread-1": 500}
+
+
+def test_switch_between_hourglass_threads_via_a_kernel_thread(tmp_path):
+    """PREEMPT_RT: the tick wakes ktimers, which runs before thread 1: still a
+    switch between hourglass threads, with ktimers among its components."""
+    m = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(75000, 80000, 1, 0)],
+               [chunk(0, [comm(60000, 14, "ktimers/0"), rec(70100, VEC_E, 236), rec(70300, VEC_X, 236),
+                          switch(70500, 100, 14), switch(74000, 14, 101)])])
+    g = m.gap(70000)
+    assert g["actual"] == "switch_hg" and g["inferred"] == "switch_hg"
+    assert m.comps(70000)["task ktimers/0:14"] == 3500
 
 
 def test_migration_mid_gap(tmp_path):
-    run, k, _ = merged(tmp_path, [iv(30000, 31000, 1, 1), iv(32000, 33000, 0, 1), iv(40000, 41000, 1, 0)],
-                       [chunk(1, [switch(31100, 101, 100), rec(31200, MIGRATE, 101, payload=struct.pack("<HHI", 1, 0, 0))]),
-                        chunk(0, [switch(39900, 0, 101)])])
-    res = judge.judge(run, k, {"tick": {}, "switch_limit_us": 0, "switch_limit_basis": ""})
-    assert res["migrations"] == {"inferred": 1, "confirmed": 1, "kernel_migrations_of_hourglass_threads": 1}
-    g = gap_at(run, 31000)           # on CPU 1, thread 1 out, thread 0 in
-    assert g.truth["migrated"] == (1, 0) and g.truth["class"] == "switch_hg"
+    m = merged(tmp_path, [iv(30000, 31000, 1, 1), iv(32000, 33000, 0, 1), iv(40000, 41000, 1, 0)],
+               [chunk(1, [switch(31100, 101, 100), rec(31200, MIGRATE, 101, payload=struct.pack("<HHI", 1, 0, 0))]),
+                chunk(0, [switch(39900, 0, 101)])])
+    assert m.report["migrations"] == {"inferred": 1, "confirmed": 1, "kernel_migrations_of_hourglass_threads": 1}
+    g = m.gap(31000)            # on CPU 1, thread 1 out, thread 0 in
+    assert g["migrated"] and g["actual"] == "switch_hg"
 
 
 def test_loss_inside_a_gap_is_unexplainable(tmp_path):
-    run, k, _ = merged(tmp_path, [iv(40000, 50000, 0, 0), iv(60000, 61000, 0, 0), iv(70000, 71000, 0, 0)],
-                       [chunk(0, [rec(45000, VEC_E, 236), rec(45100, VEC_X, 236),
-                                  rec(55000, LOST, 0, payload=struct.pack("<Q", 7)),
-                                  rec(61500, VEC_E, 236), rec(61600, VEC_X, 236)])])
-    lost, after = gap_at(run, 50000), gap_at(run, 61000)
-    assert lost.truth["class"] == "unexplainable" and "lost" in lost.truth["why"]
-    assert after.truth["class"] == "timer"
-    res = judge.judge(run, k, {"tick": {}, "switch_limit_us": 0, "switch_limit_basis": ""})
-    assert res["unexplainable"]["gaps"] == 1 and res["scored"] == 1
+    m = merged(tmp_path, [iv(40000, 50000, 0, 0), iv(60000, 61000, 0, 0), iv(70000, 71000, 0, 0)],
+               [chunk(0, [rec(45000, VEC_E, 236), rec(45100, VEC_X, 236), rec(55000, LOST, 0, payload=struct.pack("<Q", 7)),
+                          rec(61500, VEC_E, 236), rec(61600, VEC_X, 236)])])
+    lost, after = m.gap(50000), m.gap(61000)
+    assert lost["actual"] == "unexplainable" and "lost" in lost["why"]
+    assert after["actual"] == "timer"
+    assert m.report["gaps"]["unexplainable"] == 1 and m.report["gaps"]["scored"] == 1
+
+
+def test_loss_marked_after_the_gap_reaches_back_into_it(tmp_path):
+    """The LOST record comes after the gap, but its window opens at the CPU's
+    previous event, before the gap's end: the gap is unexplainable."""
+    m = merged(tmp_path, [iv(40000, 50000, 0, 0), iv(60000, 61000, 0, 0), iv(90000, 91000, 0, 0)],
+               [chunk(0, [rec(45000, VEC_E, 236), rec(45100, VEC_X, 236),
+                          rec(65000, LOST, 0, payload=struct.pack("<Q", 7))])])
+    assert m.gap(50000)["actual"] == "unexplainable"          # loss window 45100..65000 covers 50000..60000
+    assert m.gap(61000)["actual"] == "unexplainable"          # ... and 61000..90000 starts inside it
 
 
 def test_gaps_at_start_and_end_outside_the_window(tmp_path):
-    run, k, _ = merged(tmp_path, [iv(100, 200, 0, 0), iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0),
-                                  iv(9000, 9500, 0, 0)],
-                       [chunk(0, [rec(2100, VEC_E, 236), rec(2200, VEC_X, 236)])], window=(500, 8000))
-    assert gap_at(run, 200).truth["why"] == "outside the recording window"
-    assert gap_at(run, 4000).truth["class"] == "unexplainable"
-    assert gap_at(run, 2000).truth["class"] == "timer"
+    m = merged(tmp_path, [iv(100, 200, 0, 0), iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0), iv(9000, 9500, 0, 0)],
+               [chunk(0, [rec(2100, VEC_E, 236), rec(2200, VEC_X, 236)])], window=(500, 8000))
+    assert m.gap(200)["why"] == "outside the recording window"
+    assert m.gap(4000)["actual"] == "unexplainable"
+    assert m.gap(2000)["actual"] == "timer"
 
 
 def test_two_cpus_and_hidden(tmp_path):
-    run, k, _ = merged(tmp_path, [iv(0, 1000, 0, 0), iv(1500, 3000, 0, 0), iv(5000, 6000, 0, 0),
-                                  iv(0, 1200, 1, 1), iv(2000, 3000, 1, 1)],
-                       [chunk(1, [rec(1300, IRQ_E, 11), rec(1900, IRQ_X, 11)]),
-                        chunk(0, [rec(3100, VEC_E, 236), rec(4900, VEC_X, 236)])])
-    assert gap_at(run, 1000).truth["class"] == "hidden"       # CPU 1's irq is not CPU 0's
-    assert comps(gap_at(run, 1200), k) == {"irq 11": 600, "self": 200}
-    assert comps(gap_at(run, 3000), k) == {"local_timer": 1800, "self": 200}
+    m = merged(tmp_path, [iv(0, 1000, 0, 0), iv(1500, 3000, 0, 0), iv(5000, 6000, 0, 0),
+                          iv(0, 1200, 1, 1), iv(2000, 3000, 1, 1)],
+               [chunk(1, [rec(1300, IRQ_E, 11), rec(1900, IRQ_X, 11)]),
+                chunk(0, [rec(3100, VEC_E, 236), rec(4900, VEC_X, 236)])])
+    assert m.gap(1000)["actual"] == "hidden"          # CPU 1's irq is not CPU 0's
+    assert m.comps(1200) == {"irq 11": 600, "self": 200}
+    assert m.comps(3000) == {"local_timer": 1800, "self": 200}
+    # hidden gaps are steal, counted apart from the headline
+    assert m.report["steal"]["hidden_gaps"] == 1 and m.report["steal"]["hidden_ms"] == 0.0005
+    assert m.report["inference"]["headline"]["gaps"] == 2
 
 
-def test_tick_inferred_from_recurrence(tmp_path):
+def tick_run():
     """Gaps every 4 ms are the tick; others between them are interrupts, and
     those shorter than half the cheapest tick are hidden (below the kernel)."""
     ivs, t = [], 0
@@ -148,20 +188,19 @@ def test_tick_inferred_from_recurrence(tmp_path):
             split.append(iv(r[0], mid, 0, 0))
             split.append(iv(mid + gap, r[1], 0, 0))
     ivs = [r for r in ivs if r not in ivs[0::3] and r not in ivs[1::3]] + split
-    ivs.sort()
-    (tmp_path / "hourglass.hgl").write_bytes(hgl(ivs, threads=1))
-    run = load.load_run(str(tmp_path))
-    cal = infer.infer(run)
-    assert cal["tick"][0]["period_ms"] == pytest.approx(4.0)
+    return sorted(ivs)
+
+
+def test_tick_inferred_from_recurrence(tmp_path):
+    m = merged(tmp_path, tick_run(), [], threads=1)
+    cal = m.report["inference"]["calibration"]
+    assert cal["tick"]["0"]["period_ms"] == pytest.approx(4.0, rel=1e-3)
     assert cal["hidden_limit_us"] == pytest.approx(1.0)
-    ticks = [g for g in run.gaps if g.length == 2000]
-    odd = [g for g in run.gaps if g.length == 1500]
-    tiny = [g for g in run.gaps if g.length == 300]
-    assert ticks and all(g.inferred == "timer" for g in ticks)
-    assert odd and all(g.inferred == "interrupt" for g in odd)
-    assert tiny and all(g.inferred == "hidden" for g in tiny)
-    (tmp_path / "kernel.hgt").write_bytes(hgt_file([], meta=META, window=(0, 10**12)))
-    assert same_report(tmp_path)["calibration"] == cal
+    length = lambda g: g["g1"] - g["g0"]
+    by_len = {n: [g["inferred"] for g in m.gaps if length(g) == n] for n in (2000, 1500, 300)}
+    assert by_len[2000] and set(by_len[2000]) == {"timer"}
+    assert by_len[1500] and set(by_len[1500]) == {"interrupt"}
+    assert by_len[300] and set(by_len[300]) == {"hidden"}
 
 
 def test_tick_found_under_a_flood_of_tiny_gaps(tmp_path):
@@ -176,282 +215,310 @@ def test_tick_found_under_a_flood_of_tiny_gaps(tmp_path):
             start = end + 200
         ivs.append(iv(start, t + 4_000_000 - 5000, 0, 0))    # then the 5 us tick
         t += 4_000_000
-    (tmp_path / "hourglass.hgl").write_bytes(hgl(ivs, threads=1))
-    run = load.load_run(str(tmp_path))
-    cal = infer.infer(run)
-    assert cal["tick"][0]["period_ms"] == pytest.approx(4.0) and cal["tick"][0]["floor_us"] > 0
-    assert all(g.inferred == "timer" for g in run.gaps if g.length == 5000)
-    assert all(g.inferred == "hidden" for g in run.gaps if g.length == 200)
-    (tmp_path / "kernel.hgt").write_bytes(hgt_file([], meta=META, window=(0, 10**12)))
-    assert same_report(tmp_path)["calibration"] == cal
-
-
-def test_report_text_and_json(tmp_path, capsys):
-    merged(tmp_path, [iv(60000, 70000, 0, 0), iv(71000, 80000, 1, 0), iv(90000, 95000, 0, 0)],
-           [chunk(0, [switch(70500, 100, 101), switch(80500, 101, 100)])])
-    assert report.main([str(tmp_path), "--json", str(tmp_path / "r.json")]) == 0
-    out = capsys.readouterr().out
-    assert "inferred (columns" in out and "accuracy: 2 of 2" in out
-    js = json.loads((tmp_path / "r.json").read_text())
-    assert js["report_version"] == 1 and js["confusion"]["correct"] == 2
-
-
-@pytest.mark.parametrize("damage,msg", [
-    ("no_hgl", "no hourglass.hgl"),
-    ("incomplete", "interrupted"),
-    ("truncated_kernel", "kernel.hgt"),
-    ("no_kernel", "no kernel.hgt"),
-    ("other_clock", "not the same counter"),
-])
-def test_bad_inputs(tmp_path, capsys, damage, msg):
-    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(0, 10, 0, 0), iv(20, 30, 0, 0)]))
-    kern = hgt_file([chunk(0, [rec(15, VEC_E, 236)])], meta=META)
-    if damage == "other_clock":
-        kern = hgt_file([chunk(0, [rec(15, VEC_E, 236)])], meta="format: hgtrace 1\ntsc_khz: 2000000\n")
-    (tmp_path / "kernel.hgt").write_bytes(kern[:len(kern) // 2] if damage == "truncated_kernel" else kern)
-    if damage == "no_hgl":
-        (tmp_path / "hourglass.hgl").unlink()
-    if damage == "no_kernel":
-        (tmp_path / "kernel.hgt").unlink()
-    if damage == "incomplete":
-        (tmp_path / "INCOMPLETE").write_text("interrupted by Ctrl-C\n")
-    for engine in ("python", "core"):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("HG_MERGE_ENGINE", engine)
-            assert report.main([str(tmp_path)]) == 3
-            assert msg in capsys.readouterr().err, engine
+    m = merged(tmp_path, ivs, [], threads=1)
+    cal = m.report["inference"]["calibration"]["tick"]["0"]
+    assert cal["period_ms"] == pytest.approx(4.0, rel=1e-3) and cal["floor_us"] > 0
+    assert all(g["inferred"] == "timer" for g in m.gaps if g["g1"] - g["g0"] == 5000)
+    assert all(g["inferred"] == "hidden" for g in m.gaps if g["g1"] - g["g0"] == 200)
 
 
 def test_wakeup_decomposed_and_miss_explained(tmp_path):
     """A LAT wake-up due at 100000: tick at 100500, waking at 100800, a task
     runs until the switch at 103000, user space at 103400. And a missed
     period 200000..300000 during which irq 40 ran 30000 cycles."""
-    HRT_E, WAKING = 14, 2
     wake = (100000, 103400, 3400, 0, 3, 0x10 | 2, 0)          # WAKE, LAT, HR; lateness 3.4 us
     miss = (200000, 0, 300000, 0, 2, 1, 0)                    # JOB missed
-    recs = [wake, iv(103400, 150000, 0, 0), iv(150500, 199000, 0, 0), miss]
-    from hgmerge import latency
-    (tmp_path / "hourglass.hgl").write_bytes(hgl(recs, threads=1))
-    (tmp_path / "kernel.hgt").write_bytes(hgt_file(
-        [chunk(0, [comm(99000, 777, "hog"), switch(99500, 0, 777), rec(100500, VEC_E, 236),
-                   rec(100600, HRT_E, 1, payload=b"\0" * 8), rec(100800, WAKING, 100, payload=b"\0" * 8),
-                   rec(100900, VEC_X, 236), switch(103000, 777, 100),
-                   rec(210000, IRQ_E, 40), rec(240000, IRQ_X, 40)])], meta=META))
-    same_report(tmp_path)
-    run = load.load_run(str(tmp_path))
-    wins = latency.windows(run)
-    kinfo = truth.sweep(run, load.kernel_stream(run), wins)
-    lat = latency.decompose(run, wins, kinfo["names"])
-    d = lat["worst"]
+    m = merged(tmp_path, [wake, iv(103400, 150000, 0, 0), iv(150500, 199000, 0, 0), miss],
+               [chunk(0, [comm(99000, 777, "hog"), switch(99500, 0, 777), rec(100500, VEC_E, 236),
+                          rec(100600, HRT_E, 1, payload=b"\0" * 8), rec(100800, WAKING, 100, payload=b"\0" * 8),
+                          rec(100900, VEC_X, 236), switch(103000, 777, 100),
+                          rec(210000, IRQ_E, 40), rec(240000, IRQ_X, 40)])], threads=1)
+    d = m.report["latency"]["worst"]
     assert d["stages_us"] == pytest.approx({"timer": 0.5, "irq": 0.3, "sched": 2.2, "return": 0.4})
     assert d["largest_stage"] == "sched" and d["blame"] == "task hog:777"
-    assert d["latency_us"] == pytest.approx(3.4) and d["complete"]
-    [m] = latency.misses(run, wins, kinfo["names"])
-    assert m["instead"][0] == {"what": "irq 40", "ms": pytest.approx(0.03)}
-    assert m["period_ms"] == pytest.approx(0.1)
+    assert d["latency_us"] == pytest.approx(3.4) and d["complete"] and d["name"] == "hg-thread-0"
+    t0 = m.report["latency"]["threads"]["0"]
+    assert t0["wakeups"] == 1 and t0["decomposed"] == 1 and t0["sched"]["max_us"] == pytest.approx(2.2)
+    md = m.report["missed_deadlines"]
+    assert md["count"] == 1
+    [x] = md["listed"]
+    assert x["instead"][0] == {"what": "irq 40", "ms": pytest.approx(0.03)}
+    assert x["period_ms"] == pytest.approx(0.1)
 
 
-def write_trace_dat(path, events, cpus=2, lost=()):
-    """A trace.dat (v6, x86-tsc, TSC2NSEC 1:1 at 1 GHz) with the standard
-    events, as trace-cmd would record them: events are (cpu, ts, name, pid, fields)."""
-    from hgexport.kernelshark import _events
-    from hgexport.tracedat import TraceDat
-    w = TraceDat(cpus=cpus, tsc_hz=1e9)
-    ev = _events(w)
-    for cpu, ts, name, pid, fields in events:
-        for c, at, n in lost:
-            if c == cpu and at == ts:
-                w.lost("", cpu, n)
-        w.add("", cpu, ts, ev[name], pid, fields)
-    w.write(str(path))
+def test_a_job_written_after_later_intervals_still_opens_its_window(tmp_path):
+    """hourglass writes a job when it ends: its record follows the intervals
+    of its period in the file. The merged stream puts it back at its release."""
+    miss = (200000, 0, 300000, 0, 2, 1, 0)
+    m = merged(tmp_path, [iv(150000, 199000, 0, 0), iv(201000, 250000, 0, 0), iv(251000, 320000, 0, 0), miss],
+               [chunk(0, [rec(210000, IRQ_E, 40), rec(240000, IRQ_X, 40)])], threads=1)
+    [x] = m.report["missed_deadlines"]["listed"]
+    assert x["instead"] == [{"what": "irq 40", "ms": pytest.approx(0.03)}]
 
 
-def test_trace_dat_events_become_records(tmp_path):
-    """trace-cmd's events, read through libtracecmd by hgtrace-import, drive the same sweep."""
-    sw = lambda pc, pp, nc, np_: dict(prev_comm=pc, prev_pid=pp, prev_prio=120, prev_state=0, next_comm=nc,
-                                      next_pid=np_, next_prio=120)
-    write_trace_dat(tmp_path / "trace.dat", [
-        (0, 2100, "softirq_entry", 0, dict(vec=3)), (0, 2500, "irq_entry", 0, dict(irq=30, name="eth0")),
-        (0, 2900, "irq_exit", 0, dict(irq=30, ret=1)), (0, 4800, "softirq_exit", 0, dict(vec=3)),
-        (0, 11100, (0, "entry"), 0, dict(vector=236)), (0, 11500, (0, "exit"), 0, dict(vector=236)),
-        (0, 11600, "switch", 100, sw("hourglass", 100, "stress", 555)),
-        (0, 19800, "switch", 555, sw("stress", 555, "hourglass", 100)),
-        # the recording's span is that of its events: these bracket the run
-        (1, 500, "softirq_entry", 0, dict(vec=1)), (1, 25000, "softirq_exit", 0, dict(vec=1))])
-    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(1000, 2000, 0, 0), iv(5000, 11000, 0, 0),
-                                                  iv(20000, 21000, 0, 0)]))
-    same_report(tmp_path)
-    run = load.load_run(str(tmp_path))
-    assert run.kernel_path.endswith("trace.dat")
-    k = truth.sweep(run, load.kernel_stream(run))
-    assert comps(gap_at(run, 2000), k) == {"softirq NET_RX": 2300, "irq 30 eth0": 400, "self": 300}
-    assert comps(gap_at(run, 11000), k) == {"task stress:555": 8200, "local_timer": 400, "self": 400}
-    assert gap_at(run, 11000).truth["class"] == "switch_other"
+def test_on_cpu_time_from_switches(tmp_path):
+    """Running at 100 (the window opens); out at 300, in at 500, out at 900,
+    in at 950; window 100..1000: on CPU 200 + 400 + 50 cycles."""
+    acct = {"tsc0": 100, "tsc1": 1000, "schedstat_on_cpu_ns": 650, "schedstat_slices": 2,
+            "rusage_user_ns": 600, "rusage_system_ns": 0, "thread_cputime_ns": 650}
+    m = merged(tmp_path, [iv(100, 300, 0, 0), iv(500, 900, 0, 0), iv(950, 1000, 0, 0)],
+               [chunk(0, [switch(50, 0, 100), switch(300, 100, 0), switch(500, 0, 100), switch(900, 100, 0),
+                          switch(950, 0, 100), switch(2000, 100, 0)])],
+               threads=1, info_threads=[thread(0, accounting=acct, cpu_time_ns=650)])
+    [row] = m.report["microstates"]
+    assert row["kernel_ns"] == 650 and row["kernel_switches_in"] == 2
+    assert row["schedstat_vs_kernel"] == pytest.approx(0.0) and row["rusage_vs_kernel"] == pytest.approx(600 / 650 - 1,
+                                                                                                          abs=1e-4)
 
 
-def test_hgtrace_import_maps_every_event(tmp_path):
-    """Every event the merger reads comes through hgtrace-import with its
-    fields, comms and irq names once, and dropped events as LOST records."""
-    from hgmerge.ftrace_source import FtraceStream
-    sw = dict(prev_comm="a", prev_pid=7, prev_prio=98, prev_state=2, next_comm="b", next_pid=8, next_prio=120)
-    write_trace_dat(tmp_path / "t.dat", [
-        (0, 100, "switch", 7, sw), (0, 110, "sched_waking", 0, dict(comm="c", pid=9, prio=100, target_cpu=1)),
-        (1, 120, "sched_wakeup", 0, dict(comm="c", pid=9, prio=100, target_cpu=1)),
-        (1, 130, "migrate", 0, dict(comm="c", pid=9, prio=100, orig_cpu=0, dest_cpu=1)),
-        (1, 140, "exit", 9, dict(comm="c", pid=9, prio=100)),
-        (1, 150, "irq_entry", 0, dict(irq=30, name="eth0")), (1, 160, "irq_exit", 0, dict(irq=30, ret=1)),
-        (1, 170, "irq_entry", 0, dict(irq=30, name="eth0")),
-        (0, 180, (1, "entry"), 0, dict(vector=253)), (0, 190, (1, "exit"), 0, dict(vector=253)),
-        (0, 200, "hrt_entry", 0, dict(hrtimer=0xffff888012345678, now=5, function=0xffffffff81000000)),
-        (0, 210, "hrt_exit", 0, dict(hrtimer=0xffff888012345678)),
-        (0, 220, "nmi", 0, dict(handler=0xffffffff81000000, delta_ns=1500, handled=1)),
-        (0, 230, "softirq_entry", 0, dict(vec=9))], lost=[(0, 230, 42)])
-    st = FtraceStream(str(tmp_path / "t.dat"))
-    assert st.window == (100, 230) and st.meta["source"] == "trace-cmd"
-    recs = [(cpu, tsc, typ, flags, arg, bytes(buf[pos + 16:pos + ln])) for cpu, tsc, typ, flags, aux, arg, buf, pos, ln
-            in st]
-    assert st.complete and st.window == (100, 230)
-    got = [(c, t, typ, f, a) for c, t, typ, f, a, _ in recs]
-    assert got == [
-        (0, 100, truth.COMM, 0, 7), (0, 100, truth.COMM, 0, 8), (0, 100, truth.SWITCH, 0, 8),
-        (0, 110, truth.COMM, 0, 9), (0, 110, truth.WAKING, 0, 9),
-        (0, 180, truth.VEC_ENTRY, 1, 253), (0, 190, truth.VEC_EXIT, 1, 253),
-        (0, 200, truth.HRTIMER_ENTRY, 0, 0), (0, 210, truth.HRTIMER_EXIT, 0, 0), (0, 220, truth.NMI, 0, 0),
-        (0, 230, truth.LOST, 0, 0), (0, 230, truth.SOFTIRQ_ENTRY, 0, 9),
-        (1, 120, truth.WAKEUP, 0, 9), (1, 130, truth.MIGRATE, 0, 9), (1, 140, truth.EXIT, 0, 9),
-        (1, 150, truth.NAME, 0, 30), (1, 150, truth.IRQ_ENTRY, 0, 30), (1, 160, truth.IRQ_EXIT, 1, 30),
-        (1, 170, truth.IRQ_ENTRY, 0, 30)]
-    pay = {(c, t, typ): p for c, t, typ, f, a, p in recs}
-    assert struct.unpack_from("<IIhh", pay[(0, 100, truth.SWITCH)]) == (7, 2, 98, 120)
-    comms = [p[8:].rstrip(b"\0") for c, t, typ, f, a, p in recs if typ == truth.COMM]
-    assert comms == [b"a", b"b", b"c"]
-    assert struct.unpack_from("<Hh", pay[(0, 110, truth.WAKING)]) == (1, 100)
-    assert struct.unpack_from("<HH", pay[(1, 130, truth.MIGRATE)]) == (0, 1)
-    assert pay[(1, 150, truth.NAME)].rstrip(b"\0") == b"eth0"
-    assert struct.unpack_from("<II", pay[(0, 220, truth.NMI)]) == (1500, 1)
-    assert struct.unpack_from("<Q", pay[(0, 230, truth.LOST)]) == (42,)
-    # no kernel pointer (timer address, callback) reaches our files
-    assert pay[(0, 200, truth.HRTIMER_ENTRY)] == b"\0" * 8
-
-
-def test_bad_trace_dat_is_a_clear_error(tmp_path):
-    from hgmerge.ftrace_source import FtraceError, FtraceStream
-    write_trace_dat(tmp_path / "t.dat", [(0, 100 + i, "softirq_entry", 0, dict(vec=1)) for i in range(2000)])
-    data = (tmp_path / "t.dat").read_bytes()
-    for name, body in (("garbage.dat", b"not a trace at all" * 100), ("short.dat", data[:len(data) // 3])):
-        (tmp_path / name).write_bytes(body)
-        with pytest.raises(FtraceError) as e:
-            FtraceStream(str(tmp_path / name))
-        assert name in str(e.value) and ("truncated" in str(e.value) or "corrupt" in str(e.value)), str(e.value)
-
-
-def test_on_cpu_from_switches():
-    from hgmerge.microstates import on_cpu
-    # running at 100; out at 300, in at 500, out at 900; window 100..1000
-    assert on_cpu([(300, 0), (500, 1), (900, 0)], 100, 1000) == 200 + 400
-    # in again at 950 and still running at the end; events outside ignored
-    assert on_cpu([(50, 0), (300, 0), (950, 1), (2000, 0)], 100, 1000) == 200 + 50
-
-
-def test_switch_between_hourglass_threads_via_a_kernel_thread(tmp_path):
-    """PREEMPT_RT: the tick wakes ktimers, which runs before thread 1: still a
-    switch between hourglass threads, with ktimers among its components."""
-    run, k, _ = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(75000, 80000, 1, 0)],
-                       [chunk(0, [comm(60000, 14, "ktimers/0"), rec(70100, VEC_E, 236), rec(70300, VEC_X, 236),
-                                  switch(70500, 100, 14), switch(74000, 14, 101)])])
-    g = gap_at(run, 70000)
-    assert g.truth["class"] == "switch_hg" and g.inferred == "switch_hg"
-    assert comps(g, k)["task ktimers/0:14"] == 3500
-
-
-def test_engines_agree_on_everything_at_once(tmp_path):
-    """One timeline with a bit of everything, for the two engines: comms and irq
-    names, an NMI moving time, nested handlers, an exit without its entry, a
-    loss, a migration, switches between threads and to others, a yield, a
-    sleep, a wake-up window and a missed period, accounting windows."""
-    NMI, WAKING, HRT_E = 13, 2, 14
-    t = lambda k, **kw: dict({"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "fifo",
-                              "priority": 50 + k, "timer": "NATIVE"}, **kw)
+def test_everything_at_once(tmp_path):
+    """One timeline with a bit of everything: comms and irq names, an NMI
+    moving time, nested handlers, an exit without its entry, a loss, a
+    migration, switches between threads and to others, a yield, a sleep, a
+    wake-up window and a missed period, accounting windows; and the same
+    recording packed gives the same report."""
+    acct = {"tsc0": 0, "tsc1": 60000, "schedstat_on_cpu_ns": 1, "schedstat_slices": 1,
+            "rusage_user_ns": 1, "rusage_system_ns": 0, "thread_cputime_ns": 1}
+    threads = [thread(0, policy="fifo", priority=50, accounting=acct),
+               thread(1, policy="fifo", priority=51, workload="CPU_PERIODIC")]
     recs = [iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0, flags=1), iv(4500, 9000, 1, 0),
             iv(9800, 20000, 0, 0, flags=2), iv(20500, 30000, 1, 1), iv(31000, 40000, 0, 1),
             iv(41000, 50000, 0, 1), iv(52000, 60000, 1, 0),
             (44000, 50000, 800, 0, 3, 0x10 | 2, 1),        # a wake-up of thread 0 on CPU 1
             (41000, 0, 49000, 1, 2, 1, 0)]                  # a missed period of thread 1
-    info_threads = [t(0, accounting={"tsc0": 0, "tsc1": 60000, "schedstat_on_cpu_ns": 1, "schedstat_slices": 1,
-                                     "rusage_user_ns": 1, "rusage_system_ns": 0, "thread_cputime_ns": 1}),
-                    t(1, workload="CPU_PERIODIC")]
-    body = hgl(recs, 2)
-    info = json.loads(body[16 + 16:16 + 16 + struct.unpack_from("<Q", body, 24)[0]])
-    info["threads"] = info_threads
-    head = struct.pack("<8sHHI", b"HGLASS\n\0", 1, 0, 0)
-    ib = json.dumps(info).encode()
-    sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
-    rb = b"".join(struct.pack("<QQQHBBI", *r) for r in recs)
-    (tmp_path / "hourglass.hgl").write_bytes(head + sec(b"info", ib) + sec(b"recs", rb)
-                                             + sec(b"end!", struct.pack("<QQ", len(recs), 0)))
-    name = lambda t_, irq, n: rec(t_, 19, irq, payload=n.encode().ljust(32, b"\0"))
-    (tmp_path / "kernel.hgt").write_bytes(hgt_file([
-        chunk(0, [comm(500, 777, "hog"), name(500, 30, "eth0"), rec(2100, SIRQ_E, 3), rec(2300, IRQ_E, 30),
+    chunks = [
+        chunk(0, [comm(500, 777, "hog"), irq_name(500, 30, "eth0"), rec(2100, SIRQ_E, 3), rec(2300, IRQ_E, 30),
                   rec(2600, NMI, 5, payload=struct.pack("<II", 150, 1)), rec(2700, IRQ_X, 30),
                   rec(2900, SIRQ_X, 3), rec(3500, IRQ_X, 31), switch(4100, 100, 101),
                   rec(9100, VEC_E, 236), rec(9300, VEC_X, 236), switch(9400, 101, 777), switch(9700, 777, 100),
                   switch(20100, 100, 0), rec(45000, NMI, 6, payload=struct.pack("<II", 3000, 1)),
-                  rec(51000, VEC_E, 236, flags=1), rec(51200, VEC_X, 236, flags=1),
-                  switch(51900, 0, 101)]),
+                  rec(51000, VEC_E, 236, flags=1), rec(51200, VEC_X, 236, flags=1), switch(51900, 0, 101)]),
         chunk(1, [rec(30200, LOST, 0, payload=struct.pack("<Q", 3)), switch(30500, 101, 100),
                   rec(30600, MIGRATE, 101, payload=struct.pack("<HHI", 1, 0, 0)),
                   switch(40100, 100, 777), switch(40900, 777, 100),
                   rec(44500, VEC_E, 236), rec(44600, HRT_E, 1, payload=b"\0" * 8),
                   rec(44800, WAKING, 100, payload=b"\0" * 8), rec(45000, VEC_X, 236),
-                  rec(45500, IRQ_E, 30), rec(45900, IRQ_X, 30)])], meta=META, window=(0, 10**6)))
-    res = same_report(tmp_path)
-    assert res["gaps_total"] == 6 and res["voluntary"] == 2 and res["unexplainable"]["gaps"] == 1
-    assert res["latency"]["threads"] and res["missed_deadlines"] and res["microstates"]
-    assert res["disagreements"] and res["migrations"]["confirmed"] == 1
+                  rec(45500, IRQ_E, 30), rec(45900, IRQ_X, 30)])]
+    m = merged(tmp_path, recs, chunks, window=(0, 10**6), info_threads=threads)
+    r = m.report
+    assert r["gaps"]["total"] == 6 and r["gaps"]["voluntary"] == 2 and r["gaps"]["unexplainable"] == 1
+    # 2000..3000 on CPU 0: softirq NET_RX, irq 30 eth0 with an NMI of 150 ns inside, then self
+    assert m.comps(2000) == {"softirq NET_RX": 400, "irq 30 eth0": 250, "nmi": 150, "self": 200}
+    # the loss at 30200 on CPU 1 (no event before it there): 30000..31000 unexplainable
+    assert m.gap(30000)["actual"] == "unexplainable" and "lost" in m.gap(30000)["why"]
+    # 40000..41000 on CPU 1: hog ran 800 of it
+    assert m.gap(40000)["actual"] == "switch_other" and m.comps(40000)["task hog:777"] == 800
+    assert r["latency"]["threads"]["0"]["wakeups"] == 1 and r["microstates"][0]["thread"] == 0
+    assert r["migrations"]["confirmed"] == 1
     # the NMI in the missed period took its 3 us from idle
-    assert {"what": "nmi", "ms": pytest.approx(0.003)} in res["missed_deadlines"][0]["instead"]
-    # packed (hgtrace pack, record -z), the recording says the same to both engines
-    import subprocess
+    [miss] = r["missed_deadlines"]["listed"]
+    assert {"what": "nmi", "ms": pytest.approx(0.003)} in miss["instead"]
+    # packed (hgtrace pack, record -z), the recording says the same
     subprocess.run([os.path.join(TOP, "build", "hgtrace"), "pack", str(tmp_path / "kernel.hgt")], check=True)
-    again = same_report(tmp_path)
-    for r in (res, again):
-        r.pop("merge_seconds")
-        r["kernel_recording"].pop("meta")
-    assert json.dumps(again, default=str) == json.dumps(res, default=str)
+    again = run_merge(tmp_path).report
+    for x in (r, again):
+        x.pop("merger")
+        x["kernel_recording"].pop("meta")
+    assert again == r
 
 
-def test_engines_agree_on_a_generated_run(tmp_path):
+def test_per_gap_stream_binary_and_json_agree(tmp_path):
+    m = merged(tmp_path, [iv(10000, 11000, 0, 0), iv(20000, 21000, 0, 0), iv(22000, 23000, 1, 0)],
+               [chunk(0, [comm(11000, 555, "stress"), switch(11600, 100, 555), switch(19800, 555, 100),
+                          switch(21500, 100, 101)])])
+    run_merge(tmp_path, ["--gaps", str(tmp_path / "gaps.hgg")])
+    data = (tmp_path / "gaps.hgg").read_bytes()
+    magic, major, minor, size, hz, base, nthreads, ncpus = struct.unpack_from("<8sHHIdQII", data, 0)
+    assert magic == b"HGGAPS\n\0" and (major, size, hz, nthreads) == (1, 144, 1e9, 2)
+    n = (len(data) - 40 - 16) // size
+    assert n == len(m.gaps) == 2 and data[-16:-8] == b"HGGEND\n\0"
+    assert struct.unpack_from("<Q", data, len(data) - 8)[0] == 2
+    classes = ["switch_hg", "switch_other", "timer", "interrupt", "hidden", "other", "unexplainable", "voluntary"]
+    for k, g in enumerate(m.gaps):
+        g0, g1, cpu, th, nxt, vol, inf, rule, cls = struct.unpack_from("<QQIHHBBBB", data, 40 + k * size)
+        assert (g0, g1, cpu, th, nxt) == (g["g0"], g["g1"], g["cpu"], g["thread"], g["next_thread"])
+        assert (classes[inf], classes[cls]) == (g["inferred"], g["actual"])
+
+
+def test_scores_per_class_and_macro_f1(tmp_path):
+    """Two switches right, one interrupt read as a switch to another task:
+    switch_hg P = R = 1; interrupt R = 0; switch_other P = 0; macro F1 over
+    the three classes that occur = (1 + 0 + 0) / 3."""
+    m = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(71000, 80000, 1, 0), iv(81000, 90000, 0, 0),
+                          iv(190000, 200000, 0, 0)],
+               [chunk(0, [switch(70500, 100, 101), switch(80500, 101, 100),
+                          rec(91000, IRQ_E, 11), rec(189000, IRQ_X, 11)])])
+    inf = m.report["inference"]
+    assert inf["classes"]["switch_hg"]["precision"] == 1.0 and inf["classes"]["switch_hg"]["recall"] == 1.0
+    assert inf["classes"]["interrupt"]["recall"] == 0.0 and inf["classes"]["switch_other"]["precision"] == 0.0
+    assert inf["macro_f1"] == pytest.approx(1 / 3, abs=1e-4)
+    assert inf["headline"] == {"gaps": 3, "correct": 2, "accuracy": pytest.approx(2 / 3, abs=1e-4)}
+    [d] = m.report["disagreements"]["listed"]
+    assert d["inferred"] == "switch_other" and d["actual"] == "interrupt" and d["primary"] == "irq 11"
+    assert d["events"][0] == "+1.0us irq 11" and m.report["disagreements"]["count"] == 1
+
+
+def test_generated_run_all_right(tmp_path):
     """The benchmark's generated run, small: ticks found, irqs, one CPU each."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("merge_speed", os.path.join(TOP, "bench", "merge_speed.py"))
     ms = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ms)
     ms.generate(str(tmp_path), 50000)
-    res = same_report(tmp_path)
-    assert res["classes"]["timer"] > 0 and res["confusion"]["accuracy"] == 1.0
+    r = run_merge(tmp_path).report
+    assert r["gaps"]["classes"]["timer"] > 0 and r["inference"]["all"]["accuracy"] == 1.0
 
 
-def test_engine_choice(tmp_path, monkeypatch):
-    monkeypatch.setenv("HG_MERGE_ENGINE", "bogus")
-    with pytest.raises(load.RunError) as e:
-        report.engine_of()
-    assert "HG_MERGE_ENGINE=bogus" in str(e.value)
-    monkeypatch.setenv("HG_MERGE_ENGINE", "python")
-    assert report.engine_of() == "python"
-    monkeypatch.delenv("HG_MERGE_ENGINE")
-    assert report.engine_of() == "core"         # built by make userspace
+@pytest.mark.parametrize("damage,msg", [
+    ("truncated_kernel", "kernel.hgt"),
+    ("other_clock", "not the same counter"),
+    ("old_packed", "format version 2"),
+    ("thread_overlap", "intervals overlap"),
+])
+def test_bad_inputs(tmp_path, damage, msg):
+    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(0, 10, 0, 0), iv(20, 30, 0, 0)]))
+    meta = "format: hgtrace 1\ntsc_khz: 2000000\n" if damage == "other_clock" else META
+    kern = hgt_file([chunk(0, [rec(15, VEC_E, 236)])], meta=meta)
+    (tmp_path / "kernel.hgt").write_bytes(kern[:len(kern) // 2] if damage == "truncated_kernel" else kern)
+    if damage == "old_packed":
+        subprocess.run([os.path.join(TOP, "build", "hgtrace"), "pack", str(tmp_path / "kernel.hgt")], check=True)
+        data = bytearray((tmp_path / "kernel.hgt").read_bytes())
+        data[8:12] = struct.pack("<I", 2)
+        (tmp_path / "kernel.hgt").write_bytes(bytes(data))
+    if damage == "thread_overlap":
+        (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(0, 10, 0, 0), iv(5, 30, 0, 1)]))
+    err = run_merge(tmp_path, expect=3)
+    assert msg in err and err.startswith("hgmerge: ") and len(err.strip().splitlines()) == 1, err
 
 
-def test_engines_refuse_an_old_packed_recording(tmp_path):
-    """A kernel.hgt packed with the version-2 coding: both engines stop and say why."""
-    import subprocess
-    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(1000, 2000, 0, 0), iv(5000, 6000, 0, 0)], 2))
-    (tmp_path / "kernel.hgt").write_bytes(hgt_file([chunk(0, [rec(2100, IRQ_E, 30), rec(2900, IRQ_X, 30)])],
-                                                   meta=META, window=(0, 10**12)))
-    subprocess.run([os.path.join(TOP, "build", "hgtrace"), "pack", str(tmp_path / "kernel.hgt")], check=True)
-    data = bytearray((tmp_path / "kernel.hgt").read_bytes())
-    data[8:12] = struct.pack("<I", 2)
-    (tmp_path / "kernel.hgt").write_bytes(bytes(data))
-    for engine in ("python", "core"):
-        with pytest.raises(load.RunError, match="format version 2.*pack the plain recording again"):
-            report.merge(str(tmp_path), None, engine=engine)
+def periodic_ticks(n, period=4_000_000, cost=2000, cpu=0, thread=0, t=0, skip=()):
+    """Intervals of one thread broken every @period by a tick gap of @cost."""
+    ivs = []
+    for k in range(n):
+        if k not in skip:
+            ivs.append(iv(t + k * period, t + (k + 1) * period - cost, thread, cpu))
+    return ivs
+
+
+def split(ivs, at, length):
+    """Cut the interval that spans @at with a gap of @length there."""
+    out = []
+    for r in ivs:
+        if r[0] < at < r[1] - length:
+            out += [iv(r[0], at, r[3], r[6]), iv(at + length, r[1], r[3], r[6])]
+        else:
+            out.append(r)
+    return out
+
+
+def test_a_switch_that_starts_on_the_tick_is_not_the_tick(tmp_path):
+    """The tick wakes a task that preempts: the gap starts at the tick's phase but
+    lasts far longer than the tick's own cost: another task ran."""
+    ivs = periodic_ticks(80)
+    # every tenth tick, the gap lasts 300 us: the tick, then another task
+    ivs = [iv(r[0], r[1], 0, 0) for r in ivs]
+    long_at = {10 * k for k in range(1, 8)}
+    ivs = [iv(r[0] + (298_000 if k in long_at else 0), r[1], 0, 0) for k, r in enumerate(ivs)]
+    m = merged(tmp_path, ivs, [], threads=1)
+    by = {g["g0"]: g for g in m.gaps}
+    for k in long_at:
+        g = by[k * 4_000_000 - 2000]
+        assert g["inferred"] == "switch_other", g
+    assert m.report["inference"]["calibration"]["tick"]["0"]["period_ms"] == pytest.approx(4.0, rel=1e-3)
+    assert sum(g["inferred"] == "timer" for g in m.gaps) == 79 - len(long_at)
+
+
+def test_a_periodic_load_finer_than_every_tick_candidate_is_not_the_tick(tmp_path):
+    """A task woken every 0.5 ms (a 2 kHz timer load) preempts for 100 us: its
+    gaps recur at every candidate period. The tick (4 ms, 2 us) is the cheapest
+    thing that recurs; the load's gaps are switches to another task."""
+    ivs = periodic_ticks(40)
+    for k in range(40 * 8):
+        at = k * 500_000 + 200_000           # between the ticks
+        ivs = split(ivs, at, 100_000)
+    m = merged(tmp_path, ivs, [], threads=1)
+    cal = m.report["inference"]["calibration"]["tick"]["0"]
+    assert cal["period_ms"] == pytest.approx(4.0, rel=1e-3)
+    lens = {}
+    for g in m.gaps:
+        lens.setdefault(g["g1"] - g["g0"], set()).add(g["inferred"])
+    assert lens[100_000] == {"switch_other"} and lens[2000] == {"timer"}
+
+
+def test_a_tick_whose_neighbours_fell_in_longer_gaps_is_still_the_tick(tmp_path):
+    """The ticks one period before and after this one were swallowed by a
+    longer gap each: two periods away, the phase still holds."""
+    ivs = periodic_ticks(40)
+    ivs = [iv(r[0], r[1] - (400_000 if k in (18, 20) else 0), 0, 0) for k, r in enumerate(ivs)]
+    m = merged(tmp_path, ivs, [], threads=1)
+    g = [g for g in m.gaps if g["g0"] == 20 * 4_000_000 - 2000][0]
+    assert g["inferred"] == "timer"
+
+
+def test_steal_when_the_cpus_take_turns(tmp_path):
+    """Two CPUs that never run hourglass at the same time (one host CPU behind
+    both vCPUs): a gap on one while the other ran is steal (hidden), tick or no
+    tick, and the kernel saw nothing in it."""
+    ivs = []
+    t = 0
+    for k in range(200):
+        ivs.append(iv(t, t + 300_000, 0, 0))            # CPU 0 runs 300 us
+        ivs.append(iv(t + 300_500, t + 600_000, 1, 1))  # then CPU 1, never both at once
+        t += 600_500
+    m = merged(tmp_path, ivs, [])
+    cal = m.report["inference"]["calibration"]
+    assert cal["steal"] and cal["cpus_together"] == 0
+    assert all(g["actual"] == "hidden" and g["inferred"] == "hidden" for g in m.gaps)
+    assert "steal" in m.gaps[0]["why_inferred"]
+
+
+def test_steal_not_assumed_when_the_cpus_run_together(tmp_path):
+    ivs = []
+    t = 0
+    for k in range(200):
+        ivs.append(iv(t, t + 300_000, 0, 0))
+        ivs.append(iv(t + 500, t + 300_300, 1, 1))      # both run at once
+        t += 300_500
+    m = merged(tmp_path, ivs, [])
+    assert not m.report["inference"]["calibration"]["steal"]
+
+
+def test_a_throttled_realtime_thread_is_switched_out(tmp_path):
+    """The highest-priority SCHED_FIFO thread never blocks: a short gap is an
+    interrupt, but one as long as RT throttling holds real-time tasks back
+    (sched_rt_period - sched_rt_runtime = 50 ms here) is another task running."""
+    info = [thread(0, policy="fifo", priority=90)]
+    recs = [iv(0, 1_000_000, 0, 0), iv(1_020_000, 2_000_000, 0, 0), iv(42_000_000, 43_000_000, 0, 0)]
+    (tmp_path / "hourglass.hgl").write_bytes(hgl(recs, 1, info))
+    data = bytearray((tmp_path / "hourglass.hgl").read_bytes())
+    infoj = json.dumps({"tsc": {"hz": 1e9}, "t0_tsc": 0, "duration_ns": 10**9, "complete": True,
+                        "command": ["hourglass", "test"],
+                        "kernel": {"release": "test", "preempt_rt": False, "sched_rt_runtime_us": 950000,
+                                   "sched_rt_period_us": 1000000}, "threads": info}).encode()
+    sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
+    body = b"".join(struct.pack("<QQQHBBI", *r) for r in recs)
+    (tmp_path / "hourglass.hgl").write_bytes(struct.pack("<8sHHI", b"HGLASS\n\0", 1, 0, 0) + sec(b"info", infoj)
+                                             + sec(b"recs", body) + sec(b"end!", struct.pack("<QQ", len(recs), 0)))
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file([chunk(0, [rec(1_001_000, IRQ_E, 11), rec(1_019_000, IRQ_X, 11),
+                                                              comm(2_000_000, 33, "kcompactd0"),
+                                                              switch(2_001_000, 100, 33),
+                                                              switch(41_999_000, 33, 100)])], meta=META))
+    m = run_merge(tmp_path)
+    assert m.report["inference"]["calibration"]["rt_throttle_ms"] == pytest.approx(25.0)
+    assert m.gap(1_000_000)["inferred"] == "interrupt" and m.gap(1_000_000)["actual"] == "interrupt"
+    g = m.gap(2_000_000)
+    assert g["inferred"] == "switch_other" and g["actual"] == "switch_other"
+    assert "RT throttling" in g["why_inferred"]
+
+
+def test_supply_bound_functions(tmp_path):
+    """A thread that runs 1 ms of every 4 ms: in any window of d ms it gets at
+    least floor(d/4) + max(0, d mod 4 - 3) ms and at most floor(d/4) +
+    min(d mod 4, 1) ms (rt-muse's lower and upper supply-bound functions)."""
+    ivs = [iv(4_000_000 * k, 4_000_000 * k + 1_000_000, 0, 0) for k in range(100)]
+    m = merged(tmp_path, ivs, [], threads=1)
+    s = m.report["charts"]["sbf"]["0"]
+    assert len(s["window_ms"]) == 28 and s["windows_per_length"] == 100
+    for d, lo, hi in zip(s["window_ms"], s["lower_ms"], s["upper_ms"]):
+        assert lo == pytest.approx((d // 4) + max(0.0, d % 4 - 3), abs=1e-5), d
+        assert hi == pytest.approx((d // 4) + min(d % 4, 1.0), abs=1e-5), d

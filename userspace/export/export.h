@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * export.h - the exporters hgmerge feeds during its one pass: a trace.dat
- * for trace-cmd and KernelShark (ks_*), Chrome trace-event JSON for
- * Perfetto (pf_*). They see what the merger sees, in the same order:
+ * for trace-cmd and KernelShark (ks_*), a Perfetto trace in Perfetto's
+ * protobuf format (pf_*). They see what the merger sees, in the same order:
  *
  *   every kernel record of a CPU, in that CPU's file order (nearly time
  *     order: a record may come up to a few microseconds late; the
@@ -53,6 +53,10 @@ struct exp_run {
 	const char *const *workloads;	/* per thread: its workload, for labels */
 	struct exp_names names;
 	const char *command;		/* hourglass's command line, for metadata */
+	/* per thread: its period in TSC cycles, 0 if it has none (NULL: none has). A job's
+	 * release comes when the job ends, up to a period or more late: the "hourglass"
+	 * buffer's reorder horizon is max(20 ms, twice the longest period). (export 1.1) */
+	const uint64_t *periods;
 };
 
 struct ks_export;
@@ -64,24 +68,35 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 int ks_kernel(struct ks_export *x, uint32_t cpu, const struct hgt_rec *r, struct hg_err *err);
 int ks_hourglass(struct ks_export *x, const struct hgl_rec *r, struct hg_err *err);
 int ks_gap(struct ks_export *x, const struct hgg_gap *g, struct hg_err *err);
-/* ks_finish - assemble the file(s); NULL @err-free result on success; fills @summary */
+/* ks_finish - assemble the file(s) and fill @summary. Frees @x, on success or not; on
+ * failure nothing it wrote is left. */
 struct ks_summary {
 	uint64_t kernel_events, hourglass_events, gaps, reordered, clamped;
+	/* reordered: kernel records that came before one they follow and were put back in order;
+	 * clamped: kernel records older than the window (or than base_tsc), written at the
+	 * oldest time they could still have. The same for the hourglass buffer: (export 1.1) */
+	uint64_t hg_reordered, hg_clamped;
+	uint64_t lost_events;		/* the LOST records' counts, marked on the pages */
 	uint32_t cpus;
 	int session_written;
 	double session_gap_s;		/* the gap the session opens on, t from base_tsc */
 	char companion[4096];
 };
 int ks_finish(struct ks_export *x, struct ks_summary *summary, struct hg_err *err);
-void ks_abort(struct ks_export *x);	/* on error: remove what was written */
+void ks_abort(struct ks_export *x);	/* on error (instead of ks_finish): remove what was written, free */
 
+/* pf_open - a Perfetto trace at @path (.perfetto-trace or .pftrace; a .json name is refused) */
 struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg_err *err);
 int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct hg_err *err);
 int pf_hourglass(struct pf_export *x, const struct hgl_rec *r, struct hg_err *err);
 int pf_gap(struct pf_export *x, const struct hgg_gap *g, struct hg_err *err);
-struct pf_summary { uint64_t events, gaps; };
+struct pf_summary {
+	uint64_t events, gaps;
+	uint64_t reordered, clamped;	/* kernel records, as in ks_summary (export 1.1) */
+};
+/* pf_finish - complete and rename the file; frees @x either way (as ks_finish) */
 int pf_finish(struct pf_export *x, struct pf_summary *summary, struct hg_err *err);
-void pf_abort(struct pf_export *x);
+void pf_abort(struct pf_export *x);	/* instead of pf_finish: remove the file, free */
 
 /* names of the enums, shared by every output (defined in export_names.c) */
 extern const char *const hgg_class_name[HGG_C_N];	/* "switch_hg", ... "voluntary" */

@@ -17,13 +17,17 @@
 #define HG_DEFAULT_RECORDS 300000	/* -e default, as in the paper */
 #define HG_DEFAULT_DURATION_NS 10000000000ULL	/* -d default: 10 s */
 
-/* Exit codes: could not run, ran but the result is incomplete, ran fine. */
+/*
+ * Exit statuses, the same for every program of the project (docs/exit-status.md).
+ * The paper defines none. 3 (a bad input file) is not hourglass's: it reads none.
+ */
 enum {
 	HG_EXIT_OK = 0,
-	HG_EXIT_USAGE = 1,	/* bad command line */
-	HG_EXIT_ENV = 2,	/* missing privilege, device or system feature */
-	HG_EXIT_INCOMPLETE = 3,	/* ran, but the trace buffer filled up */
-	HG_EXIT_IO = 4,		/* could not write an output file */
+	HG_EXIT_USAGE = 1,	/* bad command line: nothing was run */
+	HG_EXIT_ENV = 2,	/* could not run: privilege, device, memory, an unwritable output */
+	HG_EXIT_INCOMPLETE = 4,	/* ran, but the trace buffer filled: records were dropped */
+	HG_EXIT_BREAK = 5,	/* ran, and stopped early at the -b threshold */
+	HG_EXIT_INTERRUPTED = 130,	/* SIGINT, SIGTERM or SIGHUP: what was measured is written */
 };
 
 enum hg_workload {
@@ -63,6 +67,7 @@ struct hg_thread_cfg {
 	uint64_t start_ns, finish_ns;	/* -s, -f; finish 0 = end of run */
 	cpu_set_t affinity;
 	bool has_affinity;
+	int copy_of;		/* --smp/--cpus: the configured thread this is a copy of, or -1 */
 };
 
 struct hg_config {
@@ -74,6 +79,15 @@ struct hg_config {
 	bool fallback;			/* --fallback */
 	bool cpu_column;		/* --cpu-column */
 	bool dry_run;			/* --dry-run */
+	bool quiet;			/* -q: no interval lines, no live line */
+	uint64_t break_ns;		/* -b: stop when a gap or lateness passes it; 0 = off */
+	uint64_t hist_max_ns;		/* --hist: lateness histogram up to it; 0 = off */
+	uint64_t hist_bucket_ns;	/* --bucket: its bucket width */
+	int dma_latency_us;		/* --dma-latency: -1 off, else held during the run */
+	bool dma_latency_given;		/* said on the command line, not the default */
+	bool smp;			/* -S/--smp or --cpus: threads replicated per CPU */
+	cpu_set_t smp_cpus;		/* the CPUs they are replicated on */
+	int nthreads_given;		/* -n, before --smp multiplied it */
 	const char *text_path, *json_path, *trace_path;
 	int rtc_hz;
 	struct hg_thread_cfg thread[HG_MAX_THREADS];
@@ -87,6 +101,7 @@ const char *hg_timer_name(enum hg_timer_kind t);
 const char *hg_policy_name(int policy);
 
 int hg_parse_options(struct hg_config *cfg, int argc, char **argv);
+uint64_t hg_phys_bytes(void);
 void hg_usage(FILE *f);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "stats.h"
@@ -22,15 +23,26 @@
 #define HG_START_DELAY_NS 50000000ULL	/* threads start together, 50 ms after go */
 #define HG_STACK (256 * 1024)
 
+/*
+ * hg_warn - a warning: on stderr at once (a fallback or a doubtful setting is
+ * worth knowing before a long run, whatever -o says), and kept for the text,
+ * the JSON and the trace. Beyond the room kept, the last one says how many more.
+ */
 void hg_warn(struct hg_run *run, const char *fmt, ...)
 {
+	const int room = (int)(sizeof(run->warn) / sizeof(run->warn[0]));
+	char msg[sizeof(run->warn[0])];
 	va_list ap;
 
-	if (run->nwarn >= (int)(sizeof(run->warn) / sizeof(run->warn[0])))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(run->warn[run->nwarn++], sizeof(run->warn[0]), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "hourglass: warning: %s\n", msg);
+	if (run->nwarn < room - 1)
+		memcpy(run->warn[run->nwarn++], msg, sizeof(msg));
+	else
+		snprintf(run->warn[room - 1], sizeof(msg), "%d more warnings: see hourglass's standard error",
+			 ++run->nwarn - (room - 1));
 }
 
 static void probe_system(struct hg_run *run)
@@ -76,6 +88,34 @@ static int lock_memory(struct hg_run *run)
 	hg_warn(run, "mlockall refused (%s): ran with prefaulted memory, page faults possible under memory pressure",
 		strerror(errno));
 	return 0;
+}
+
+/*
+ * warn_timer_slack - a LAT thread on NATIVE at a time-sharing priority: the
+ * kernel may fire each of its wake-ups up to the timer slack late (real-time
+ * and deadline threads have none), and the figures measure that, not the
+ * kernel's latency. The paper's default stays; the user is told.
+ */
+static void warn_timer_slack(struct hg_run *run)
+{
+	long slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	int k, first = -1, n = 0;
+
+	for (k = 0; k < run->cfg->nthreads; k++) {
+		const struct hg_thread *t = &run->th[k];
+		int pol = t->cfg->sched.policy;
+		bool rt = !t->fallback[0] && (pol == SCHED_FIFO || pol == SCHED_RR || pol == SCHED_DEADLINE);
+
+		if (t->cfg->workload == HG_W_LAT && t->cfg->timer == HG_T_NATIVE && !rt) {
+			if (first < 0)
+				first = k;
+			n++;
+		}
+	}
+	if (first < 0 || slack <= 1)
+		return;
+	hg_warn(run, "thread %d%s: -w LAT on the NATIVE timer (the default) at a time-sharing priority: each wake-up may come up to the timer slack (%.0f us here) late, and the lateness measured includes it; -i HR sleeps to an absolute time with 1 ns of slack (or give the thread RTLOW..RTHIGH, which have none)",
+		first, n > 1 ? " and others" : "", slack / 1e3);
 }
 
 /* check_outputs - fail before the run, not after it, on an unwritable path. */
@@ -131,6 +171,7 @@ static int start_threads(struct hg_run *run)
 	pthread_barrier_init(&run->go, NULL, (unsigned int)cfg->nthreads + 1);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, HG_STACK);
+	run->main_thread = pthread_self();
 	for (k = 0; k < cfg->nthreads; k++) {
 		run->th[k].idx = k;
 		run->th[k].cfg = &cfg->thread[k];
@@ -154,7 +195,9 @@ static int run_workload(struct hg_run *run, int bad)
 {
 	struct hg_config *cfg = run->cfg;
 	struct hg_tsc_pair now;
-	int k;
+	struct timespec zero = { 0 };
+	sigset_t early;
+	int k, sig;
 
 	start_threads(run);
 	pthread_barrier_wait(&run->ready);
@@ -166,8 +209,19 @@ static int run_workload(struct hg_run *run, int bad)
 		if (run->th[k].fallback[0])
 			hg_warn(run, "thread %d: %s", k, run->th[k].fallback);
 	}
+	if (!bad)
+		warn_timer_slack(run);
 	if (bad)
 		atomic_store(&run->abort_run, 1);
+	/* Ctrl-C while setting up: the threads stop before they start */
+	sigemptyset(&early);
+	sigaddset(&early, SIGINT);
+	sigaddset(&early, SIGTERM);
+	sigaddset(&early, SIGHUP);
+	if (!bad && (sig = sigtimedwait(&early, NULL, &zero)) > 0) {
+		hg_request_stop(run, sig);
+		fprintf(stderr, "hourglass: interrupted before the run started: nothing measured\n");
+	}
 	/* the run's zero: a moment shortly ahead, on both clocks */
 	hg_tsc_pair(CLOCK_MONOTONIC, &now);
 	run->t0_mono = now.ns + HG_START_DELAY_NS;
@@ -175,10 +229,12 @@ static int run_workload(struct hg_run *run, int bad)
 	run->end_tsc = run->t0_tsc + hg_ns_to_cycles(run, cfg->duration_ns);
 	run->start_wall_ns = hg_clock_ns(CLOCK_REALTIME) + HG_START_DELAY_NS;
 	pthread_barrier_wait(&run->go);
-	for (k = 0; k < cfg->nthreads; k++)
-		pthread_join(run->th[k].pt, NULL);
-	if (bad)
+	if (bad) {
+		for (k = 0; k < cfg->nthreads; k++)
+			pthread_join(run->th[k].pt, NULL);
 		return bad;
+	}
+	hg_monitor(run);
 	for (k = 0; k < cfg->nthreads; k++) {
 		if (run->th[k].err_exit) {
 			fprintf(stderr, "hourglass: %s\n", run->th[k].err);
@@ -186,6 +242,17 @@ static int run_workload(struct hg_run *run, int bad)
 		}
 	}
 	return bad;
+}
+
+/* say_trip - the sample that passed -b, on stderr: the run's main finding */
+static void say_trip(struct hg_run *run)
+{
+	const struct hg_trip *tr = &run->trip;
+
+	fprintf(stderr, "hourglass: -b %.3f us passed: thread %d %s %.3f us at %.6f ms (CPU %u): the run stopped there%s\n",
+		run->cfg->break_ns / 1e3, tr->thread, tr->kind == HG_TRIP_GAP ? "lost the CPU for" : "woke up late by",
+		tr->value_ns / 1e3, (double)(int64_t)(tr->t0 - run->t0_tsc) * 1e3 / run->hz, tr->cpu,
+		run->recorder_pid > 0 ? "; hgtrace record was told to freeze the kernel's recording" : "");
 }
 
 static int finish(struct hg_run *run, FILE *text, FILE *json)
@@ -211,28 +278,39 @@ static int finish(struct hg_run *run, FILE *text, FILE *json)
 		dropped += run->th[k].dropped;
 	hg_write_text(run, &st, text);
 	if (fflush(text) || ferror(text)) {
-		fprintf(stderr, "hourglass: writing the text output: %s\n", strerror(errno));
-		rc = HG_EXIT_IO;
+		fprintf(stderr, "hourglass: writing the text output%s%s: %s\n", cfg->text_path ? " to " : "",
+			cfg->text_path ? cfg->text_path : "", strerror(errno));
+		rc = HG_EXIT_ENV;
 	}
 	if (json) {
 		hg_write_json(run, &st, json);
 		if (fclose(json)) {
 			fprintf(stderr, "hourglass: --json %s: %s\n", cfg->json_path, strerror(errno));
-			rc = HG_EXIT_IO;
+			rc = HG_EXIT_ENV;
 		}
 	}
 	if (cfg->trace_path && hg_write_trace(run, &st, cfg->trace_path)) {
 		fprintf(stderr, "hourglass: --trace %s: %s\n", cfg->trace_path, strerror(errno));
-		rc = HG_EXIT_IO;
+		rc = HG_EXIT_ENV;
 	}
-	if (dropped) {
+	if (dropped)
 		fprintf(stderr, "hourglass: the trace buffer filled: %llu records not kept; output is incomplete (raise -e, now %llu)\n",
 			(unsigned long long)dropped, (unsigned long long)cfg->max_records);
-		if (rc == HG_EXIT_OK)
-			rc = HG_EXIT_INCOMPLETE;
-	}
+	if (run->trip.kind)
+		say_trip(run);
+	if (run->stop_signal)
+		fprintf(stderr, "hourglass: interrupted by %s at %.3f s of %.3f s: the output holds what was measured until then, marked incomplete\n",
+			run->stop_signal == SIGINT ? "Ctrl-C (SIGINT)" : run->stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP",
+			hg_run_ns(run) / 1e9, cfg->duration_ns / 1e9);
 	hg_stats_free(run, &st);
-	return rc;
+	/* the most telling first: an output lost, then how the run ended */
+	if (rc)
+		return rc;
+	if (run->stop_signal)
+		return HG_EXIT_INTERRUPTED;
+	if (run->trip.kind)
+		return HG_EXIT_BREAK;
+	return dropped ? HG_EXIT_INCOMPLETE : HG_EXIT_OK;
 }
 
 static int plain_run(int argc, char **argv)
@@ -249,9 +327,12 @@ static int plain_run(int argc, char **argv)
 		hg_dry_run(&cfg, stdout);
 		return HG_EXIT_OK;
 	}
+	/* from here, Ctrl-C waits for the monitor: what is measured is never lost */
+	hg_signals_setup();
 	run.cfg = &cfg;
+	run.dma_fd = run.marker_fd = run.dma_held_us = -1;
 	if (check_outputs(&cfg, &text, &json))
-		return HG_EXIT_IO;
+		return HG_EXIT_ENV;
 	probe_system(&run);
 	/* POSIX timers signal one thread; nobody else may take the signal */
 	sigemptyset(&sigs);
@@ -268,44 +349,101 @@ static int plain_run(int argc, char **argv)
 	}
 	rc = lock_memory(&run) ? HG_EXIT_ENV : HG_EXIT_OK;
 	calibrate(&run);
+	if (cfg.break_ns)
+		run.break_cycles = hg_ns_to_cycles(&run, cfg.break_ns);
+	/* even after a refusal: every missing privilege is named at once */
+	if (hg_settings_open(&run))
+		rc = HG_EXIT_ENV;
 	rc = run_workload(&run, rc);
+	hg_settings_close(&run);
 	if (rc)
 		return rc;
+	/* Ctrl-C stays blocked while writing: a second one must not lose the first's data */
 	return finish(&run, text, json);
 }
 
 /*
- * run_tool - record, report and export are Python (tools/): run them with this
- * binary's path, so that record starts this same hourglass.
+ * python_dir - where the hgtools package is: $HG_TOOLS when set; else the directory
+ * compiled in by `make install` (HG_PYTHONDIR); else, in the build tree, the tools/
+ * beside the build/ that holds this binary (@exe).
+ */
+/*
+ * python_bin - the interpreter: $HG_PYTHON when set; else the system's
+ * /usr/bin/python3, which sees the distribution's packages the charts need
+ * (python3-matplotlib), whatever python3 comes first in PATH (pyenv, a venv);
+ * else python3 from PATH.
+ */
+static const char *python_bin(void)
+{
+	const char *env = getenv("HG_PYTHON");
+
+	if (env && *env)
+		return env;
+	return access("/usr/bin/python3", X_OK) ? "python3" : "/usr/bin/python3";
+}
+
+static int python_dir(const char *exe, char *dir, size_t size)
+{
+	const char *env = getenv("HG_TOOLS");
+	char copy[4096];
+
+	if (env)
+		return snprintf(dir, size, "%s", env) >= (int)size ? -1 : 0;
+#ifdef HG_PYTHONDIR
+	(void)exe;
+	(void)copy;
+	return snprintf(dir, size, "%s", HG_PYTHONDIR) >= (int)size ? -1 : 0;
+#else
+	snprintf(copy, sizeof(copy), "%s", exe);
+	return snprintf(dir, size, "%s/../tools", dirname(copy)) >= (int)size ? -1 : 0;
+#endif
+}
+
+/*
+ * run_tool - record, report and export are the Python package hgtools: run it with
+ * this binary's path in HG_BIN, so that record starts this same hourglass.
  */
 static int run_tool(const char *cmd, int argc, char **argv)
 {
-	char exe[4096], tools[4096 + 16], **args;
-	const char *env = getenv("HG_TOOLS");
+	char exe[4096], dir[4096], pkg[4096 + 16], path[8192], **args;
+	const char *old = getenv("PYTHONPATH"), *py;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	int i;
+	int i, a = 0;
 
 	if (n <= 0) {
 		perror("hourglass: /proc/self/exe");
 		return HG_EXIT_ENV;
 	}
 	exe[n] = 0;
-	if (env)
-		snprintf(tools, sizeof(tools), "%s", env);
+	if (python_dir(exe, dir, sizeof(dir))) {
+		fprintf(stderr, "hourglass %s: the Python package's path is too long\n", cmd);
+		return HG_EXIT_ENV;
+	}
+	snprintf(pkg, sizeof(pkg), "%s/hgtools", dir);
+	if (access(pkg, R_OK | X_OK)) {
+		fprintf(stderr, "hourglass %s: no Python package at %s (%s): run make install, or this binary from its build tree\n",
+			cmd, pkg, strerror(errno));
+		return HG_EXIT_ENV;
+	}
+	/* ours first; what the user had stays reachable (matplotlib in a place of theirs) */
+	if (old && *old)
+		snprintf(path, sizeof(path), "%s:%s", dir, old);
 	else
-		snprintf(tools, sizeof(tools), "%s/../tools", dirname(strdup(exe)));
+		snprintf(path, sizeof(path), "%s", dir);
 	setenv("HG_BIN", exe, 1);
-	setenv("PYTHONPATH", tools, 1);
-	args = calloc((size_t)argc + 4, sizeof(*args));
+	setenv("PYTHONPATH", path, 1);
+	args = calloc((size_t)argc + 5, sizeof(*args));
 	if (!args)
 		return HG_EXIT_ENV;
-	args[0] = "python3";
-	args[1] = "-m";
-	args[2] = !strcmp(cmd, "record") ? "hgmerge.record" : !strcmp(cmd, "export") ? "hgexport" : "hgmerge";
+	py = python_bin();
+	args[a++] = (char *)py;
+	args[a++] = "-m";
+	args[a++] = "hgtools";
+	args[a++] = (char *)cmd;
 	for (i = 0; i < argc; i++)
-		args[3 + i] = argv[i];
-	execvp("python3", args);
-	fprintf(stderr, "hourglass %s: cannot run python3 (%s): install python3\n", cmd, strerror(errno));
+		args[a++] = argv[i];
+	execvp(py, args);
+	fprintf(stderr, "hourglass %s: cannot run %s (%s): install python3\n", cmd, py, strerror(errno));
 	return HG_EXIT_ENV;
 }
 

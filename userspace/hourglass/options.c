@@ -12,8 +12,21 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "hg_cpulist.h"
 #include "hourglass.h"
 #include "timeunits.h"
+
+#define HG_MIN_PERIOD_NS 1000	/* LAT, PERIODIC, CPU_PERIODIC */
+
+/* hg_phys_bytes - the machine's memory, the ceiling of what a run can lock */
+uint64_t hg_phys_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
+}
 
 struct parser {
 	struct hg_config *cfg;
@@ -35,11 +48,29 @@ static int fail(const char *fmt, ...)
 	return -1;
 }
 
-/* next_arg - the argument of option @opt, or NULL after an error message. */
+/* looks_like_option - "-x" or "--xyz", not "-3ms" (a negative time), "-.5s" or "-" */
+static bool looks_like_option(const char *s)
+{
+	return s[0] == '-' && s[1] && !isdigit((unsigned char)s[1]) && s[1] != '.';
+}
+
+/*
+ * next_arg - the argument of option @opt, or NULL after an error message. An
+ * argument that is itself an option ("-o --dry-run") is refused: taking it
+ * would start a real run writing a file named "--dry-run".
+ */
 static const char *next_arg(struct parser *p, const char *opt, const char *what)
 {
+	const char *s;
+
 	if (p->i + 1 >= p->argc) {
 		fail("%s needs %s", opt, what);
+		return NULL;
+	}
+	s = p->argv[p->i + 1];
+	if (looks_like_option(s)) {
+		fail("%s needs %s, but '%s' that follows it is an option%s", opt, what, s,
+		     !strcmp(what, "a file") ? " (for a file of that name write ./ before it)" : "");
 		return NULL;
 	}
 	return p->argv[++p->i];
@@ -54,6 +85,30 @@ static int arg_time(struct parser *p, const char *opt, const char *what, uint64_
 	err = hg_parse_time(s, ns);
 	if (err)
 		return fail("%s %s: %s", opt, s, err);
+	return 0;
+}
+
+/*
+ * arg_us - a threshold as cyclictest and rtla take it: a bare number is
+ * microseconds (-b 100); a time with its unit is as written (-b 0.1ms).
+ */
+static int arg_us(struct parser *p, const char *opt, const char *what, uint64_t *ns)
+{
+	const char *s = next_arg(p, opt, what), *err;
+	char buf[64];
+	char *end;
+
+	if (!s)
+		return -1;
+	strtod(s, &end);
+	if (end != s && !*end && strlen(s) < sizeof(buf) - 3) {
+		snprintf(buf, sizeof(buf), "%sus", s);
+		err = hg_parse_time(buf, ns);
+	} else {
+		err = hg_parse_time(s, ns);
+	}
+	if (err)
+		return fail("%s %s: %s (a bare number is microseconds)", opt, s, err);
 	return 0;
 }
 
@@ -74,32 +129,25 @@ static int arg_long(struct parser *p, const char *opt, const char *what,
 	return 0;
 }
 
-/* parse_cpulist - "0,2-3" into a CPU set. */
-static int parse_cpulist(const char *s, cpu_set_t *set)
+/* parse_cpulist - "0,2-3" into a CPU set; -1 and *why if bad */
+static int parse_cpulist(const char *s, cpu_set_t *set, const char **why)
 {
-	char *end;
-	long a, b;
+	struct hg_cpuset cpus;
+	unsigned c;
 
 	CPU_ZERO(set);
-	while (*s) {
-		a = strtol(s, &end, 10);
-		if (end == s || a < 0 || a >= CPU_SETSIZE)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtol(s, &end, 10);
-			if (end == s || b < a || b >= CPU_SETSIZE)
-				return -1;
-		}
-		for (; a <= b; a++)
-			CPU_SET(a, set);
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		s = end;
+	if (hg_cpulist_parse(s, &cpus, why))
+		return -1;
+	if (cpus.nbits > CPU_SETSIZE) {
+		*why = "a CPU beyond what this program can pin";
+		hg_cpuset_free(&cpus);
+		return -1;
 	}
+	for (c = 0; c < cpus.nbits; c++)
+		if (hg_cpuset_has(&cpus, c))
+			CPU_SET(c, set);
+	hg_cpuset_free(&cpus);
+	*why = "no CPU in it";
 	return CPU_COUNT(set) ? 0 : -1;
 }
 
@@ -207,7 +255,7 @@ static int opt_priority(struct parser *p, const char *opt)
 	if (!s)
 		return -1;
 	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
-		if (strcmp(s, levels[i].name))
+		if (strcasecmp(s, levels[i].name))	/* rthigh is RTHIGH */
 			continue;
 		FOR_SELECTED(p, tc) {
 			tc->sched.policy = levels[i].policy;
@@ -254,7 +302,7 @@ static int opt_workload(struct parser *p, const char *opt)
 	if (!s)
 		return -1;
 	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
-		if (!strcmp(s, workloads[i].name))
+		if (!strcasecmp(s, workloads[i].name))
 			break;
 	if (i == sizeof(workloads) / sizeof(workloads[0]))
 		return fail("%s: unknown workload '%s' (CPU, CPU_SCAN, CPU_YIELD, CPU_SCAN_YIELD, PERIODIC, CPU_PERIODIC, LAT)",
@@ -272,10 +320,16 @@ static int opt_workload(struct parser *p, const char *opt)
 		if (!nx || (nx[0] == '-' && !isdigit((unsigned char)nx[1])))
 			return fail("%s %s needs %s", opt, s, workloads[i].args);
 		if (is_size) {
+			char o[64];
 			long kb;
 
-			if (arg_long(p, s, "<size KB>", 1, 1L << 30, &kb))
+			snprintf(o, sizeof(o), "%s %s", opt, s);
+			if (arg_long(p, o, "<size KB>", 1, 1L << 30, &kb))
 				return -1;
+			/* more than the machine has: mlockall or the first pass would kill the run */
+			if ((uint64_t)kb * 1024 > hg_phys_bytes())
+				return fail("%s %s %ld: a working set of %.1f GiB, more than this machine's %.1f GiB of memory",
+					    opt, s, kb, kb / 1048576.0, hg_phys_bytes() / 1073741824.0);
 			v[k] = (uint64_t)kb;
 		} else {
 			char o[64];
@@ -311,6 +365,10 @@ static int opt_workload(struct parser *p, const char *opt)
 	default:
 		break;
 	}
+	/* no timer wakes a thread sooner than a microsecond; shorter is a typo */
+	if (w.period_ns && w.period_ns < HG_MIN_PERIOD_NS)
+		return fail("%s %s %s: a period under 1us: no Linux timer wakes a thread that often",
+			    opt, s, p->argv[p->i]);
 	FOR_SELECTED(p, tc) {
 		tc->workload = w.workload;
 		tc->scan_kb = w.scan_kb;
@@ -328,10 +386,10 @@ static int opt_timer(struct parser *p, const char *opt)
 
 	if (!s)
 		return -1;
-	if (!strcmp(s, "MM"))
+	if (!strcasecmp(s, "MM"))
 		return fail("%s MM: multimedia timers exist on Windows only; on Linux use HR", opt);
 	for (i = 0; i < sizeof(timers) / sizeof(timers[0]); i++) {
-		if (strcmp(s, timers[i].name))
+		if (strcasecmp(s, timers[i].name))
 			continue;
 		FOR_SELECTED(p, tc)
 			tc->timer = timers[i].t;
@@ -362,12 +420,13 @@ static int opt_affinity(struct parser *p, const char *opt)
 {
 	const char *s = next_arg(p, opt, "a CPU list like 0,2-3");
 	struct hg_thread_cfg *tc;
+	const char *why;
 	cpu_set_t set;
 
 	if (!s)
 		return -1;
-	if (parse_cpulist(s, &set))
-		return fail("%s: bad CPU list '%s' (write e.g. 0 or 0,2-3)", opt, s);
+	if (parse_cpulist(s, &set, &why))
+		return fail("%s: bad CPU list '%s': %s (write e.g. 0 or 0,2-3)", opt, s, why);
 	FOR_SELECTED(p, tc) {
 		tc->affinity = set;
 		tc->has_affinity = true;
@@ -384,7 +443,7 @@ static int opt_policy(struct parser *p, const char *opt)
 	if (!s)
 		return -1;
 	for (i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
-		if (strcmp(s, policies[i].name))
+		if (strcasecmp(s, policies[i].name))
 			continue;
 		if (policies[i].policy == SCHED_DEADLINE)
 			return fail("%s deadline: give the reservation with -rh or -rs <amount> <period>", opt);
@@ -432,12 +491,67 @@ static void thread_defaults(struct hg_thread_cfg *tc)
 	tc->timer = HG_T_NATIVE;
 	tc->sched.policy = SCHED_OTHER;
 	tc->sched.level = "NORMAL";
+	tc->copy_of = -1;
+}
+
+/* fmt_time - @ns in the unit that reads best, for messages */
+static const char *fmt_time(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, len, "%gs", ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%gms", ns / 1e6);
+	else
+		snprintf(buf, len, "%gus", ns / 1e3);
+	return buf;
+}
+
+/*
+ * replicate - --smp / --cpus: the threads configured so far, once per CPU,
+ * each copy pinned to its CPU (cyclictest -S, rtla -c). Copy c*n + k is
+ * thread k of the command line on the c-th CPU of the set.
+ */
+static int replicate(struct hg_config *cfg)
+{
+	static struct hg_thread_cfg given[HG_MAX_THREADS];
+	int n = cfg->nthreads, ncpu = CPU_COUNT(&cfg->smp_cpus), cpu, c = 0, k;
+
+	if ((long)n * ncpu > HG_MAX_THREADS)
+		return fail("--smp: %d threads on %d CPUs make %d, more than %d", n, ncpu, n * ncpu,
+			    HG_MAX_THREADS);
+	for (k = 0; k < n; k++) {
+		if (cfg->thread[k].has_affinity)
+			return fail("thread %d: --affinity and --smp/--cpus both pin it (--smp pins each copy to its CPU)",
+				    k);
+		if (cfg->thread[k].sched.policy == SCHED_DEADLINE)
+			return fail("thread %d: a SCHED_DEADLINE reservation (-rh/-rs) cannot be pinned, and --smp/--cpus pins every copy",
+				    k);
+	}
+	memcpy(given, cfg->thread, (size_t)n * sizeof(given[0]));
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &cfg->smp_cpus))
+			continue;
+		for (k = 0; k < n; k++) {
+			struct hg_thread_cfg *tc = &cfg->thread[c * n + k];
+
+			*tc = given[k];
+			CPU_ZERO(&tc->affinity);
+			CPU_SET(cpu, &tc->affinity);
+			tc->has_affinity = true;
+			tc->copy_of = k;
+		}
+		c++;
+	}
+	cfg->nthreads = n * ncpu;
+	return 0;
 }
 
 /* validate - checks that need the whole command line. */
 static int validate(struct hg_config *cfg)
 {
+	uint64_t need = cfg->max_records * 32;	/* struct hgl_rec */
 	int rtc_users = 0, k;
+	char a[32], b[32];
 
 	if (!cfg->nthreads)
 		return fail("-n <number of threads> is required");
@@ -445,24 +559,46 @@ static int validate(struct hg_config *cfg)
 		struct hg_thread_cfg *tc = &cfg->thread[k];
 
 		if (tc->start_ns >= cfg->duration_ns)
-			return fail("thread %d: -s is at or after the end of the run (-d)", k);
+			return fail("thread %d: -s %s is at or after the end of the run (-d %s)", k,
+				    fmt_time(tc->start_ns, a, sizeof(a)), fmt_time(cfg->duration_ns, b, sizeof(b)));
 		if (tc->finish_ns && tc->finish_ns <= tc->start_ns)
 			return fail("thread %d: -f must come after -s", k);
+		if (tc->finish_ns > cfg->duration_ns)
+			return fail("thread %d: -f %s is after the end of the run (-d %s)",
+				    k, fmt_time(tc->finish_ns, a, sizeof(a)), fmt_time(cfg->duration_ns, b, sizeof(b)));
 		if (tc->sched.policy == SCHED_DEADLINE && tc->has_affinity)
 			return fail("thread %d: a SCHED_DEADLINE reservation (-rh/-rs) cannot be pinned with --affinity: the kernel admits deadline tasks only on a whole root domain (use cpusets instead)",
 				    k);
+	}
+	cfg->nthreads_given = cfg->nthreads;
+	if (cfg->smp && replicate(cfg))
+		return -1;
+	for (k = 0; k < cfg->nthreads; k++) {
+		struct hg_thread_cfg *tc = &cfg->thread[k];
+
+		need += tc->scan_kb * 1024;
 		if (tc->timer == HG_T_RTC && (tc->workload == HG_W_PERIODIC ||
 					     tc->workload == HG_W_LAT))
 			rtc_users++;
 	}
+	if (need > hg_phys_bytes())
+		return fail("-e %llu%s: %.1f GiB to lock in memory, more than this machine's %.1f GiB",
+			    (unsigned long long)cfg->max_records,
+			    need > cfg->max_records * 32 ? " and the CPU_SCAN working sets" : " (32 bytes a record)",
+			    need / 1073741824.0, hg_phys_bytes() / 1073741824.0);
 	if (rtc_users > 1)
-		return fail("-i RTC: only one thread can use the RTC (the device opens exclusively)");
+		return fail("-i RTC: only one thread can use the RTC (the device opens exclusively)%s",
+			    cfg->smp ? "; --smp made a copy per CPU" : "");
+	if (cfg->hist_max_ns && cfg->hist_max_ns / cfg->hist_bucket_ns > 1000000)
+		return fail("--hist %s with --bucket %s: more than a million buckets",
+			    fmt_time(cfg->hist_max_ns, a, sizeof(a)), fmt_time(cfg->hist_bucket_ns, b, sizeof(b)));
 	return 0;
 }
 
 int hg_parse_options(struct hg_config *cfg, int argc, char **argv)
 {
 	struct parser p = { .cfg = cfg, .argc = argc, .argv = argv, .sel = -1 };
+	bool bucket_given = false;
 	long v;
 	int k;
 
@@ -471,6 +607,8 @@ int hg_parse_options(struct hg_config *cfg, int argc, char **argv)
 	cfg->max_records = HG_DEFAULT_RECORDS;
 	cfg->gap_override_ns = -1;
 	cfg->rtc_hz = 1024;
+	cfg->hist_bucket_ns = 1000;
+	cfg->dma_latency_us = 0;
 	cfg->argc = argc;
 	cfg->argv = argv;
 	for (k = 0; k < HG_MAX_THREADS; k++)
@@ -492,7 +630,7 @@ int hg_parse_options(struct hg_config *cfg, int argc, char **argv)
 				r = fail("-d: the run must last longer than zero");
 		} else if (!strcmp(o, "-c")) {
 			cfg->raw_cycles = true;
-		} else if (!strcmp(o, "-e")) {
+		} else if (!strcmp(o, "-e") || !strcmp(o, "--records")) {
 			r = arg_long(&p, o, "a number of records", 1, 1L << 32, &v);
 			cfg->max_records = (uint64_t)v;
 		} else if (!strcmp(o, "-t")) {
@@ -540,6 +678,48 @@ int hg_parse_options(struct hg_config *cfg, int argc, char **argv)
 			cfg->gap_override_ns = (int64_t)g;
 		} else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
 			r = (cfg->text_path = next_arg(&p, o, "a file")) ? 0 : -1;
+			if (!r && !strcmp(cfg->text_path, "-"))
+				cfg->text_path = NULL;		/* standard output, as without -o */
+		} else if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
+			cfg->quiet = true;
+		} else if (!strcmp(o, "-b") || !strcmp(o, "--breaktrace")) {
+			r = arg_us(&p, o, "a threshold in microseconds", &cfg->break_ns);
+			if (!r && !cfg->break_ns)
+				r = fail("%s: the threshold must be longer than zero", o);
+		} else if (!strcmp(o, "--hist")) {
+			r = arg_us(&p, o, "the largest lateness to count, in microseconds", &cfg->hist_max_ns);
+			if (!r && !cfg->hist_max_ns)
+				r = fail("--hist: the histogram must reach further than zero");
+		} else if (!strcmp(o, "--bucket")) {
+			r = arg_us(&p, o, "a bucket width in microseconds", &cfg->hist_bucket_ns);
+			bucket_given = true;
+			if (!r && !cfg->hist_bucket_ns)
+				r = fail("--bucket: a bucket must be wider than zero");
+		} else if (!strcmp(o, "--dma-latency")) {
+			const char *a = next_arg(&p, o, "microseconds, or off");
+
+			if (!a)
+				return -1;
+			cfg->dma_latency_given = true;
+			if (!strcasecmp(a, "off")) {
+				cfg->dma_latency_us = -1;
+			} else {
+				p.i--;
+				r = arg_long(&p, o, "microseconds, or off", 0, 2000000000L, &v);
+				cfg->dma_latency_us = (int)v;
+			}
+		} else if (!strcmp(o, "-S") || !strcmp(o, "--smp")) {
+			if (sched_getaffinity(0, sizeof(cfg->smp_cpus), &cfg->smp_cpus))
+				return fail("%s: cannot read the CPUs this process may use: %s", o, strerror(errno));
+			cfg->smp = true;
+		} else if (!strcmp(o, "--cpus")) {
+			const char *a = next_arg(&p, o, "a CPU list like 0,2-3"), *why;
+
+			if (!a)
+				return -1;
+			if (parse_cpulist(a, &cfg->smp_cpus, &why))
+				return fail("--cpus: bad CPU list '%s': %s (write e.g. 0 or 0,2-3)", a, why);
+			cfg->smp = true;
 		} else if (!strcmp(o, "--json")) {
 			r = (cfg->json_path = next_arg(&p, o, "a file")) ? 0 : -1;
 		} else if (!strcmp(o, "--trace")) {
@@ -561,27 +741,31 @@ int hg_parse_options(struct hg_config *cfg, int argc, char **argv)
 		if (r)
 			return -1;
 	}
+	if (bucket_given && !cfg->hist_max_ns)
+		return fail("--bucket goes with --hist <largest lateness>");
 	return validate(cfg);
 }
 
 void hg_usage(FILE *f)
 {
 	fprintf(f,
-"usage: hourglass <options>               run the synthetic real-time workload\n"
-"       hourglass record -o DIR <options>  the same, with the kernel's ground truth (hgtrace.ko)\n"
-"       hourglass report DIR [--json FILE] explain every gap, score the inferences\n"
-"       hourglass export DIR --kernelshark OUT.dat   a merged trace.dat for KernelShark\n"
+"usage: hourglass <options>                 run the synthetic real-time workload\n"
+"       hourglass record --dir DIR <options>  the same, with the kernel's ground truth (hgtrace.ko)\n"
+"       hourglass report DIR [--json FILE]   explain every gap, score the inferences\n"
+"       hourglass export DIR --kernelshark OUT.dat | --perfetto OUT.json | --html OUT.html\n"
 "\n"
 "Threads spin on the TSC and record every gap in their own execution; all\n"
 "output comes after the run. Compatible with Hourglass 0.5 (Regehr, 2002).\n"
+"Words are not case-sensitive: -p rthigh is -p RTHIGH.\n"
 "\n"
-"global options:\n"
+"global options (the paper's):\n"
 "  -n <threads>        number of threads to create (required, 1..%d)\n"
 "  -d <time>           duration of the run (default 10s)\n"
 "  -c                  also print the raw trace in TSC cycles, not based at zero\n"
 "  -t <n>              the following per-thread options affect thread n (0..threads-1)\n"
 "  -a                  the following per-thread options affect all threads, until -t\n"
-"  -e <records>        trace buffer size in records, shared by all threads (default %d)\n"
+"  -e, --records <n>   trace buffer size in records, shared by all threads (default %d)\n"
+"                      (not hgtrace record's -e, which names event groups as trace-cmd's)\n"
 "\n"
 "per-thread options (after -t or -a):\n"
 "  -p <priority>       IDLE (SCHED_IDLE), LOW, NORMAL, HIGH, HIGHEST (nice 10, 0, -10, -20)\n"
@@ -591,30 +775,50 @@ void hg_usage(FILE *f)
 "  -w <workload>       CPU (default) | CPU_SCAN <KB> | CPU_YIELD <amount>\n"
 "                      | CPU_SCAN_YIELD <KB> <amount> | PERIODIC <amount> <period>\n"
 "                      | CPU_PERIODIC <amount> <period> | LAT <period>\n"
-"  -i <timer>          NATIVE (relative nanosleep, default) | HR (absolute, 1 ns slack)\n"
-"                      | RTC (/dev/rtc periodic interrupt) | TIMERFD | POSIX (timer signal)\n"
+"  -i <timer>          NATIVE (relative nanosleep, timer slack: the default) | HR (absolute,\n"
+"                      1 ns slack) | RTC (/dev/rtc periodic interrupt) | TIMERFD | POSIX\n"
 "  -s <time>           start this thread <time> into the run\n"
-"  -f <time>           stop this thread <time> into the run\n"
+"  -f <time>           stop this thread <time> into the run (at most -d)\n"
 "  --affinity <cpus>   pin to CPUs, e.g. 0 or 0,2-3\n"
 "  --policy <p>        other | batch | idle | fifo | rr (FIFO/RR default priority 50)\n"
 "  --prio <n>          nice (-20..19) for other/batch, 1..99 for fifo/rr\n"
 "\n"
+"as cyclictest and rtla do:\n"
+"  -S, --smp           the threads configured, once on every CPU, each copy pinned to it\n"
+"                      (cyclictest -S): -n 1 -a -p RTHIGH -w LAT 1ms -i HR -S\n"
+"  --cpus <list>       the same on these CPUs only (rtla -c), e.g. 0,2-3\n"
+"  -q, --quiet         no interval or latlate lines, no live line: the summary only\n"
+"  -b, --breaktrace <us>  stop the run when a gap or a wake-up's lateness passes it\n"
+"                      (cyclictest -b, rtla -T): write a trace marker, name the sample;\n"
+"                      under hourglass record the kernel's recording freezes there\n"
+"  --hist <us>         lateness histograms per thread that wakes up, 1 us buckets to <us>\n"
+"                      and an overflow row (cyclictest -h, rtla timerlat hist)\n"
+"  --bucket <us>       with --hist: the bucket width (rtla --bucket-size)\n"
+"  --dma-latency <us>|off  hold /dev/cpu_dma_latency at <us> during the run; a run with\n"
+"                      LAT or PERIODIC threads holds it at 0 unless off (as cyclictest)\n"
+"  (a bare number is microseconds there; any time with its unit also does: 0.1ms)\n"
+"\n"
 "output and measurement:\n"
-"  -o, --output <file> write the text output there instead of stdout\n"
+"  -o, --output <file> write the text output there instead of stdout ('-': stdout)\n"
 "  --json <file>       write a JSON summary (provenance, per-thread figures)\n"
 "  --trace <file>      write the binary trace for the merger (docs/hourglass-trace.md)\n"
 "  --gap <time>        gap threshold instead of twice the calibrated loop time\n"
 "  --cpu-column        add each interval's CPU as a sixth column\n"
 "  --rtc-hz <hz>       RTC interrupt rate for -i RTC (power of two, default 1024)\n"
 "  --fallback          run without what is not permitted (mlockall, real-time\n"
-"                      policy, reservation) instead of stopping; the output says so\n"
+"                      policy, reservation) instead of stopping; says so on stderr\n"
 "  --dry-run           print the parsed configuration as JSON and exit\n"
 "  -h, --help          this text;  --version  the version\n"
+"\n"
+"On a terminal a live line per thread (intervals, gaps, largest gap, wake-ups, largest\n"
+"lateness) is refreshed on stderr every second; Ctrl-C stops the run and writes what\n"
+"it measured, marked incomplete.\n"
 "\n"
 "Times carry their unit: 87.0us, 1020ms, 1.5s, 3m. Example (the paper's Fig. 3):\n"
 "  hourglass -n 3 -d 5s -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH\n"
 "\n"
-"exit status: 0 ok, 1 bad command line, 2 missing privilege or device,\n"
-"             3 the trace buffer filled (output incomplete), 4 output not written\n",
+"exit status (docs/exit-status.md): 0 done, 1 bad command line, 2 could not run\n"
+"  (privilege, device, memory, an output that cannot be written), 4 ran but the trace\n"
+"  buffer filled (output incomplete), 5 stopped at the -b threshold, 130 interrupted\n",
 		HG_MAX_THREADS, HG_DEFAULT_RECORDS);
 }

@@ -4,29 +4,44 @@
  * figures. The same text is the "info" section of the binary trace.
  */
 #include <string.h>
-#include "jsonw.h"
+#include "hg_cpulist.h"
+#include "hg_jsonw.h"
 #include "stats.h"
 
 #define HG_JSON_VERSION 1
 
 static void cpulist(const cpu_set_t *set, char *buf, size_t len)
 {
-	size_t o = 0;
-	int a, b;
+	struct hg_cpuset cpus = { 0 };
+	int c;
 
-	buf[0] = 0;
-	for (a = 0; a < CPU_SETSIZE; a++) {
-		if (!CPU_ISSET(a, set))
-			continue;
-		for (b = a; b + 1 < CPU_SETSIZE && CPU_ISSET(b + 1, set); b++)
-			;
-		o += (size_t)snprintf(buf + o, len - o, o ? ",%d" : "%d", a);
-		if (b > a)
-			o += (size_t)snprintf(buf + o, len - o, "-%d", b);
-		if (o >= len)
-			break;
-		a = b;
-	}
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, set))
+			hg_cpuset_add(&cpus, c);
+	hg_cpulist_format(&cpus, buf, len);
+	hg_cpuset_free(&cpus);
+}
+
+/* put_sysctl_us - a number from /proc/sys, or null when it cannot be read */
+static void put_sysctl_us(struct jsonw *w, const char *key, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long long v;
+
+	if (f && fscanf(f, "%lld", &v) == 1)
+		jw_int(w, key, v);
+	else
+		jw_null(w, key);
+	if (f)
+		fclose(f);
+}
+
+/* begin - the document, pretty-printed: one member a line */
+static void begin(struct jsonw *w, FILE *f)
+{
+	jw_begin(w, f);
+	w->pretty = true;
+	jw_obj(w, NULL);
 }
 
 /* thread_config - what the command line asked of thread @k. */
@@ -60,6 +75,33 @@ static void thread_config(struct jsonw *w, const struct hg_thread_cfg *c)
 	}
 	jw_uint(w, "start_ns", c->start_ns);
 	jw_uint(w, "finish_ns", c->finish_ns);
+	if (c->copy_of >= 0)
+		jw_int(w, "copy_of", c->copy_of);	/* --smp: thread copy_of, on its own CPU */
+}
+
+/* options - the run-wide options beyond the paper's, as asked (dry run and summary alike) */
+static void options(struct jsonw *w, const struct hg_config *cfg)
+{
+	char buf[256];
+
+	jw_bool(w, "quiet", cfg->quiet);
+	if (cfg->break_ns)
+		jw_uint(w, "breaktrace_ns", cfg->break_ns);
+	else
+		jw_null(w, "breaktrace_ns");
+	if (cfg->hist_max_ns) {
+		jw_obj(w, "hist");
+		jw_uint(w, "max_ns", cfg->hist_max_ns);
+		jw_uint(w, "bucket_ns", cfg->hist_bucket_ns);
+		jw_end_obj(w);
+	}
+	if (cfg->smp) {
+		jw_obj(w, "smp");
+		cpulist(&cfg->smp_cpus, buf, sizeof(buf));
+		jw_str(w, "cpus", buf);
+		jw_int(w, "threads_per_cpu", cfg->nthreads_given);
+		jw_end_obj(w);
+	}
 }
 
 static void command(struct jsonw *w, struct hg_config *cfg)
@@ -77,7 +119,7 @@ void hg_dry_run(struct hg_config *cfg, FILE *f)
 	struct jsonw w;
 	int k;
 
-	jw_begin(&w, f);
+	begin(&w, f);
 	jw_str(&w, "tool", "hourglass");
 	jw_str(&w, "version", HG_VERSION);
 	command(&w, cfg);
@@ -90,6 +132,10 @@ void hg_dry_run(struct hg_config *cfg, FILE *f)
 		jw_null(&w, "gap_ns");
 	jw_bool(&w, "raw_cycles", cfg->raw_cycles);
 	jw_bool(&w, "fallback", cfg->fallback);
+	options(&w, cfg);
+	/* what the run would hold: -1 none (the run then says whether it could) */
+	jw_int(&w, "dma_latency_us", cfg->dma_latency_us);
+	jw_bool(&w, "dma_latency_given", cfg->dma_latency_given);
 	jw_arr(&w, "threads");
 	for (k = 0; k < cfg->nthreads; k++) {
 		jw_obj(&w, NULL);
@@ -190,17 +236,24 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 
 	for (k = 0; k < cfg->nthreads; k++)
 		dropped += run->th[k].dropped;
-	jw_begin(&w, f);
+	begin(&w, f);
 	jw_int(&w, "file_version", HG_JSON_VERSION);
 	jw_str(&w, "tool", "hourglass");
 	jw_str(&w, "version", HG_VERSION);
 	command(&w, cfg);
-	jw_bool(&w, "complete", !dropped);
+	/* interrupted: what it has is right, but the run is not all there */
+	jw_bool(&w, "complete", !dropped && !run->stop_signal);
+	jw_str(&w, "interrupted", run->stop_signal ? hg_stopped_by(run) : NULL);
+	jw_str(&w, "stopped_by", hg_stopped_by(run));
 	jw_uint(&w, "start_unix_ns", run->start_wall_ns);
 	jw_obj(&w, "kernel");
 	jw_str(&w, "release", run->kernel);
 	jw_bool(&w, "preempt_rt", run->preempt_rt);
 	jw_int(&w, "cpus_online", run->cpus_online);
+	/* RT throttling: real-time tasks may use rt_runtime of every rt_period; the merger's
+	 * inference needs it to tell a throttled real-time thread from an interrupted one */
+	put_sysctl_us(&w, "sched_rt_runtime_us", "/proc/sys/kernel/sched_rt_runtime_us");
+	put_sysctl_us(&w, "sched_rt_period_us", "/proc/sys/kernel/sched_rt_period_us");
 	jw_end_obj(&w);
 	jw_obj(&w, "tsc");
 	jw_num(&w, "hz", run->hz);
@@ -218,8 +271,31 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 	jw_str(&w, "gap_source", cfg->gap_override_ns >= 0 ? "option" : "calibrated");
 	jw_uint(&w, "t0_tsc", run->t0_tsc);
 	jw_uint(&w, "t0_monotonic_ns", run->t0_mono);
-	jw_uint(&w, "end_tsc", run->end_tsc);
-	jw_uint(&w, "duration_ns", cfg->duration_ns);
+	/* a run stopped early ends where it stopped: the merger's window and shares follow */
+	jw_uint(&w, "end_tsc", hg_stopped_by(run) ? run->t0_tsc + (uint64_t)((double)hg_run_ns(run) * run->hz / 1e9)
+						  : run->end_tsc);
+	jw_uint(&w, "duration_ns", hg_run_ns(run));
+	jw_uint(&w, "duration_asked_ns", cfg->duration_ns);
+	options(&w, cfg);
+	if (run->trip.kind) {
+		const struct hg_trip *tr = &run->trip;
+
+		jw_obj(&w, "breaktrace");
+		jw_uint(&w, "threshold_ns", cfg->break_ns);
+		jw_int(&w, "thread", tr->thread);
+		jw_str(&w, "kind", tr->kind == HG_TRIP_GAP ? "gap" : "lateness");
+		jw_uint(&w, "value_ns", tr->value_ns);
+		jw_uint(&w, "t0_tsc", tr->t0);
+		jw_uint(&w, "t1_tsc", tr->t1);
+		jw_uint(&w, "cpu", tr->cpu);
+		jw_bool(&w, "trace_marker", run->marker_written);
+		jw_int(&w, "recorder_pid", run->recorder_pid);
+		jw_end_obj(&w);
+	}
+	if (run->dma_held_us >= 0)
+		jw_int(&w, "cpu_dma_latency_us", run->dma_held_us);
+	else
+		jw_null(&w, "cpu_dma_latency_us");
 	jw_bool(&w, "mlocked", run->mlocked);
 	jw_obj(&w, "records");
 	jw_uint(&w, "capacity", run->pool_cap);

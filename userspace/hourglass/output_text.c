@@ -4,6 +4,7 @@
  * "tid start end duration gap" in ms from the run's start, then tagged lines
  * (latlate:, thread N: missed..., summary:, warning:, error:) for scripts.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "stats.h"
 
@@ -78,6 +79,117 @@ static void print_thread_summary(struct hg_run *run, struct hg_stats *st, int k,
 	fputc('\n', f);
 }
 
+/*
+ * print_hist - --hist: wake-up lateness per thread that woke up, as rtla
+ * timerlat hist prints it (a column per thread, rows of buckets in us, the
+ * empty rows left out), then over/count/min/avg/p99/max rows. Every line is
+ * tagged "hist:" so that scripts reading the rest can skip it.
+ */
+static void print_hist(struct hg_run *run, struct hg_stats *st, FILE *f)
+{
+	const struct hg_config *cfg = run->cfg;
+	uint64_t nb = (cfg->hist_max_ns + cfg->hist_bucket_ns - 1) / cfg->hist_bucket_ns, b, i;
+	int n = cfg->nthreads, k, cols = 0, *col;
+	uint64_t *count, *over, *under;
+
+	col = calloc((size_t)n, sizeof(*col));
+	for (k = 0; col && k < n; k++)
+		if (st->t[k].nlat)
+			col[cols++] = k;
+	if (!col || !cols) {
+		if (col)
+			fprintf(f, "hist: no thread woke up on a timer (--hist counts LAT and PERIODIC wake-ups)\n");
+		free(col);
+		return;
+	}
+	count = calloc((size_t)(nb * (uint64_t)cols), sizeof(*count));
+	over = calloc((size_t)cols, sizeof(*over));
+	under = calloc((size_t)cols, sizeof(*under));
+	if (!count || !over || !under) {
+		fprintf(f, "hist: no memory for %llu buckets\n", (unsigned long long)nb);
+		goto out;
+	}
+	for (k = 0; k < cols; k++) {
+		const struct hg_tstats *ts = &st->t[col[k]];
+
+		for (i = 0; i < ts->nlat; i++) {
+			if (ts->lat[i] < 0)
+				under[k]++;	/* early: the RTC's grid, see -i RTC */
+			else if ((uint64_t)ts->lat[i] >= nb * cfg->hist_bucket_ns)
+				over[k]++;
+			else
+				count[(uint64_t)ts->lat[i] / cfg->hist_bucket_ns * (uint64_t)cols + (uint64_t)k]++;
+		}
+	}
+	fprintf(f, "hist: # wake-up lateness, microseconds, buckets of %g us up to %g us (--hist)\n",
+		cfg->hist_bucket_ns / 1e3, (double)(nb * cfg->hist_bucket_ns) / 1e3);
+	fprintf(f, "hist: Index");
+	for (k = 0; k < cols; k++)
+		fprintf(f, "   Thr-%03d", col[k]);
+	fputc('\n', f);
+	for (b = 0; b < nb; b++) {
+		uint64_t any = 0;
+
+		for (k = 0; k < cols; k++)
+			any |= count[b * (uint64_t)cols + (uint64_t)k];
+		if (!any)
+			continue;
+		fprintf(f, "hist: %-5g", (double)(b * cfg->hist_bucket_ns) / 1e3);
+		for (k = 0; k < cols; k++)
+			fprintf(f, " %9llu", (unsigned long long)count[b * (uint64_t)cols + (uint64_t)k]);
+		fputc('\n', f);
+	}
+	for (k = 0; k < cols; k++)
+		if (under[k])
+			break;
+	if (k < cols) {
+		fprintf(f, "hist: under");
+		for (k = 0; k < cols; k++)
+			fprintf(f, " %9llu", (unsigned long long)under[k]);
+		fputc('\n', f);
+	}
+	fprintf(f, "hist: over ");
+	for (k = 0; k < cols; k++)
+		fprintf(f, " %9llu", (unsigned long long)over[k]);
+	fprintf(f, "\nhist: count");
+	for (k = 0; k < cols; k++)
+		fprintf(f, " %9llu", (unsigned long long)st->t[col[k]].nlat);
+	fprintf(f, "\nhist: min  ");
+	for (k = 0; k < cols; k++)
+		fprintf(f, " %9.3f", hg_percentile(st->t[col[k]].lat, st->t[col[k]].nlat, 0) / 1e3);
+	fprintf(f, "\nhist: avg  ");
+	for (k = 0; k < cols; k++) {
+		const struct hg_tstats *ts = &st->t[col[k]];
+		double sum = 0;
+
+		for (i = 0; i < ts->nlat; i++)
+			sum += (double)ts->lat[i];
+		fprintf(f, " %9.3f", sum / (double)ts->nlat / 1e3);
+	}
+	fprintf(f, "\nhist: p99  ");
+	for (k = 0; k < cols; k++)
+		fprintf(f, " %9.3f", hg_percentile(st->t[col[k]].lat, st->t[col[k]].nlat, 99) / 1e3);
+	fprintf(f, "\nhist: max  ");
+	for (k = 0; k < cols; k++)
+		fprintf(f, " %9.3f", hg_percentile(st->t[col[k]].lat, st->t[col[k]].nlat, 100) / 1e3);
+	fputc('\n', f);
+out:
+	free(count);
+	free(over);
+	free(under);
+	free(col);
+}
+
+/* print_trip - the sample that passed -b, tagged for scripts */
+static void print_trip(struct hg_run *run, FILE *f)
+{
+	const struct hg_trip *tr = &run->trip;
+
+	fprintf(f, "break: thread %d %s %.3f us threshold_us %.3f at_ms %.6f until_ms %.6f cpu %u\n",
+		tr->thread, tr->kind == HG_TRIP_GAP ? "gap" : "lateness", tr->value_ns / 1e3,
+		run->cfg->break_ns / 1e3, rel_ms(run, tr->t0), rel_ms(run, tr->t1), tr->cpu);
+}
+
 void hg_write_text(struct hg_run *run, struct hg_stats *st, FILE *f)
 {
 	struct hg_config *cfg = run->cfg;
@@ -95,14 +207,17 @@ void hg_write_text(struct hg_run *run, struct hg_stats *st, FILE *f)
 		fprintf(f, " %s", cfg->argv[k]);
 	fputc('\n', f);
 
-	print_intervals(run, st, f, false);
-	if (cfg->raw_cycles)
-		print_intervals(run, st, f, true);
-	for (i = 0; i < atomic_load(&run->pool_used) && i < run->pool_cap; i++) {
-		const struct hgl_rec *r = &run->pool[i];
+	/* -q: the paper's per-sample lines are the bulk (21 294 lines for 2 s); the summary stays */
+	if (!cfg->quiet) {
+		print_intervals(run, st, f, false);
+		if (cfg->raw_cycles)
+			print_intervals(run, st, f, true);
+		for (i = 0; i < atomic_load(&run->pool_used) && i < run->pool_cap; i++) {
+			const struct hgl_rec *r = &run->pool[i];
 
-		if (r->type == HGL_REC_WAKE && (r->flags & HGL_WAKE_LAT))
-			fprintf(f, "latlate: %.6f\n", (double)(int64_t)r->t2 / 1e3);
+			if (r->type == HGL_REC_WAKE && (r->flags & HGL_WAKE_LAT))
+				fprintf(f, "latlate: %.6f\n", (double)(int64_t)r->t2 / 1e3);
+		}
 	}
 	for (k = 0; k < cfg->nthreads; k++) {
 		enum hg_workload w = cfg->thread[k].workload;
@@ -112,16 +227,27 @@ void hg_write_text(struct hg_run *run, struct hg_stats *st, FILE *f)
 				(unsigned long long)run->th[k].jobs_missed,
 				(unsigned long long)run->th[k].jobs_hit);
 	}
+	if (cfg->hist_max_ns)
+		print_hist(run, st, f);
 	for (k = 0; k < cfg->nthreads; k++) {
 		print_thread_summary(run, st, k, f);
 		dropped += run->th[k].dropped;
 	}
-	fprintf(f, "summary: run duration_ms %.3f records %llu capacity %llu dropped %llu complete %s\n",
-		(double)cfg->duration_ns / 1e6, (unsigned long long)st->nrecs,
-		(unsigned long long)run->pool_cap, (unsigned long long)dropped, dropped ? "no" : "yes");
+	fprintf(f, "summary: run duration_ms %.3f records %llu capacity %llu dropped %llu complete %s",
+		(double)hg_run_ns(run) / 1e6, (unsigned long long)st->nrecs,
+		(unsigned long long)run->pool_cap, (unsigned long long)dropped,
+		dropped || run->stop_signal ? "no" : "yes");
+	if (hg_stopped_by(run))
+		fprintf(f, " stopped_by %s asked_ms %.3f", hg_stopped_by(run), (double)cfg->duration_ns / 1e6);
+	fputc('\n', f);
+	if (run->trip.kind)
+		print_trip(run, f);
 	for (k = 0; k < run->nwarn; k++)
 		fprintf(f, "warning: %s\n", run->warn[k]);
 	if (dropped)
 		fprintf(f, "error: the trace buffer filled: %llu records were not kept, the trace above is incomplete (raise -e, now %llu)\n",
 			(unsigned long long)dropped, (unsigned long long)cfg->max_records);
+	if (run->stop_signal)
+		fprintf(f, "error: interrupted by %s at %.3f ms of %.3f ms: the output holds what was measured until then\n",
+			hg_stopped_by(run), (double)hg_run_ns(run) / 1e6, (double)cfg->duration_ns / 1e6);
 }

@@ -48,7 +48,7 @@ static int refuse(struct hg_thread *t, int err, const char *how)
 
 	what_of(&t->cfg->sched, what, sizeof(what));
 	if (t->run->cfg->fallback && (err == EPERM || err == EACCES)) {
-		snprintf(t->fallback, sizeof(t->fallback), "%s refused (%s); ran as SCHED_OTHER nice 0",
+		snprintf(t->fallback, sizeof(t->fallback), "%s refused (%s); running as SCHED_OTHER nice 0 instead",
 			 what, strerror(err));
 		return 0;
 	}

@@ -6,6 +6,7 @@
 #ifndef HG_RUN_H
 #define HG_RUN_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/types.h>
 #include "hourglass.h"
@@ -44,10 +45,25 @@ struct hg_thread {
 	uint64_t first_tsc, last_tsc;	/* when it actually ran */
 	struct hg_acct acct0, acct1;	/* before the start, after the end */
 
+	/* the live line's figures: written by the thread in its slow paths, read by the monitor */
+	uint64_t live_ivs, live_gaps, live_gap_max;	/* gap_max in cycles */
+	uint64_t live_wakes, live_late_max;		/* lateness in ns */
+
 	/* what went wrong while it set itself up, and what it fell back to */
 	int err_exit;
 	char err[320];
 	char fallback[320];
+};
+
+/* The sample that passed -b: a gap between two intervals, or a late wake-up. */
+enum hg_trip_kind { HG_TRIP_GAP = 1, HG_TRIP_WAKE = 2 };
+
+struct hg_trip {
+	int kind;		/* 0: not tripped */
+	int thread;
+	uint64_t t0, t1;	/* GAP: last read before, first after; WAKE: due, woke (TSC) */
+	uint64_t value_ns;	/* the gap's length or the lateness */
+	uint32_t cpu;		/* after the gap or the wake-up */
 };
 
 struct hg_run {
@@ -74,15 +90,53 @@ struct hg_run {
 	bool preempt_rt;
 	uint64_t start_wall_ns;
 	int cpus_online;
-	char warn[8][240];
+	char warn[16][320];
 	int nwarn;
+
+	/* stopping early: Ctrl-C and kin (monitor.c), or -b (hg_trip) */
+	atomic_int stop;		/* threads leave their loops at their next check */
+	int stop_signal;		/* SIGINT, SIGTERM or SIGHUP; 0 if none */
+	uint64_t stop_tsc;		/* when the stop was asked */
+	atomic_int tripped;
+	struct hg_trip trip;
+	uint64_t break_cycles;		/* -b in cycles, for the polling loop */
+	atomic_int exited;		/* threads that have left hg_thread_main */
+	pthread_t main_thread;
+
+	/* settings.c: what the run holds and puts back, and the outside ends of -b */
+	int dma_fd;			/* /dev/cpu_dma_latency, held open; -1 */
+	int dma_held_us;		/* what it was held at; -1: not held */
+	int marker_fd;			/* trace_marker; -1 */
+	bool marker_written;		/* -b wrote its marker there */
+	pid_t recorder_pid;		/* hgtrace record above us, frozen by -b; 0 */
 };
+
+/* Signals between hourglass's own threads (none of them reaches another process). */
+#define HG_KICK_SIGNAL (SIGRTMIN + 2)	/* to a thread: leave your sleep, the run stops */
+#define HG_WAKE_SIGNAL (SIGRTMIN + 3)	/* to the monitor: a thread tripped -b or all ended */
+
+/* hg_stopping - the run is stopping early: leave the loop at this check */
+static inline bool hg_stopping(struct hg_run *run)
+{
+	return atomic_load_explicit(&run->stop, memory_order_relaxed) != 0;
+}
 
 void hg_warn(struct hg_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* workloads.c */
 void *hg_thread_main(void *arg);
 uint64_t hg_ns_to_cycles(const struct hg_run *run, uint64_t ns);
+void hg_trip(struct hg_thread *t, int kind, uint64_t t0, uint64_t t1, uint64_t value_ns,
+	     uint32_t cpu);
+
+/* monitor.c: the main thread during the run */
+void hg_signals_setup(void);
+void hg_monitor(struct hg_run *run);
+void hg_request_stop(struct hg_run *run, int sig);
+
+/* settings.c */
+int hg_settings_open(struct hg_run *run);
+void hg_settings_close(struct hg_run *run);
 
 /* policy.c */
 int hg_apply_sched(struct hg_thread *t);

@@ -49,10 +49,14 @@ static inline void hg_rec_put(struct hg_thread *t, uint8_t type, uint8_t flags,
 	r->cpu = cpu;
 }
 
+/* hg_live_set - a live-line figure, written by its thread alone, read by the monitor */
+#define hg_live_set(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+
 /* hg_spin_close - record the open interval, ended for reason @flags. */
 static inline void hg_spin_close(struct hg_thread *t, struct hg_spin *s, uint8_t flags)
 {
 	hg_rec_put(t, HGL_REC_INTERVAL, flags, s->start, s->last, 0, s->cpu);
+	hg_live_set(t->live_ivs, t->live_ivs + 1);
 }
 
 /* hg_spin_open - start a new interval now (after a sleep or a yield). */
@@ -72,9 +76,15 @@ static inline uint64_t hg_until(uint64_t charged, uint64_t need, uint64_t stop)
 	return need < stop - charged ? charged + need : stop;
 }
 
+/* hg_gap_seen - the slow path's bookkeeping of a gap (workloads.c): the live line, -b */
+void hg_gap_seen(struct hg_thread *t, uint64_t last, uint64_t now, uint32_t cpu)
+	__attribute__((cold, noinline));
+
 /*
  * hg_spin - poll the TSC until the thread has received *@need more cycles
  * of CPU (then *@need is 0) or the TSC reaches @stop. Gaps close intervals.
+ * A run stopping early (Ctrl-C, -b) is noticed here only at a gap, where
+ * the loop is already off its fast path; the monitor makes sure there is one.
  */
 static inline __attribute__((always_inline))
 void hg_spin(struct hg_thread *t, struct hg_spin *s, uint64_t *need, uint64_t stop,
@@ -83,18 +93,19 @@ void hg_spin(struct hg_thread *t, struct hg_spin *s, uint64_t *need, uint64_t st
 	const uint64_t gap = t->run->gap_cycles;
 	uint64_t last = s->last, charged = s->charged, now, until;
 
-	until = hg_until(charged, *need, stop);
+	until = hg_stopping(t->run) ? 0 : hg_until(charged, *need, stop);
 	for (;;) {
 		now = hg_rdtsc();
 		if (__builtin_expect(now - last > gap, 0)) {
-			uint64_t used = last - charged;
+			uint64_t used = last - charged, prev = last;
 
 			s->last = last;
 			hg_spin_close(t, s, 0);
 			*need -= used < *need ? used : *need;
 			s->cpu = (uint32_t)hg_tsc_cpu(&t->run->tsc, &now);
 			s->start = charged = now;
-			until = hg_until(charged, *need, stop);
+			hg_gap_seen(t, prev, now, s->cpu);
+			until = hg_stopping(t->run) ? 0 : hg_until(charged, *need, stop);
 			/* the bookkeeping is ours: keep it out of the next delta
 			 * (rdtscp and a cold cache can take longer than GAP). But
 			 * not unchecked: a preemption right here once hid inside

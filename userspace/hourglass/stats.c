@@ -12,6 +12,31 @@ double hg_cyc_ms(const struct hg_run *run, uint64_t cycles)
 	return (double)cycles * 1e3 / run->hz;
 }
 
+/* hg_run_ns - how long the run lasted: -d, or until it was stopped early */
+uint64_t hg_run_ns(const struct hg_run *run)
+{
+	int64_t d;
+
+	if (!atomic_load(&run->stop))
+		return run->cfg->duration_ns;
+	d = (int64_t)(run->stop_tsc - run->t0_tsc);
+	if (d <= 0)
+		return 0;
+	return (uint64_t)((double)d * 1e9 / run->hz) < run->cfg->duration_ns ?
+	       (uint64_t)((double)d * 1e9 / run->hz) : run->cfg->duration_ns;
+}
+
+/* hg_stopped_by - "SIGINT", "SIGTERM", "SIGHUP", "breaktrace", or NULL: it ran to its end */
+const char *hg_stopped_by(const struct hg_run *run)
+{
+	switch (run->stop_signal) {
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	case SIGHUP: return "SIGHUP";
+	}
+	return run->trip.kind ? "breaktrace" : NULL;
+}
+
 static int cmp_iv(const void *a, const void *b)
 {
 	const struct hgl_rec *x = *(const struct hgl_rec *const *)a;

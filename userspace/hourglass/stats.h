@@ -30,5 +30,7 @@ int hg_stats_compute(struct hg_run *run, struct hg_stats *st);
 void hg_stats_free(struct hg_run *run, struct hg_stats *st);
 int64_t hg_percentile(const int64_t *sorted, uint64_t n, double p);
 double hg_cyc_ms(const struct hg_run *run, uint64_t cycles);
+uint64_t hg_run_ns(const struct hg_run *run);
+const char *hg_stopped_by(const struct hg_run *run);
 
 #endif

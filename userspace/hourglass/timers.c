@@ -106,14 +106,24 @@ int hg_timer_open(struct hg_timer *tm, enum hg_timer_kind kind, int rtc_hz,
  * wake-up before the estimated tick moves the grid earlier), so lateness is
  * measured against the fastest wake-up of the run up to then.
  */
+/* stopping - a signal interrupted the wait because the run stops early */
+static bool stopping(const struct hg_timer *tm)
+{
+	return tm->stop && atomic_load(tm->stop);
+}
+
 static int rtc_sleep(struct hg_timer *tm, uint64_t target, uint64_t *intended)
 {
 	unsigned long data;
 	uint64_t now, k;
 
 	if (!tm->have_phase) {
-		if (read(tm->fd, &data, sizeof(data)) != sizeof(data))
-			return -1;
+		while (read(tm->fd, &data, sizeof(data)) != sizeof(data)) {
+			if (errno != EINTR)
+				return -1;
+			if (stopping(tm))
+				return 1;
+		}
 		tm->phase_ns = hg_clock_ns(CLOCK_MONOTONIC);
 		tm->have_phase = true;
 	}
@@ -122,8 +132,13 @@ static int rtc_sleep(struct hg_timer *tm, uint64_t target, uint64_t *intended)
 	k = (target - tm->phase_ns + tm->tick_ns / 2) / tm->tick_ns;
 	*intended = tm->phase_ns + k * tm->tick_ns;
 	for (;;) {
-		if (read(tm->fd, &data, sizeof(data)) != sizeof(data) && errno != EINTR)
-			return -1;
+		if (read(tm->fd, &data, sizeof(data)) != sizeof(data)) {
+			if (errno != EINTR)
+				return -1;
+			if (stopping(tm))
+				return 1;
+			continue;
+		}
 		now = hg_clock_ns(CLOCK_MONOTONIC);
 		if (now + tm->tick_ns / 2 < *intended)
 			continue;	/* an earlier tick */
@@ -154,20 +169,25 @@ int hg_timer_sleep_until(struct hg_timer *tm, uint64_t target_ns, uint64_t *inte
 			return 0;
 		ts = hg_ns_ts(target_ns - now);
 		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
+			if (stopping(tm))
+				return 1;
 		return 0;
 	case HG_T_HR:
 		while ((r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR)
-			;
+			if (stopping(tm))
+				return 1;
 		return r ? -1 : 0;
 	case HG_T_TIMERFD: {
 		struct itimerspec its = { .it_value = ts };
 
 		if (timerfd_settime(tm->fd, TFD_TIMER_ABSTIME, &its, NULL))
 			return -1;
-		while (read(tm->fd, &expirations, sizeof(expirations)) < 0)
+		while (read(tm->fd, &expirations, sizeof(expirations)) < 0) {
 			if (errno != EINTR)
 				return -1;
+			if (stopping(tm))
+				return 1;
+		}
 		return 0;
 	}
 	case HG_T_POSIX: {
@@ -175,9 +195,16 @@ int hg_timer_sleep_until(struct hg_timer *tm, uint64_t target_ns, uint64_t *inte
 
 		if (timer_settime(tm->posix, TIMER_ABSTIME, &its, NULL))
 			return -1;
-		while (sigwaitinfo(&tm->sigs, NULL) < 0)
+		while (sigwaitinfo(&tm->sigs, NULL) < 0) {
 			if (errno != EINTR)
 				return -1;
+			if (stopping(tm)) {
+				struct itimerspec off = { 0 };
+
+				timer_settime(tm->posix, 0, &off, NULL);
+				return 1;
+			}
+		}
 		return 0;
 	}
 	case HG_T_RTC:

@@ -6,6 +6,7 @@
 #define HG_TIMERS_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 #include "hourglass.h"
@@ -19,6 +20,7 @@ struct hg_timer {
 	uint64_t tick_ns;	/* RTC */
 	uint64_t phase_ns;	/* RTC: CLOCK_MONOTONIC of the first tick seen */
 	bool have_phase;
+	const atomic_int *stop;	/* set: a sleep interrupted by a signal ends when it is */
 };
 
 /* Signal that POSIX timers send; blocked in every thread of the process. */
@@ -26,6 +28,7 @@ struct hg_timer {
 
 int hg_timer_open(struct hg_timer *tm, enum hg_timer_kind kind, int rtc_hz,
 		  char *err, size_t errlen);
+/* hg_timer_sleep_until - 0 woken, 1 the run is stopping (no wake-up to record), -1 error */
 int hg_timer_sleep_until(struct hg_timer *tm, uint64_t target_ns, uint64_t *intended_ns);
 void hg_timer_close(struct hg_timer *tm);
 

@@ -42,6 +42,9 @@ const char *hg_parse_time(const char *s, uint64_t *ns)
 		v *= units[i].ns;
 		if (v > 1e18)
 			return "too long (more than 31 years)";
+		/* "0.5ns" would be rounded to a time nobody asked for */
+		if (fabs(v - nearbyint(v)) > 1e-3)
+			return "not a whole number of nanoseconds";
 		*ns = (uint64_t)llround(v);
 		return NULL;
 	}

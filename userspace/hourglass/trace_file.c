@@ -2,8 +2,10 @@
 /*
  * trace_file.c - write the binary trace (hgl_trace.h): prelude, the JSON
  * summary, the records of each thread in time order, and the END marker.
- * The file is written under a temporary name and renamed when complete, so
- * a crash never leaves a file that looks finished.
+ * The file is written under a temporary name and renamed when written, so
+ * a crash never leaves a file that looks finished. A run interrupted by a
+ * signal is written whole but without its END section: readers refuse it
+ * unless asked to take an incomplete run, and info.interrupted says why.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -73,7 +75,8 @@ int hg_write_trace(struct hg_run *run, struct hg_stats *st, const char *path)
 	end.nr_records = st->nrecs;
 	for (k = 0; k < run->cfg->nthreads; k++)
 		end.dropped += run->th[k].dropped;
-	if (put_section(f, "end!", &end, sizeof(end)))
+	/* interrupted: everything measured is here, but no END: the format's "incomplete" */
+	if (!run->stop_signal && put_section(f, "end!", &end, sizeof(end)))
 		err = errno;
 close:
 	if (fclose(f) && !err)

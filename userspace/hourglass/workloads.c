@@ -7,6 +7,7 @@
  * time. Nothing here prints or writes a file: output comes after the run.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,6 +39,52 @@ struct hgl_rec *hg_rec_refill(struct hg_thread *t)
 	return t->rec++;
 }
 
+/*
+ * hg_trip - a sample passed -b: the first one stops the run. What the outside
+ * must see comes first and fast: the recorder above us freezes the kernel's
+ * recording (hgtrace record, on SIGUSR1), then the marker goes into ftrace's
+ * buffer; then the threads are told, and the monitor.
+ */
+void hg_trip(struct hg_thread *t, int kind, uint64_t t0, uint64_t t1, uint64_t value_ns,
+	     uint32_t cpu)
+{
+	struct hg_run *run = t->run;
+	int none = 0;
+	char msg[200];
+	int n;
+
+	if (!atomic_compare_exchange_strong(&run->tripped, &none, 1))
+		return;
+	if (run->recorder_pid > 0)
+		kill(run->recorder_pid, SIGUSR1);
+	run->trip = (struct hg_trip){ .kind = kind, .thread = t->idx, .t0 = t0, .t1 = t1,
+				      .value_ns = value_ns, .cpu = cpu };
+	run->stop_tsc = t1;
+	if (run->marker_fd >= 0) {
+		n = snprintf(msg, sizeof(msg), "hourglass: -b %.3f us passed: thread %d %s %.3f us on CPU %u, TSC %llu..%llu\n",
+			     run->cfg->break_ns / 1e3, t->idx, kind == HG_TRIP_GAP ? "gap" : "wake-up late by",
+			     value_ns / 1e3, cpu, (unsigned long long)t0, (unsigned long long)t1);
+		run->marker_written = write(run->marker_fd, msg, (size_t)n) == n;
+	}
+	atomic_store(&run->stop, 1);
+	pthread_kill(run->main_thread, HG_WAKE_SIGNAL);
+}
+
+/*
+ * hg_gap_seen - a gap from @last to @now: the live line's figures, and -b.
+ * Out of line and cold: the polling loop stays the size it was.
+ */
+void hg_gap_seen(struct hg_thread *t, uint64_t last, uint64_t now, uint32_t cpu)
+{
+	uint64_t g = now - last;
+
+	hg_live_set(t->live_gaps, t->live_gaps + 1);
+	if (g > t->live_gap_max)
+		hg_live_set(t->live_gap_max, g);
+	if (t->run->break_cycles && g > t->run->break_cycles)
+		hg_trip(t, HG_TRIP_GAP, last, now, (uint64_t)((double)g * 1e9 / t->run->hz_pre), cpu);
+}
+
 /* wake_record - note when a timer wake-up was due and when it happened. */
 static void wake_record(struct hg_thread *t, uint64_t intended_mono, uint8_t flags,
 			uint64_t *tsc_out, uint64_t *rel_tsc)
@@ -54,6 +101,11 @@ static void wake_record(struct hg_thread *t, uint64_t intended_mono, uint8_t fla
 	hg_rec_put(t, HGL_REC_WAKE, flags | (uint8_t)(t->cfg->timer + 1), *rel_tsc, tsc,
 		   (uint64_t)late, cpu);
 	t->wakes++;
+	hg_live_set(t->live_wakes, t->wakes);
+	if (late > 0 && (uint64_t)late > t->live_late_max)
+		hg_live_set(t->live_late_max, (uint64_t)late);
+	if (t->run->cfg->break_ns && late > 0 && (uint64_t)late > t->run->cfg->break_ns)
+		hg_trip(t, HG_TRIP_WAKE, *rel_tsc, tsc, (uint64_t)late, cpu);
 	*tsc_out = tsc;
 }
 
@@ -68,7 +120,7 @@ static void run_cpu(struct hg_thread *t, struct hg_spin *s, uint64_t end, bool s
 			hg_spin(t, s, &need, end, true, &t->work_units);
 		else
 			hg_spin(t, s, &need, end, false, NULL);
-		if (s->last >= end)
+		if (s->last >= end || hg_stopping(t->run))
 			break;
 		/* received its amount: yield the rest of the slice */
 		hg_spin_close(t, s, HGL_IV_YIELD);
@@ -93,7 +145,7 @@ static void run_cpu_periodic(struct hg_thread *t, struct hg_spin *s, uint64_t en
 			t->jobs_hit++;
 			hg_rec_put(t, HGL_REC_JOB, 0, rel, s->last, deadline, s->cpu);
 			rel = s->last;
-		} else if (s->last >= end) {
+		} else if (s->last >= end || hg_stopping(t->run)) {
 			hg_rec_put(t, HGL_REC_JOB, HGL_JOB_CUT, rel, 0, deadline, s->cpu);
 			break;
 		} else {
@@ -101,6 +153,8 @@ static void run_cpu_periodic(struct hg_thread *t, struct hg_spin *s, uint64_t en
 			hg_rec_put(t, HGL_REC_JOB, HGL_JOB_MISSED, rel, 0, deadline, s->cpu);
 			rel = deadline;
 		}
+		if (hg_stopping(t->run))
+			break;		/* between two jobs: none is cut */
 	}
 }
 
@@ -119,8 +173,10 @@ static int run_periodic(struct hg_thread *t, struct hg_spin *s, struct hg_timer 
 	bool first = true;
 
 	for (;;) {
-		if (hg_timer_sleep_until(tm, rel_mono, &intended))
-			return -1;
+		int r = hg_timer_sleep_until(tm, rel_mono, &intended);
+
+		if (r)
+			return r < 0 ? -1 : 0;	/* 1: the run stops early, asleep between jobs */
 		wake_record(t, intended, 0, &tsc, &rel);
 		if (first)
 			t->first_tsc = tsc;
@@ -135,7 +191,7 @@ static int run_periodic(struct hg_thread *t, struct hg_spin *s, struct hg_timer 
 				hg_rec_put(t, HGL_REC_JOB, 0, rel, s->last, deadline, s->cpu);
 				break;
 			}
-			if (s->last >= end) {
+			if (s->last >= end || hg_stopping(run)) {
 				hg_rec_put(t, HGL_REC_JOB, HGL_JOB_CUT, rel, 0, deadline, s->cpu);
 				hg_spin_close(t, s, HGL_IV_LAST);
 				return 0;
@@ -147,7 +203,7 @@ static int run_periodic(struct hg_thread *t, struct hg_spin *s, struct hg_timer 
 			rel_mono += t->cfg->period_ns;
 		}
 		rel_mono += t->cfg->period_ns;
-		if (deadline >= end) {
+		if (deadline >= end || hg_stopping(run)) {
 			hg_spin_close(t, s, HGL_IV_LAST);
 			return 0;
 		}
@@ -165,11 +221,14 @@ static int run_lat(struct hg_thread *t, struct hg_timer *tm, uint64_t end_mono)
 	uint64_t target, intended, tsc, rel;
 
 	for (;;) {
+		int r;
+
 		target = hg_clock_ns(CLOCK_MONOTONIC) + t->cfg->period_ns;
-		if (target >= end_mono)
+		if (target >= end_mono || hg_stopping(t->run))
 			return 0;
-		if (hg_timer_sleep_until(tm, target, &intended))
-			return -1;
+		r = hg_timer_sleep_until(tm, target, &intended);
+		if (r)
+			return r < 0 ? -1 : 0;
 		wake_record(t, intended, HGL_WAKE_LAT, &tsc, &rel);
 		if (!t->first_tsc)
 			t->first_tsc = tsc;
@@ -193,6 +252,7 @@ static int setup(struct hg_thread *t, struct hg_timer *tm, uint8_t **scan, size_
 			t->err_exit = HG_EXIT_ENV;
 			return -1;
 		}
+		tm->stop = &t->run->stop;
 		t->err[0] = 0;
 	}
 	if (c->workload == HG_W_CPU_SCAN || c->workload == HG_W_CPU_SCAN_YIELD) {
@@ -245,14 +305,18 @@ void *hg_thread_main(void *arg)
 		r = run_periodic(t, &s, &tm, end);
 	} else if (c->workload == HG_W_LAT) {
 		ts = hg_ns_ts(run->t0_mono + c->start_ns);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
+		       !hg_stopping(run))
 			;
 		r = run_lat(t, &tm, run->t0_mono + end_ns);
 	} else {
 		start_mono = run->t0_mono + c->start_ns;
 		ts = hg_ns_ts(start_mono);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
+		       !hg_stopping(run))
 			;
+		if (hg_stopping(run))
+			goto done;	/* stopped before its start: it measured nothing */
 		hg_spin_open(t, &s);
 		t->first_tsc = s.start;
 		switch (c->workload) {
@@ -276,6 +340,7 @@ void *hg_thread_main(void *arg)
 		}
 		hg_spin_close(t, &s, HGL_IV_LAST);
 	}
+done:
 	if (c->workload != HG_W_LAT)
 		t->last_tsc = s.last;
 	hg_acct_read(&t->acct1);
@@ -287,5 +352,8 @@ void *hg_thread_main(void *arg)
 out:
 	hg_timer_close(&tm);
 	free(scan);
+	/* the last one out wakes the monitor, which then need not poll for the end */
+	if (atomic_fetch_add(&run->exited, 1) + 1 == run->cfg->nthreads && run->main_thread)
+		pthread_kill(run->main_thread, HG_WAKE_SIGNAL);
 	return NULL;
 }

@@ -10,6 +10,8 @@
 #ifndef HG_ERR_H
 #define HG_ERR_H
 
+#include <stddef.h>
+
 #define HG_ERR_MAX 512
 #define HG_EXIT_BAD_INPUT 3	/* every program: a file that is not what it claims */
 
@@ -19,5 +21,11 @@ struct hg_err {
 
 /* hg_err_set - format the message; returns -1 so that callers can `return hg_err_set(...)` */
 int hg_err_set(struct hg_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * hg_quote - bytes from a file, safe to print in a message: "...", printable
+ * ASCII as it is, anything else as \xNN, cut with "..." to fit @len (> 8)
+ */
+const char *hg_quote(char *out, size_t len, const void *s, size_t n);
 
 #endif

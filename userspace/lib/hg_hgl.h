@@ -20,6 +20,7 @@
 #define HGL_MAX_CPUS		8192
 #define HGL_MAX_THREADS		4096
 #define HGL_MAX_INFO_BYTES	(16u << 20)
+#define HGL_MAX_TSC_HZ		1e12	/* tsc.hz: 1 Hz .. 1 THz, else the figures derived from it are nonsense */
 
 #define HGL_OPEN_ALLOW_INCOMPLETE 1	/* no end! section: read what is there */
 
@@ -60,6 +61,8 @@ const struct hgl_info *hgl_info(const struct hgl_file *f);
 uint64_t hgl_nr_records(const struct hgl_file *f);
 uint64_t hgl_dropped(const struct hgl_file *f);		/* end!.dropped */
 int hgl_complete(const struct hgl_file *f);		/* an end! section was found */
+/* hgl_version - the prelude's major (HGL_FORMAT_MAJOR) and minor (added by the implementation) */
+void hgl_version(const struct hgl_file *f, unsigned *major, unsigned *minor);
 
 /* hgl_cursor_open - the records of @thread (-1: all) in file order (per thread, time order) */
 struct hgl_cursor *hgl_cursor_open(struct hgl_file *f, int thread, struct hg_err *err);

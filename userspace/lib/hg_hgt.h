@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include "hg_err.h"
 #include "hgtrace.h"		/* kmod/uapi: struct hgt_rec, hgt_chunk, hgt_cpu_stats */
+#include "hg_hgt_format.h"	/* the magics, struct hgt_file_window */
 
 /* the format's limits: anything beyond is a corrupt file, never an allocation */
 #define HGT_MAX_META_BYTES	(1u << 20)
@@ -29,7 +30,8 @@
 #define HGT_MAX_RAW_BYTES	(64u << 20)	/* a chunk's records once inflated or unpacked */
 #define HGT_MAX_CPUS		8192		/* x86_64's NR_CPUS ceiling */
 
-#define HGT_OPEN_ALLOW_INCOMPLETE 1	/* no END marker: read what is there (hgtrace dump) */
+#define HGT_OPEN_ALLOW_INCOMPLETE 1	/* no END marker: read what is there (hgtrace dump), up to a
+					 * last chunk cut short */
 
 struct hgt_file;
 struct hgt_cursor;
@@ -77,5 +79,26 @@ void hgt_cursor_close(struct hgt_cursor *c);
 
 /* hgt_type_min_len - the least len a record of @type may have (16 for unknown types) */
 unsigned hgt_type_min_len(unsigned type);
+
+/* Added by the library's implementation (not in the first contract): */
+
+/* hgt_cursor_open(f, HGT_ALL_CPUS, ...): every CPU's records, in file order */
+#define HGT_ALL_CPUS		UINT32_MAX
+/* hgt_cursor_cpu - the CPU of the record hgt_cursor_next() returned last */
+uint32_t hgt_cursor_cpu(const struct hgt_cursor *c);
+/* hgt_tsc_khz - metadata tsc_khz (checked: 1..2^32-1), 0 if absent */
+uint32_t hgt_tsc_khz(const struct hgt_file *f);
+/* hgt_meta_at - the @i-th metadata line, in file order: 1 and key, value; 0 past the last */
+int hgt_meta_at(const struct hgt_file *f, size_t i, const char **key, const char **value);
+/* hgt_cpu_nr_records - what the chunk headers of @cpu say they hold (LOST markers included) */
+uint64_t hgt_cpu_nr_records(const struct hgt_file *f, uint32_t cpu);
+/*
+ * hgt_cut_offset - with HGT_OPEN_ALLOW_INCOMPLETE, where a last chunk cut
+ * short starts (a recorder that died while writing it; the file is read up
+ * to there and is not complete), else 0
+ */
+uint64_t hgt_cut_offset(const struct hgt_file *f);
+/* hgt_type_name - "switch", "irq_entry"...; "unknown" for a type this ABI does not have */
+const char *hgt_type_name(unsigned type);
 
 #endif

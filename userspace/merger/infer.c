@@ -1,31 +1,136 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * infer.c - the paper's gray-box inferences from hourglass's data alone.
+ * infer.c - the paper's gray-box inferences (sections 4 and 7), from
+ * hourglass's own data only: its intervals, their CPUs, what each thread was
+ * configured to do, and the machine's RT-throttling settings it read.
+ * Nothing here reads the kernel's recording.
  *
- * The rules, their order and their arithmetic are tools/hgmerge/infer.py's
- * (read its docstring for why each rule is what it is): a switch between
- * hourglass threads; the tick, searched above length floors on the run's
- * first gaps; hidden below half the cheapest tick; the top real-time thread
- * that never blocks; long or short against a limit calibrated on the run.
- * Comparisons are done in double precision as Python compares an int with a
- * float, which is exact while stamps stay below 2^53 cycles.
+ * Calibration, per CPU, on the run's first gaps (TICK_SAMPLE of them):
+ *  - the tick: its period p (HZ 1000, 500, 300, 250, 100) and its cost, the
+ *    band of lengths its gaps have. Gap starts are tested for recurrence at
+ *    each candidate period, against chance (a period of 1.37 p) and against
+ *    a finer grid (p/2 .. p/5: a 2 kHz timer load recurs at every candidate),
+ *    within length bands: each mode of the gap lengths, and every gap above
+ *    a floor (under an emulator thousands of short gaps would drown the
+ *    tick). The band where it recurs most cleanly is the tick's.
+ *  - the switch limit: the geometric middle between one tick (an interrupt
+ *    entering and leaving the kernel) and two switches at the fastest seen
+ *    between hourglass threads (out and back: the least a gap in which
+ *    another task ran can cost); without switches, two switches are taken
+ *    as three ticks.
+ *  - steal: when the CPUs running hourglass's threads never run at the same
+ *    time, they take turns on one physical CPU (a VM whose vCPUs share a
+ *    host CPU, a single-threaded emulator).
+ *
+ * Then, for each gap the thread did not ask for, the evidence together:
+ *  1. the next thread is another one: a switch between hourglass threads.
+ *  2. it starts one tick period after or before a gap of the tick's band
+ *     AND its length lies in that band: the tick. At the tick's phase but
+ *     longer, the tick did something more (a softirq, a preemption): it is
+ *     judged by its length below.
+ *  3. shorter than half the cheapest tick: below any kernel path (hidden);
+ *     or, when the CPUs take turns, another CPU ran hourglass for most of
+ *     the gap: the time went to it (hidden, steal).
+ *  4. the highest-priority real-time thread that never blocks: only
+ *     interrupts stop it, unless the gap lasts as long as RT throttling
+ *     holds real-time tasks back (sched_rt_period - sched_rt_runtime).
+ *  5. by length: longer than the switch limit, another task ran; shorter,
+ *     an interrupt.
+ *
+ * Calibration is one pass over hourglass's trace. Rule 2 needs the gaps
+ * that follow the one decided, up to one period past its end: a gap is
+ * decided once the stream has been read that far (infer_ready).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "engine.h"
+#include "hg_jsonw.h"
 
 static const double tick_ms[] = { 1.0, 2.0, 1000.0 / 300, 4.0, 10.0 };	/* HZ 1000, 500, 300, 250, 100 */
 static const double floors_us[] = { 0, 0.5, 1, 2, 4, 8, 16, 32 };
-#define TICK_SAMPLE 20000
+#define NTICKS (sizeof(tick_ms) / sizeof(tick_ms[0]))
+#define NFLOORS (sizeof(floors_us) / sizeof(floors_us[0]))
+#define TICK_SAMPLE 20000	/* gaps per CPU the tick is found on: a stretch of the run's start */
+#define MODE_BINS_PER_OCTAVE 8
+#define MODE_MIN_SHARE 0.03	/* a length mode holds at least this share of the sample */
+#define BAND_WIDTH 1.6		/* a mode's band: its length / BAND_WIDTH .. x BAND_WIDTH */
+#define STEAL_OVERLAP 0.02	/* CPUs that run hourglass together less than this take turns */
+#define STEAL_COVER 0.9		/* ... and a gap another CPU ran through for this much is steal */
+#define PHASE_PERIODS 3		/* rule 2 looks for the tick's gaps up to this many periods away */
 
-/* is there a start within [t - tol, t + tol]? (infer.py's _near) */
+static const char *const basis_text[] = {
+	"between a tick and two switches at the fastest seen", "between a tick and three ticks (no switch seen)",
+	"50 us (no switch or tick to calibrate on)",
+};
+
+/* one CPU's tick: its calibration, and the gaps of its band rule 2 looks for */
+struct tick {
+	int have;			/* the CPU has involuntary gaps */
+	int calibrated;
+	double p, tol, score;		/* p 0: none found */
+	double lo, hi;			/* the tick's band of lengths */
+	double reach;			/* how far past a gap's end rule 2 must see */
+	int64_t *sample;		/* calibration: the first involuntary gaps (g0, length) */
+	uint8_t *sflag;
+	size_t nsample;
+	int64_t *s;			/* starts of involuntary gaps in the band, in order */
+	size_t head, n, cap;		/* live: s[head .. n) */
+	/* calibration's gaps waiting for a decision */
+	int64_t *wait;			/* (g0, g1) pairs */
+	size_t whead, wn, wcap;
+	/* hourglass on this CPU: running since run_t0, and its finished intervals' time */
+	int running;
+	int64_t run_t0, busy;
+	/* steal: for each gap, what the other CPUs ran of it; gaps in order */
+	int64_t open_other;		/* the others' busy time when this CPU's gap opened */
+	int64_t *cover;			/* (g0, covered) pairs of closed gaps */
+	size_t chead, cn, ccap;
+};
+
+#define S_CANDIDATE 1			/* neither voluntary nor a switch: rule 2 applies */
+
+struct infer {
+	struct run *r;
+	struct tick *tick;		/* per CPU */
+	uint32_t ncpu;
+	int *top_rt;			/* per thread: rule 4 applies */
+	double switch_limit, hidden_limit, throttle;
+	int basis;
+	int steal;			/* the CPUs take turns */
+	double overlap_share;
+	uint64_t switch_gaps, tick_gaps;
+	int64_t min_switch;
+	int64_t now;			/* hourglass's stream has been read up to here */
+	int ended;
+	int deciding;			/* the merge pass: keep what the other CPUs ran of each gap */
+	int nrunning;
+	int64_t last_t, overlap;	/* time with two CPUs or more running hourglass */
+	/* per thread, for sbf.c: first start, last end, intervals */
+	int64_t *first, *last;
+	uint64_t *nint;
+};
+
+static struct tick *tick_of(struct infer *in, uint32_t cpu)
+{
+	if (cpu >= in->ncpu) {
+		uint32_t n = cpu + 1;
+
+		in->tick = xrealloc(in->tick, n * sizeof(*in->tick));
+		memset(in->tick + in->ncpu, 0, (n - in->ncpu) * sizeof(*in->tick));
+		in->ncpu = n;
+	}
+	return &in->tick[cpu];
+}
+
+/* near - is there a start in [t - tol, t + tol]? (@s sorted) */
 static int near(const int64_t *s, size_t n, double t, double tol)
 {
 	double lo = t - tol;
 	size_t a = 0, b = n;
 
-	while (a < b) {				/* bisect_left */
+	while (a < b) {
 		size_t m = a + (b - a) / 2;
 
 		if ((double)s[m] < lo)
@@ -36,41 +141,83 @@ static int near(const int64_t *s, size_t n, double t, double tol)
 	return a < n && (double)s[a] <= t + tol;
 }
 
-struct found { double p, tol, score; };
-
-static struct found find_tick(const int64_t *s, size_t n, double hz)
+static long recurs(const int64_t *s, size_t n, double d, double tol)
 {
-	struct found best = { 0, 0, 0.0 };
-	size_t c, i;
+	long hit = 0;
+	size_t i;
 
-	if (n < 20)
-		return best;
-	for (c = 0; c < sizeof(tick_ms) / sizeof(tick_ms[0]); c++) {
-		double p = tick_ms[c] * 1e-3 * hz;
-		double tol = 10e-6 * hz > 0.005 * p ? 10e-6 * hz : 0.005 * p;
-		long hit = 0, ctrl = 0;
-		double score;
-
-		for (i = 0; i < n; i++) {
-			hit += near(s, n, s[i] + p, tol);
-			ctrl += near(s, n, s[i] + 1.37 * p, tol);
-		}
-		score = (double)(hit - ctrl) / n;
-		if (score > 0.1 && hit > 2 * (ctrl > 1 ? ctrl : 1) && score > best.score * 1.2)
-			best = (struct found){ p, tol, score };
-	}
-	return best;
+	for (i = 0; i < n; i++)
+		hit += near(s, n, (double)s[i] + d, tol);
+	return hit;
 }
 
-struct gl { int64_t g0, len; };
-
-static int by_start(const void *a, const void *b)
+/*
+ * find_tick - the clock tick's period from gap starts that recur: the
+ * candidate most above chance, and not a multiple of a finer grid
+ */
+static void find_tick(const int64_t *s, size_t n, double hz, double *p_out, double *tol_out, double *score_out)
 {
-	const struct gl *x = a, *y = b;
+	double best = 0;
+	size_t c;
 
-	if (x->g0 != y->g0)
-		return x->g0 < y->g0 ? -1 : 1;
-	return (x->len > y->len) - (x->len < y->len);
+	*p_out = *tol_out = *score_out = 0;
+	if (n < 20)
+		return;
+	for (c = 0; c < NTICKS; c++) {
+		double p = tick_ms[c] * 1e-3 * hz, tol = fmax(10e-6 * hz, 0.005 * p), score;
+		long hit = recurs(s, n, p, tol), ctrl = recurs(s, n, 1.37 * p, tol), finer = 0;
+		int k;
+
+		score = (double)(hit - ctrl) / (double)n;
+		if (!(score > 0.1 && hit > 2 * (ctrl > 1 ? ctrl : 1) && score > best * 1.2))
+			continue;
+		/* a grid finer than the candidate recurs at it too: not the tick (same tolerance:
+		 * a narrower one would miss a jittery grid that the candidate's catches) */
+		for (k = 2; k <= 5; k++) {
+			long h = recurs(s, n, p / k, tol);
+
+			if (h > finer)
+				finer = h;
+		}
+		if (finer > hit / 2)
+			continue;
+		*p_out = p;
+		*tol_out = tol;
+		*score_out = best = score;
+	}
+}
+
+static void push_start(struct tick *t, int64_t s)
+{
+	if (t->n == t->cap) {
+		if (t->head > t->cap / 2) {	/* reuse the room dropped at the front */
+			memmove(t->s, t->s + t->head, (t->n - t->head) * sizeof(*t->s));
+			t->n -= t->head;
+			t->head = 0;
+		} else {
+			t->cap = t->cap ? 2 * t->cap : 64;
+			t->s = xrealloc(t->s, t->cap * sizeof(*t->s));
+		}
+	}
+	t->s[t->n++] = s;
+}
+
+/* push_pair - onto a queue of (a, b) pairs with a dropped front */
+static void push_pair(int64_t **v, size_t *head, size_t *n, size_t *cap, int64_t a, int64_t b)
+{
+	if (*n == *cap) {
+		if (*head > *cap / 2) {
+			memmove(*v, *v + 2 * *head, 2 * (*n - *head) * sizeof(**v));
+			*n -= *head;
+			*head = 0;
+		} else {
+			*cap = *cap ? 2 * *cap : 64;
+			*v = xrealloc(*v, 2 * *cap * sizeof(**v));
+		}
+	}
+	(*v)[2 * *n] = a;
+	(*v)[2 * *n + 1] = b;
+	(*n)++;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -80,186 +227,624 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* the tick of one CPU from its involuntary gaps (sorted by start) */
-static void find_cpu_tick(struct run *r, struct tick *t, const struct gl *gl, size_t n)
+/* modes - the lengths around which the sample's gaps gather (log-spaced histogram peaks) */
+static size_t modes(const struct tick *t, double *out, size_t max)
 {
-	size_t sample = n < TICK_SAMPLE ? n : TICK_SAMPLE, f, i, ns;
-	int64_t *starts = xcalloc(sample + 1, sizeof(*starts));
-	size_t seen[sizeof(floors_us) / sizeof(floors_us[0])];
-	size_t nseen = 0;
-	struct found best = { 0, 0, 0.0 };
-	double best_floor = 0;
+	enum { NB = 64 * MODE_BINS_PER_OCTAVE };
+	static uint32_t h[NB];
+	size_t i, n = 0, total = 0;
+	int b;
 
-	for (f = 0; f < sizeof(floors_us) / sizeof(floors_us[0]); f++) {
-		double floor = floors_us[f] * 1e-6 * r->hz;
+	memset(h, 0, sizeof(h));
+	for (i = 0; i < t->nsample; i++) {
+		int64_t len = t->sample[2 * i + 1];
+
+		if (len <= 0 || !(t->sflag[i] & S_CANDIDATE))
+			continue;
+		b = (int)(log2((double)len) * MODE_BINS_PER_OCTAVE);
+		if (b >= 0 && b < NB) {
+			h[b]++;
+			total++;
+		}
+	}
+	for (b = 1; b < NB - 1 && n < max; b++) {
+		/* a peak of the histogram smoothed over three bins (the last bin of a plateau),
+		 * with enough of the sample; it lies at the three bins' weighted middle */
+		uint32_t here = h[b - 1] + h[b] + h[b + 1];
+		uint32_t left = h[b - 1] + h[b] + (b >= 2 ? h[b - 2] : 0);
+		uint32_t right = h[b] + h[b + 1] + (b + 2 < NB ? h[b + 2] : 0);
+
+		if (here >= left && here > right && here >= MODE_MIN_SHARE * total) {
+			double w = (b - 0.5) * h[b - 1] + (b + 0.5) * h[b] + (b + 1.5) * h[b + 1];
+
+			out[n++] = exp2(w / here / MODE_BINS_PER_OCTAVE);
+		}
+	}
+	return n;
+}
+
+/*
+ * refine_period - the tick's period as this machine's TSC measures it: the mean
+ * spacing of the band's gaps one candidate period apart (hourglass's TSC rate
+ * and the kernel's clock may differ by a fraction of a percent, which adds up
+ * over the periods rule 2 spans)
+ */
+static double refine_period(const struct tick *t, double lo, double hi, double p, double tol)
+{
+	int64_t *d = xcalloc(t->nsample + 1, sizeof(*d));
+	double s0, r = p;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < t->nsample; i++) {
+		double len = (double)t->sample[2 * i + 1], best = INFINITY;
+
+		if (len < lo || len >= hi)
+			continue;
+		s0 = (double)t->sample[2 * i];
+		/* the band's gap nearest one period later */
+		for (j = i + 1; j < t->nsample && (double)t->sample[2 * j] <= s0 + p + tol; j++) {
+			double l2 = (double)t->sample[2 * j + 1], e = (double)t->sample[2 * j] - s0 - p;
+
+			if (l2 >= lo && l2 < hi && fabs(e) <= tol && fabs(e) < fabs(best))
+				best = e;
+		}
+		if (!isinf(best))
+			d[n++] = (int64_t)(p + best);
+	}
+	if (n >= 10) {
+		qsort(d, n, sizeof(*d), cmp_i64);
+		r = (double)d[n / 2];
+	}
+	free(d);
+	return r;
+}
+
+/*
+ * calibrate - one CPU's tick from its sample: the band of lengths, and the
+ * period, at which it recurs most cleanly. Then its band's gaps in the sample
+ * become the first starts rule 2 looks for, and the sample's candidates wait
+ * for their decision.
+ */
+static void calibrate(struct infer *in, struct tick *t)
+{
+	int64_t *starts = xcalloc(t->nsample + 1, sizeof(*starts));
+	int64_t *lens = xcalloc(t->nsample + 1, sizeof(*lens));
+	double hz = in->r->hz, m[16], best = 0;
+	struct cand { double lo, hi, p, tol, score, cost; } c[NFLOORS + 16];
+	size_t nc = 0, f, i, ns, nl, nm, seen[NFLOORS + 16], nseen = 0;
+	int pick = -1;
+
+	for (f = 0; f < NFLOORS; f++)
+		c[nc++] = (struct cand){ .lo = floors_us[f] * 1e-6 * hz, .hi = INFINITY };
+	nm = modes(t, m, 16);
+	for (i = 0; i < nm; i++)
+		c[nc++] = (struct cand){ .lo = m[i] / BAND_WIDTH, .hi = m[i] * BAND_WIDTH };
+	for (f = 0; f < nc; f++) {
 		int dup = 0;
 
-		for (ns = 0, i = 0; i < sample; i++)
-			if ((double)gl[i].len >= floor)
-				starts[ns++] = gl[i].g0;
+		for (ns = 0, i = 0; i < t->nsample; i++) {
+			double len = (double)t->sample[2 * i + 1];
+
+			if (len >= c[f].lo && len < c[f].hi)
+				starts[ns++] = t->sample[2 * i];
+		}
 		for (i = 0; i < nseen; i++)
 			dup |= seen[i] == ns;
-		if (dup)		/* no gap between the two floors: same answer */
+		if (dup || ns < 20)	/* the same gaps as another band, or too few */
 			continue;
 		seen[nseen++] = ns;
-		if (ns < 20)
-			break;
-		struct found fd = find_tick(starts, ns, r->hz);
+		find_tick(starts, ns, hz, &c[f].p, &c[f].tol, &c[f].score);
+		if (!c[f].p)
+			continue;
+		/* the cost of what recurs: the median length of the band's gaps that recur */
+		for (nl = 0, i = 0; i < t->nsample; i++) {
+			double g0 = (double)t->sample[2 * i], len = (double)t->sample[2 * i + 1];
 
-		if (fd.p != 0 && fd.score > best.score) {
-			best = fd;
-			best_floor = floor;
+			if ((t->sflag[i] & S_CANDIDATE) && len >= c[f].lo && len < c[f].hi &&
+			    (near(starts, ns, g0 + c[f].p, c[f].tol) || near(starts, ns, g0 - c[f].p, c[f].tol)))
+				lens[nl++] = t->sample[2 * i + 1];
 		}
+		if (!nl)
+			continue;
+		qsort(lens, nl, sizeof(*lens), cmp_i64);
+		c[f].cost = (double)lens[nl / 2];
+		if (c[f].score > best)
+			best = c[f].score;
+		if (getenv("HGMERGE_DEBUG"))
+			fprintf(stderr, "hgmerge: calibrate: band %.2f..%.2f us, %zu gaps: period %.3f ms, score %.3f, "
+				"cost %.2f us\n", c[f].lo / hz * 1e6, c[f].hi / hz * 1e6, ns, c[f].p / hz * 1e3,
+				c[f].score, c[f].cost / hz * 1e6);
+	}
+	/*
+	 * The tick is the cheapest thing that recurs: a timer interrupt costs less than
+	 * a preemption, and a load that recurs (a task woken by its own timer) costs
+	 * more. Among the bands that recur nearly as clearly as the best, the one whose
+	 * recurring gaps are shortest.
+	 */
+	for (f = 0; f < nc; f++)
+		if (c[f].p && c[f].cost > 0 && c[f].score >= 0.6 * best &&
+		    (pick < 0 || c[f].cost < c[pick].cost))
+			pick = (int)f;
+	t->p = t->tol = t->score = 0;
+	if (pick >= 0) {
+		/* a floor's band is open above: the tick's own band is around its cost, as a
+		 * mode's is (a gap half as long again did something more; a much shorter one is
+		 * something cheaper than the tick) */
+		if (isinf(c[pick].hi)) {
+			c[pick].lo = fmax(c[pick].lo, c[pick].cost / BAND_WIDTH);
+			c[pick].hi = c[pick].cost * BAND_WIDTH;
+		}
+		t->p = refine_period(t, c[pick].lo, c[pick].hi, c[pick].p, c[pick].tol);
+		t->tol = c[pick].tol;
+		t->score = c[pick].score;
+		t->lo = c[pick].lo;
+		t->hi = c[pick].hi;
 	}
 	free(starts);
-	t->p = best.p;
-	t->tol = best.tol;
-	t->score = best.score;
-	t->floor = best_floor;
-	t->starts = xcalloc(n + 1, sizeof(*t->starts));
-	for (t->n = 0, i = 0; i < n; i++)
-		if ((double)gl[i].len >= best_floor)
-			t->starts[t->n++] = gl[i].g0;
+	free(lens);
+	t->reach = t->p ? PHASE_PERIODS * t->p + t->tol + t->hi + 1 : 0;
+	t->calibrated = 1;
+	for (i = 0; i < t->nsample; i++) {
+		double len = (double)t->sample[2 * i + 1];
+
+		if (t->p && len >= t->lo && len < t->hi)
+			push_start(t, t->sample[2 * i]);
+		if (t->sflag[i] & S_CANDIDATE)
+			push_pair(&t->wait, &t->whead, &t->wn, &t->wcap, t->sample[2 * i],
+				  t->sample[2 * i] + t->sample[2 * i + 1]);
+	}
+	free(t->sample);
+	free(t->sflag);
+	t->sample = NULL;
+	t->sflag = NULL;
 }
 
-/* infer.py's _is_top_rt_never_blocking, for every thread */
-static int *top_rt(struct run *r)
+/*
+ * tick_test - rule 2 for a candidate gap (the stream must have been read to its
+ * end + reach): 1 at the tick's phase and as long as the tick, 2 at its phase
+ * but longer, 0 otherwise
+ */
+static int tick_test(struct tick *t, int64_t g0, int64_t g1)
 {
-	int n = r->nthreads, k, j;
-	uint32_t maxcpu = 0;
-	int *top = xcalloc(n + 1, sizeof(*top));
-	unsigned char *on;
-	size_t i;
+	double len = (double)(g1 - g0);
+	int k;
 
-	for (k = 0; k < n; k++)
-		for (i = 0; i < r->niv[k]; i++)
-			if (r->iv[k][i].cpu > maxcpu)
-				maxcpu = r->iv[k][i].cpu;
-	on = xcalloc((size_t)n * (maxcpu + 1) + 1, 1);
-	for (k = 0; k < n; k++)
-		for (i = 0; i < r->niv[k]; i++)
-			on[(size_t)k * (maxcpu + 1) + r->iv[k][i].cpu] = 1;
-	for (k = 0; k < n; k++) {
-		const struct thread_cfg *t = &r->th[k];
+	if (t->p == 0 || len < t->lo)
+		return 0;
+	/* the decisions of a CPU come in time order: starts before the reach back are done with */
+	while (t->head < t->n && (double)t->s[t->head] < (double)g0 - PHASE_PERIODS * t->p - t->tol - 1)
+		t->head++;
+	/* a tick's neighbours may be lost in longer gaps (a load that preempts): look further */
+	for (k = 1; k <= PHASE_PERIODS; k++)
+		if (near(t->s + t->head, t->n - t->head, (double)g0 + k * t->p, t->tol) ||
+		    near(t->s + t->head, t->n - t->head, (double)g0 - k * t->p, t->tol))
+			return len < t->hi ? 1 : 2;
+	return 0;
+}
 
-		top[k] = t->rt && t->cpu_workload;
-		for (j = 0; j < n && top[k]; j++) {
-			const struct thread_cfg *o = &r->th[j];
-			uint32_t c;
+static int ready(const struct infer *in, const struct tick *t, int64_t g1)
+{
+	return in->ended || (double)in->now >= (double)g1 + t->reach;
+}
 
-			if (j == k || !o->rt || o->prio < t->prio)
-				continue;
-			for (c = 0; c <= maxcpu; c++)
-				if (on[(size_t)j * (maxcpu + 1) + c] && on[(size_t)k * (maxcpu + 1) + c])
-					top[k] = 0;
+/* busy_others - hourglass's time on every CPU but @cpu up to @t */
+static int64_t busy_others(struct infer *in, uint32_t cpu, int64_t t)
+{
+	int64_t sum = 0;
+	uint32_t c;
+
+	for (c = 0; c < in->ncpu; c++) {
+		struct tick *x = &in->tick[c];
+
+		if (c == cpu)
+			continue;
+		sum += x->busy + (x->running && t > x->run_t0 ? t - x->run_t0 : 0);
+	}
+	return sum;
+}
+
+void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g)
+{
+	struct tick *t;
+
+	if (in->nrunning >= 2 && ev->t > in->last_t)
+		in->overlap += ev->t - in->last_t;
+	in->last_t = ev->t;
+	in->now = ev->t;
+	if (ev->kind == HGE_START) {
+		t = tick_of(in, ev->rec.cpu);
+		if (!t->running)
+			in->nrunning++;
+		t->running = 1;
+		t->run_t0 = (int64_t)ev->rec.t0;
+	}
+	if (made == 2) {
+		t = tick_of(in, g->cpu);
+		if (t->running) {
+			t->running = 0;
+			in->nrunning--;
+			t->busy += g->g0 - t->run_t0;
+		}
+		if (in->deciding && in->ncpu > 1)
+			t->open_other = busy_others(in, g->cpu, g->g0);
+	} else if (made == 1) {
+		t = tick_of(in, g->cpu);
+		if (t->calibrated && !g->vol && t->p && (double)(g->g1 - g->g0) >= t->lo &&
+		    (double)(g->g1 - g->g0) < t->hi)
+			push_start(t, g->g0);
+		if (in->deciding && in->ncpu > 1)
+			push_pair(&t->cover, &t->chead, &t->cn, &t->ccap, g->g0,
+				  busy_others(in, g->cpu, g->g1) - t->open_other);
+	}
+}
+
+void infer_end(struct infer *in)
+{
+	in->ended = 1;
+}
+
+int infer_ready(struct infer *in, const struct hgg_gap *g)
+{
+	struct tick *t = tick_of(in, g->cpu);
+
+	if (g->vol || g->next_thread != g->thread || !t->p)
+		return 1;
+	return ready(in, t, (int64_t)g->g1);
+}
+
+/* covered - what the other CPUs ran of the gap at @g0 on @t's CPU (0 if unknown) */
+static int64_t covered(struct tick *t, int64_t g0)
+{
+	while (t->chead < t->cn && t->cover[2 * t->chead] < g0)
+		t->chead++;
+	return t->chead < t->cn && t->cover[2 * t->chead] == g0 ? t->cover[2 * t->chead + 1] : 0;
+}
+
+/* drain_calibration - decide the waiting candidates whose reach the stream has passed */
+static void drain_calibration(struct infer *in, struct quant *ticks)
+{
+	uint32_t c;
+
+	for (c = 0; c < in->ncpu; c++) {
+		struct tick *t = &in->tick[c];
+
+		while (t->whead < t->wn && ready(in, t, t->wait[2 * t->whead + 1])) {
+			int64_t g0 = t->wait[2 * t->whead], g1 = t->wait[2 * t->whead + 1];
+
+			if (tick_test(t, g0, g1) == 1)
+				quant_add(ticks, g1 - g0);
+			t->whead++;
 		}
 	}
-	free(on);
-	return top;
 }
 
-static struct tick *tick_of(struct run *r, uint32_t cpu)
+static int is_rt(const struct hgl_thread *t)
 {
-	size_t i;
-
-	for (i = 0; i < r->nticks; i++)
-		if (r->ticks[i].cpu == cpu)
-			return &r->ticks[i];
-	return NULL;
+	return !strcmp(t->policy, "fifo") || !strcmp(t->policy, "rr");
 }
 
-static double median_i64(int64_t *v, size_t n)
+/* rule 4: the highest-priority real-time CPU-bound thread on every CPU it used */
+static void find_top_rt(struct infer *in, unsigned char **on, uint32_t ncpu_on)
 {
-	qsort(v, n, sizeof(*v), cmp_i64);
-	return n % 2 ? (double)v[n / 2] : (double)(v[n / 2 - 1] + v[n / 2]) / 2;
-}
+	struct run *r = in->r;
+	int k, j;
+	uint32_t c;
 
-void infer_all(struct run *r)
-{
-	size_t i, a, b, nsw = 0, ntick = 0, tcap = 0;
-	int64_t min_switch = 0, *tick_len = NULL;
-	int *top = top_rt(r);
-	struct gap *g;
+	for (k = 0; k < r->nthreads; k++) {
+		const struct hgl_thread *t = &r->info->threads[k];
 
-	/* rule 1, and the gaps of each CPU for the tick (gaps are by CPU) */
-	for (a = 0; a < r->ngaps; a = b) {
-		size_t n = 0;
-		struct gl *gl;
+		in->top_rt[k] = is_rt(t) && r->th[k].cpu_workload;
+		for (j = 0; j < r->nthreads && in->top_rt[k]; j++) {
+			const struct hgl_thread *o = &r->info->threads[j];
 
-		for (b = a; b < r->ngaps && r->gaps[b].cpu == r->gaps[a].cpu; b++)
-			n += !r->gaps[b].vol;
-		if (!n)
-			continue;
-		gl = xcalloc(n, sizeof(*gl));
-		for (n = 0, i = a; i < b; i++)
-			if (!r->gaps[i].vol)
-				gl[n++] = (struct gl){ r->gaps[i].g0, r->gaps[i].g1 - r->gaps[i].g0 };
-		qsort(gl, n, sizeof(*gl), by_start);
-		r->ticks = xrealloc(r->ticks, (r->nticks + 1) * sizeof(*r->ticks));
-		r->ticks[r->nticks].cpu = r->gaps[a].cpu;
-		find_cpu_tick(r, &r->ticks[r->nticks++], gl, n);
-		free(gl);
+			if (j == k || !is_rt(o) || o->priority < t->priority)
+				continue;
+			for (c = 0; c < ncpu_on; c++)
+				if (on[j][c] && on[k][c])
+					in->top_rt[k] = 0;
+		}
 	}
-	for (i = 0; i < r->ngaps; i++) {
-		g = &r->gaps[i];
-		if (g->vol) {
-			g->inferred = I_VOLUNTARY;
-			g->rule = R_VOLUNTARY;
-		} else if (g->next_thread != g->thread) {
-			g->inferred = I_SWITCH_HG;
-			g->rule = R_SWITCH;
-			if (!nsw++ || g->g1 - g->g0 < min_switch)
-				min_switch = g->g1 - g->g0;
-		} else {
-			struct tick *t = tick_of(r, g->cpu);
-			int64_t len = g->g1 - g->g0;
+}
 
-			g->inferred = I_N;	/* decided below */
-			if (t && t->p != 0 && (double)len >= t->floor &&
-			    (near(t->starts, t->n, g->g0 + t->p, t->tol) || near(t->starts, t->n, g->g0 - t->p, t->tol))) {
-				g->inferred = I_TIMER;
-				g->rule = R_TICK;
-				VEC_PUSH(tick_len, ntick, tcap, len);
+/*
+ * calibration_pass - one pass over hourglass's stream: the first gaps of each CPU
+ * (its tick, once TICK_SAMPLE of them are in), switches, where each thread ran,
+ * how much the CPUs ran hourglass together; then rule 2 over every candidate,
+ * for the lengths of the tick's gaps.
+ */
+static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncpu_on, struct quant *ticks)
+{
+	struct run *r = in->r;
+	struct hgside *hs = hgside_open(r, NULL, NULL);
+	struct gapper gp;
+	struct hg_ev ev;
+	struct gapdef g;
+	int mig, made;
+	int64_t mt1;
+	uint32_t c;
+
+	gapper_init(&gp, r);
+	while (hgside_next(hs, &ev)) {
+		made = gapper_event(&gp, &ev, &g, &mig, &mt1);
+		infer_seen(in, &ev, made, &g);
+		if (ev.kind == HGE_START) {
+			int k = ev.rec.thread;
+
+			c = ev.rec.cpu;
+			if (c >= *ncpu_on) {
+				uint32_t n = c + 1, t;
+
+				for (t = 0; t < (uint32_t)r->nthreads; t++) {
+					on[t] = xrealloc(on[t], n);
+					memset(on[t] + *ncpu_on, 0, n - *ncpu_on);
+				}
+				*ncpu_on = n;
+			}
+			on[k][c] = 1;
+			if (!in->nint[k]++)
+				in->first[k] = (int64_t)ev.rec.t0;
+			in->last[k] = (int64_t)ev.rec.t1;
+		}
+		if (made == 1 && !g.vol) {
+			struct tick *t = tick_of(in, g.cpu);
+			int cand = g.next_thread == g.thread;
+
+			if (!cand && (!in->switch_gaps++ || g.g1 - g.g0 < in->min_switch))
+				in->min_switch = g.g1 - g.g0;
+			t->have = 1;
+			if (!t->calibrated) {
+				/* the tick is searched among every involuntary gap, switches included */
+				if (!t->sample) {
+					t->sample = xcalloc(2 * TICK_SAMPLE, sizeof(*t->sample));
+					t->sflag = xcalloc(TICK_SAMPLE, 1);
+				}
+				t->sample[2 * t->nsample] = g.g0;
+				t->sample[2 * t->nsample + 1] = g.g1 - g.g0;
+				t->sflag[t->nsample++] = cand ? S_CANDIDATE : 0;
+				if (t->nsample == TICK_SAMPLE)
+					calibrate(in, t);
+			} else if (cand) {
+				push_pair(&t->wait, &t->whead, &t->wn, &t->wcap, g.g0, g.g1);
 			}
 		}
+		if (made)
+			drain_calibration(in, ticks);
 	}
-	r->switch_gaps = nsw;
-	r->hidden_limit = 0;
-	if (ntick >= 10) {
-		qsort(tick_len, ntick, sizeof(*tick_len), cmp_i64);
-		r->hidden_limit = (double)tick_len[ntick / 10] / 2;
-	}
-	if (nsw) {
-		r->switch_limit = (double)(2 * min_switch);
-		r->limit_basis = 0;
-	} else if (ntick) {
-		r->switch_limit = 3 * median_i64(tick_len, ntick);
-		r->limit_basis = 1;
-	} else {
-		r->switch_limit = 50e-6 * r->hz;
-		r->limit_basis = 2;
-	}
-	free(tick_len);
-	for (i = 0; i < r->ngaps; i++) {
-		double len;
+	infer_end(in);
+	for (c = 0; c < in->ncpu; c++)
+		if (in->tick[c].have && !in->tick[c].calibrated)
+			calibrate(in, &in->tick[c]);
+	drain_calibration(in, ticks);
+	gapper_free(&gp);
+	hgside_close(hs);
+}
 
-		g = &r->gaps[i];
-		if (g->inferred != I_N)
-			continue;
-		len = (double)(g->g1 - g->g0);
-		if (len < r->hidden_limit) {
-			g->inferred = I_HIDDEN;
-			g->rule = R_HIDDEN;
-		} else if (top[g->thread]) {
-			g->inferred = I_INTERRUPT;
-			g->rule = R_TOP_RT;
-		} else if (len < r->switch_limit) {
-			g->inferred = I_INTERRUPT;
-			g->rule = R_SHORT;
-		} else {
-			g->inferred = I_SWITCH_OTHER;
-			g->rule = R_LONG;
+/* the CPUs take turns: two or more ran hourglass, a good share of the run each, never together */
+static void find_steal(struct infer *in)
+{
+	int64_t a = 0, b = 0;
+	uint32_t c;
+
+	for (c = 0; c < in->ncpu; c++) {
+		int64_t x = in->tick[c].busy;
+
+		if (x > a) {
+			b = a;
+			a = x;
+		} else if (x > b) {
+			b = x;
 		}
 	}
-	free(top);
+	in->overlap_share = b > 0 ? (double)in->overlap / (double)b : 1;
+	in->steal = b > 0 && in->overlap_share < STEAL_OVERLAP;
+}
+
+struct infer *infer_calibrate(struct run *r)
+{
+	struct infer *in = xcalloc(1, sizeof(*in));
+	unsigned char **on = xcalloc(r->nthreads + 1, sizeof(*on));
+	uint32_t ncpu_on = 0, c;
+	struct quant ticks = { 0 };
+	double tick;
+	int k;
+
+	in->r = r;
+	in->top_rt = xcalloc(r->nthreads + 1, sizeof(*in->top_rt));
+	in->first = xcalloc(r->nthreads + 1, sizeof(*in->first));
+	in->last = xcalloc(r->nthreads + 1, sizeof(*in->last));
+	in->nint = xcalloc(r->nthreads + 1, sizeof(*in->nint));
+	calibration_pass(in, on, &ncpu_on, &ticks);
+	find_top_rt(in, on, ncpu_on);
+	find_steal(in);
+	for (k = 0; k < r->nthreads; k++)
+		free(on[k]);
+	free(on);
+	in->tick_gaps = ticks.n;
+	in->hidden_limit = ticks.n >= 10 ? quant_at(&ticks, 0.1) / 2 : 0;
+	tick = quant_median(&ticks);
+	if (in->switch_gaps && ticks.n) {
+		in->switch_limit = sqrt(tick * 2.0 * (double)in->min_switch);
+		in->basis = 0;
+	} else if (ticks.n) {
+		in->switch_limit = sqrt(tick * 3 * tick);
+		in->basis = 1;
+	} else if (in->switch_gaps) {
+		in->switch_limit = 2.0 * (double)in->min_switch * 0.75;
+		in->basis = 0;
+	} else {
+		in->switch_limit = 50e-6 * r->hz;
+		in->basis = 2;
+	}
+	/* RT throttling holds real-time tasks back for period - runtime of every period */
+	in->throttle = r->rt_period_us > 0 && r->rt_runtime_us >= 0 && r->rt_runtime_us < r->rt_period_us ?
+		       (double)(r->rt_period_us - r->rt_runtime_us) * 1e-6 * r->hz / 2 : 0;
+	quant_free(&ticks);
+	/* the decision pass starts its starts anew, from the same stream */
+	for (c = 0; c < in->ncpu; c++) {
+		struct tick *t = &in->tick[c];
+
+		t->head = t->n = t->whead = t->wn = t->chead = t->cn = 0;
+		t->running = 0;
+		t->busy = 0;
+	}
+	in->nrunning = 0;
+	in->ended = 0;
+	in->deciding = 1;
+	in->now = INT64_MIN;
+	return in;
+}
+
+void infer_decide(struct infer *in, struct hgg_gap *g)
+{
+	struct tick *t = tick_of(in, g->cpu);
+	int64_t g0 = (int64_t)g->g0, g1 = (int64_t)g->g1;
+	double len = (double)(g1 - g0);
+	int64_t cov = in->ncpu > 1 ? covered(t, g0) : 0;
+	int phase = g->vol || g->next_thread != g->thread ? 0 : tick_test(t, g0, g1);
+
+	if (g->vol) {
+		g->inferred = HGG_C_VOLUNTARY;
+		g->rule = HGG_R_VOLUNTARY;
+	} else if (g->next_thread != g->thread) {
+		g->inferred = HGG_C_SWITCH_HG;
+		g->rule = HGG_R_SWITCH;
+	} else if (in->top_rt[g->thread] && in->throttle > 0 && len >= in->throttle) {
+		/* RT throttling: every real-time task waits, and another task runs */
+		g->inferred = HGG_C_SWITCH_OTHER;
+		g->rule = HGG_R_LONG;
+	} else if (phase == 1 || (phase == 2 && (len < in->switch_limit || in->top_rt[g->thread]))) {
+		/* the tick; longer than its band but shorter than two switches (or in the way of a
+		 * thread only interrupts can stop), the tick and what it ran (its softirqs) */
+		g->inferred = HGG_C_TIMER;
+		g->rule = HGG_R_TICK;
+	} else if (len < in->hidden_limit || (in->steal && (double)cov >= STEAL_COVER * len)) {
+		g->inferred = HGG_C_HIDDEN;
+		g->rule = HGG_R_HIDDEN;
+	} else if (in->top_rt[g->thread]) {
+		g->inferred = HGG_C_INTERRUPT;
+		g->rule = HGG_R_TOP_RT;
+	} else if (len < in->switch_limit) {
+		g->inferred = HGG_C_INTERRUPT;
+		g->rule = HGG_R_SHORT;
+	} else {
+		g->inferred = HGG_C_SWITCH_OTHER;
+		g->rule = HGG_R_LONG;
+	}
+}
+
+const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size_t len)
+{
+	double hz = in->r->hz, glen = (double)(g->g1 - g->g0);
+	struct tick *tk = tick_of(in, g->cpu);
+
+	switch (g->rule) {
+	case HGG_R_VOLUNTARY:
+		snprintf(buf, len, g->vol == 1 ? "the thread yielded (sched_yield)" : "the thread slept on its timer");
+		break;
+	case HGG_R_SWITCH:
+		snprintf(buf, len, "%s stopped and %s started", in->r->th[g->thread].name,
+			 in->r->th[g->next_thread].name);
+		break;
+	case HGG_R_TICK:
+		if (glen < tk->hi)
+			snprintf(buf, len, "it recurs every %.3f ms, the tick found on CPU %u, and lasts as long as the "
+				 "tick (%.2f to %.2f us)", tk->p / hz * 1e3, g->cpu, tk->lo / hz * 1e6, tk->hi / hz * 1e6);
+		else
+			snprintf(buf, len, "it recurs every %.3f ms, the tick found on CPU %u; longer than the tick but "
+				 "shorter than two switches (%.1f us): the tick and its softirqs", tk->p / hz * 1e3, g->cpu,
+				 in->switch_limit / hz * 1e6);
+		break;
+	case HGG_R_HIDDEN:
+		if (glen < in->hidden_limit)
+			snprintf(buf, len, "shorter than %.2f us, half the cheapest tick: no kernel path is that fast",
+				 in->hidden_limit / hz * 1e6);
+		else
+			snprintf(buf, len, "the CPUs take turns (they ran hourglass together %.1f%% of the time) and "
+				 "another CPU ran hourglass through it: steal", in->overlap_share * 100);
+		break;
+	case HGG_R_TOP_RT:
+		snprintf(buf, len, "the highest-priority real-time thread here never blocks: only interrupts stop it");
+		break;
+	case HGG_R_SHORT:
+		snprintf(buf, len, "shorter than %.1f us (%s): cannot be two switches", in->switch_limit / hz * 1e6,
+			 basis_text[in->basis]);
+		break;
+	default:
+		if (in->top_rt[g->thread])
+			snprintf(buf, len, "as long as RT throttling holds real-time threads back (%.1f ms or more)",
+				 in->throttle / hz * 1e3);
+		else
+			snprintf(buf, len, "no hourglass thread ran, and longer than %.1f us (%s)",
+				 in->switch_limit / hz * 1e6, basis_text[in->basis]);
+	}
+	return buf;
+}
+
+void infer_report(struct infer *in, struct run *r, struct jsonw *w)
+{
+	uint32_t c;
+	char key[16];
+
+	jw_obj(w, "calibration");
+	jw_num(w, "switch_limit_us", in->switch_limit / r->hz * 1e6);
+	jw_str(w, "switch_limit_basis", basis_text[in->basis]);
+	jw_obj(w, "tick");
+	for (c = 0; c < in->ncpu; c++) {
+		struct tick *t = &in->tick[c];
+
+		if (!t->have)
+			continue;
+		snprintf(key, sizeof(key), "%u", c);
+		jw_obj(w, key);
+		if (t->p)
+			jw_num(w, "period_ms", t->p / r->hz * 1e3);
+		else
+			jw_null(w, "period_ms");
+		jw_num(w, "score", t->score);
+		jw_num(w, "floor_us", t->p ? t->lo / r->hz * 1e6 : 0);
+		if (t->p && !isinf(t->hi))
+			jw_num(w, "band_top_us", t->hi / r->hz * 1e6);
+		else
+			jw_null(w, "band_top_us");
+		jw_end_obj(w);
+	}
+	jw_end_obj(w);
+	jw_num(w, "hidden_limit_us", in->hidden_limit / r->hz * 1e6);
+	jw_uint(w, "switch_gaps", in->switch_gaps);
+	jw_uint(w, "tick_gaps", in->tick_gaps);
+	jw_bool(w, "steal", in->steal);
+	jw_numf(w, "cpus_together", in->overlap_share, 4);
+	if (in->throttle > 0)
+		jw_num(w, "rt_throttle_ms", in->throttle / r->hz * 1e3);
+	else
+		jw_null(w, "rt_throttle_ms");
+	jw_end_obj(w);
+}
+
+void infer_thread_span(struct infer *in, int thread, int64_t *first, int64_t *last, uint64_t *n)
+{
+	*first = in->first[thread];
+	*last = in->last[thread];
+	*n = in->nint[thread];
+}
+
+void infer_free(struct infer *in)
+{
+	uint32_t c;
+
+	if (!in)
+		return;
+	for (c = 0; c < in->ncpu; c++) {
+		free(in->tick[c].sample);
+		free(in->tick[c].sflag);
+		free(in->tick[c].s);
+		free(in->tick[c].wait);
+		free(in->tick[c].cover);
+	}
+	free(in->tick);
+	free(in->top_rt);
+	free(in->first);
+	free(in->last);
+	free(in->nint);
+	free(in);
 }

@@ -1,539 +1,902 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * judge.c - the judgement, kept as running aggregates while gaps close, and
- * the output: the raw figures tools/hgmerge/core.py turns into the report.
+ * judge.c - the inferences against the kernel's account, kept as running
+ * figures while gaps close: the confusion matrix and each class's
+ * precision, recall and F1; the causes, and the time each component took;
+ * context-switch cost and interrupt durations, inferred and actual; the
+ * disagreements, written out as they come (one temporary file per CPU, so
+ * that they are listed in CPU and time order); what the charts draw.
  *
- * The reference is tools/hgmerge/judge.py (confusion matrix, causes,
- * context-switch cost, interrupt durations, migrations, disagreements) and
- * microstates.py (handlers while current, on-CPU time from switches). Only
- * what a median needs is kept per gap (its length); the disagreements and
- * windows are written out as they close.
+ * The headline scores the gaps the kernel gives a cause: a gap with no
+ * kernel event at all (hidden) is time taken below the kernel, counted
+ * apart as steal; a voluntary gap is not an inference; an unexplainable one
+ * (outside the window, over a loss) is not guessed.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "engine.h"
+#include "export.h"
+#include "hg_jsonw.h"
 
-/* a small hash map from a 64-bit key to an index */
-struct hmap { uint64_t *k; int64_t *v; size_t cap, n; };
+#define MAP_MS		40.0	/* the execution map shows the run's first 40 ms */
+#define MAP_MAX		20000	/* rectangles per thread at most */
+#define SCORED		6	/* actual classes of scored gaps: switch_hg .. other */
+#define INFERABLE	5	/* inferred classes: switch_hg .. hidden */
 
-static size_t hslot(const struct hmap *m, uint64_t k)
+/* a figure per component or cause: (kind, id) -> aggregate */
+struct agg {
+	uint8_t kind;		/* enum hgg_comp_kind, or 100 + enum hgg_kind, or 200: switched to */
+	int64_t id;
+	uint64_t n, first_cpu;
+	int64_t first_g0;
+	double sum;
+	struct quant a, b;
+	char name[96];
+};
+
+struct aggs {
+	struct agg *v;
+	size_t n, cap;
+	size_t *slot;		/* open addressing: index + 1, 0 empty */
+	size_t nslot;
+};
+
+static const char *const rule_name[HGG_R_N] = {
+	"voluntary", "switch", "tick", "hidden", "top_rt", "short", "long",
+};
+
+#define AGG_KIND	100
+#define AGG_OUT		200
+
+static struct agg *agg_of(struct aggs *s, uint8_t kind, int64_t id, const struct hgg_gap *g)
 {
-	uint64_t h = k * 0x9e3779b97f4a7c15ull;
-	size_t i = (h >> 17) & (m->cap - 1);
+	uint64_t h;
+	size_t i;
 
-	while (m->v[i] >= 0 && m->k[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	return i;
+	if (2 * (s->n + 1) > s->nslot) {
+		size_t k;
+
+		s->nslot = s->nslot ? 2 * s->nslot : 64;
+		free(s->slot);
+		s->slot = xcalloc(s->nslot, sizeof(*s->slot));
+		for (k = 0; k < s->n; k++) {
+			h = ((uint64_t)s->v[k].kind << 40 ^ (uint64_t)s->v[k].id) * 0x9e3779b97f4a7c15ull;
+			for (i = h >> 20 & (s->nslot - 1); s->slot[i]; i = (i + 1) & (s->nslot - 1))
+				;
+			s->slot[i] = k + 1;
+		}
+	}
+	h = ((uint64_t)kind << 40 ^ (uint64_t)id) * 0x9e3779b97f4a7c15ull;
+	for (i = h >> 20 & (s->nslot - 1); s->slot[i]; i = (i + 1) & (s->nslot - 1)) {
+		struct agg *a = &s->v[s->slot[i] - 1];
+
+		if (a->kind == kind && a->id == id) {
+			/* ties in the tables are ordered by the first gap, in CPU then time order */
+			if (g->cpu < a->first_cpu || (g->cpu == a->first_cpu && (int64_t)g->g0 < a->first_g0)) {
+				a->first_cpu = g->cpu;
+				a->first_g0 = (int64_t)g->g0;
+			}
+			return a;
+		}
+	}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 16;
+		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
+	s->v[s->n].kind = kind;
+	s->v[s->n].id = id;
+	s->v[s->n].first_cpu = g->cpu;
+	s->v[s->n].first_g0 = (int64_t)g->g0;
+	s->slot[i] = ++s->n;
+	return &s->v[s->n - 1];
 }
 
-static int64_t hget(struct hmap *m, uint64_t k)
-{
-	return m->cap ? m->v[hslot(m, k)] : -1;
-}
-
-static void hput(struct hmap *m, uint64_t k, int64_t v)
+static void aggs_free(struct aggs *s)
 {
 	size_t i;
 
-	if (2 * (m->n + 1) > m->cap) {
-		struct hmap o = *m;
-
-		m->cap = m->cap ? 2 * m->cap : 64;
-		m->k = xcalloc(m->cap, sizeof(*m->k));
-		m->v = xcalloc(m->cap, sizeof(*m->v));
-		memset(m->v, 0xff, m->cap * sizeof(*m->v));
-		m->n = 0;
-		for (i = 0; i < o.cap; i++)
-			if (o.v[i] >= 0)
-				hput(m, o.k[i], o.v[i]);
-		free(o.k);
-		free(o.v);
+	for (i = 0; i < s->n; i++) {
+		quant_free(&s->v[i].a);
+		quant_free(&s->v[i].b);
 	}
-	i = hslot(m, k);
-	if (m->v[i] < 0)
-		m->n++;
-	m->k[i] = k;
-	m->v[i] = v;
+	free(s->v);
+	free(s->slot);
 }
 
-static uint64_t kcode(struct key k)
-{
-	return (uint64_t)k.kind << 56 | ((uint64_t)k.id & 0xffffffffffffffull);
-}
-
-struct i64v { int64_t *v; size_t n, cap; };
-
-static void push(struct i64v *a, int64_t x)
-{
-	VEC_PUSH(a->v, a->n, a->cap, x);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* statistics.median; 0 for none (the reference's `or 0`) */
-static double median(struct i64v *a)
-{
-	if (!a->n)
-		return 0;
-	qsort(a->v, a->n, sizeof(*a->v), cmp_i64);
-	return a->n % 2 ? (double)a->v[a->n / 2] : (double)(a->v[a->n / 2 - 1] + a->v[a->n / 2]) / 2;
-}
-
-/* per cause (judge.py's by_primary) and per interrupt source (its irq) */
-struct agg {
-	struct key k;
-	uint32_t first_cpu;
-	int64_t first_g0, sum;
-	struct i64v a, b;
+struct map_thread {
+	struct { double t0, t1; } *iv;
+	size_t niv, capiv;
+	struct { double t0, t1; uint8_t cls, wrong; } *gap;
+	size_t ngap, capgap;
 };
-
-struct aggs { struct hmap m; struct agg *v; size_t n, cap; };
-
-static struct agg *agg_of(struct aggs *s, struct key k, const struct gap *g)
-{
-	int64_t i = hget(&s->m, kcode(k));
-
-	if (i < 0) {
-		struct agg a = { .k = k, .first_cpu = g->cpu, .first_g0 = g->g0 };
-
-		VEC_PUSH(s->v, s->n, s->cap, a);
-		i = s->n - 1;
-		hput(&s->m, kcode(k), i);
-	}
-	/* the reference lists gaps by (cpu, g0): its first is the least */
-	if (g->cpu < s->v[i].first_cpu || (g->cpu == s->v[i].first_cpu && g->g0 < s->v[i].first_g0)) {
-		s->v[i].first_cpu = g->cpu;
-		s->v[i].first_g0 = g->g0;
-	}
-	return &s->v[i];
-}
-
-struct name { uint64_t id; char s[33]; };
 
 struct judge {
 	struct run *r;
-	uint64_t classes[C_N], confusion[C_UNEXPL][I_N], scored, voluntary, unexpl[3];
-	struct aggs causes, irq;
-	struct i64v sw, sw_handler, sw_only;
+	const char *tmpdir;
+	uint64_t total, voluntary, scored, unexpl[HGG_W_N], classes[HGG_C_N], rules[HGG_R_N];
+	uint64_t m[SCORED][INFERABLE];
+	uint64_t hidden_gaps;
+	double hidden_cycles;
+	struct aggs causes, lost, irq;
+	struct quant sw, sw_handler, sw_only;
 	uint64_t sw_true, pre, ticked, resched;
-	int64_t *handlers;
-	struct i64v *switches;		/* per thread: tsc * 2 + in */
-	struct i64v *kmig;		/* per thread: kernel migrations' tsc */
-	uint64_t nkmig;
-	struct hmap comm_m, irq_m;
-	struct name *names;
-	size_t nnames, capnames;
-	char *dis, *wins;		/* JSON, written as they close */
-	size_t ldis, lwins;
-	FILE *fdis, *fwins;
-	uint64_t ndis, nwins;
-	struct { uint32_t cpu; uint64_t st[6]; } *st;
-	size_t nst, capst;
-	struct { uint32_t cpu; size_t n; } *loss;
-	size_t nloss, caploss;
-	uint64_t events, backwards;
+	uint64_t mig_inferred, mig_confirmed, mig_kernel;
+	FILE **dis;		/* per CPU */
+	uint32_t ndis_cpu;
+	uint64_t ndis;
+	int64_t map0, map1;
+	struct map_thread *map;
+	struct loghist switch_hist, gap_hist[HGG_C_N];
+	struct load_fig { uint64_t caused, touched; double caused_cycles, charged_cycles; struct quant len; } *load;
+	uint32_t max_cpu;
+	int any_cpu;
 };
 
-const char *const cls_name[C_N] = { "switch_hg", "switch_other", "timer", "interrupt", "hidden", "other",
-				    "unexplainable" };
-const char *const kind_name[KD_N] = { "irq", "softirq", "nmi", "ipi", "timer", "switch_hg", "switch_other",
-				      "idle", "hidden", "other", "unexplainable" };
-const char *const inf_name[I_N + 1] = { "switch_hg", "switch_other", "timer", "interrupt", "hidden",
-					"voluntary" };
-
-struct judge *judge_new(struct run *r)
+struct judge *judge_new(struct run *r, const char *tmpdir)
 {
 	struct judge *j = xcalloc(1, sizeof(*j));
 
 	j->r = r;
-	j->handlers = xcalloc(r->nthreads + 1, sizeof(*j->handlers));
-	j->switches = xcalloc(r->nthreads + 1, sizeof(*j->switches));
-	j->kmig = xcalloc(r->nthreads + 1, sizeof(*j->kmig));
-	j->fdis = open_memstream(&j->dis, &j->ldis);
-	j->fwins = open_memstream(&j->wins, &j->lwins);
-	if (!j->fdis || !j->fwins)
-		fail("out of memory");
+	j->tmpdir = tmpdir;
+	j->map = xcalloc(r->nthreads + 1, sizeof(*j->map));
+	j->load = xcalloc(labels_count() + 1, sizeof(*j->load));
+	j->map0 = r->info->t0_tsc;
+	j->map1 = j->map0 + (int64_t)(MAP_MS * 1e-3 * r->hz);
+	if (r->info->duration_ns > 0 && r->info->duration_ns < MAP_MS * 1e6)
+		j->map1 = j->map0 + (int64_t)(r->info->duration_ns * 1e-9 * r->hz);
 	return j;
 }
 
-static int64_t handler_time(const struct truth *t)
+static FILE *dis_file(struct judge *j, uint32_t cpu)
 {
-	int64_t h = 0;
-	int i;
+	if (cpu >= j->ndis_cpu) {
+		uint32_t n = cpu + 1;
 
-	for (i = 0; i < t->ncomp; i++)
-		if (t->comp[i].k.kind == K_IRQ || t->comp[i].k.kind == K_VEC || t->comp[i].k.kind == K_SOFTIRQ ||
-		    t->comp[i].k.kind == K_NMI)
-			h += t->comp[i].v;
-	return h;
+		j->dis = xrealloc(j->dis, n * sizeof(*j->dis));
+		memset(j->dis + j->ndis_cpu, 0, (n - j->ndis_cpu) * sizeof(*j->dis));
+		j->ndis_cpu = n;
+	}
+	if (!j->dis[cpu])
+		j->dis[cpu] = tmp_stream(j->tmpdir);
+	return j->dis[cpu];
 }
 
-static int has_key(const struct truth *t, struct key k)
+static int has_comp(const struct gap_detail *d, uint8_t kind, int64_t id)
 {
 	int i;
 
-	for (i = 0; i < t->ncomp; i++)
-		if (t->comp[i].k.kind == k.kind && t->comp[i].k.id == k.id)
+	for (i = 0; i < d->ncomp; i++)
+		if (d->comp[i].kind == kind && d->comp[i].id == id)
 			return 1;
 	return 0;
 }
 
-static void put_comps(FILE *f, const struct truth *t)
+/* describe - a kernel event inside a gap, as the disagreement lists it */
+static void describe(const struct run *r, const struct kev *e, int64_t g0, char *buf, size_t len)
 {
-	int i;
+	static const char *const what[] = {
+		[HGT_REC_SWITCH] = "switch to", [HGT_REC_WAKING] = "waking", [HGT_REC_WAKEUP] = "wakeup",
+		[HGT_REC_WAKEUP_NEW] = "wakeup_new", [HGT_REC_MIGRATE] = "migrate", [HGT_REC_EXIT] = "exit",
+		[HGT_REC_IRQ_ENTRY] = "irq", [HGT_REC_IRQ_EXIT] = "irq end", [HGT_REC_SOFTIRQ_ENTRY] = "softirq",
+		[HGT_REC_SOFTIRQ_EXIT] = "softirq end", [HGT_REC_VEC_ENTRY] = "vector", [HGT_REC_VEC_EXIT] = "vector end",
+		[HGT_REC_NMI] = "nmi", [HGT_REC_HRTIMER_ENTRY] = "hrtimer", [HGT_REC_HRTIMER_EXIT] = "hrtimer end",
+		[HGT_REC_SYS_ENTER] = "syscall", [HGT_REC_SYS_EXIT] = "syscall end", [HGT_REC_LOST] = "lost",
+	};
+	char arg[96], kind[24];
+	const char *n;
 
-	fputs("[", f);
-	for (i = 0; i < t->ncomp; i++)
-		fprintf(f, "%s[%d,%lld,%lld]", i ? "," : "", t->comp[i].k.kind, (long long)t->comp[i].k.id,
-			(long long)t->comp[i].v);
-	fputs("]", f);
+	if (e->typ < sizeof(what) / sizeof(what[0]) && what[e->typ])
+		snprintf(kind, sizeof(kind), "%s", what[e->typ]);
+	else
+		snprintf(kind, sizeof(kind), "type %u", e->typ);
+	arg[0] = 0;
+	switch (e->typ) {
+	case HGT_REC_SWITCH: case HGT_REC_WAKING: case HGT_REC_WAKEUP: case HGT_REC_WAKEUP_NEW:
+	case HGT_REC_MIGRATE: case HGT_REC_EXIT:
+		names_task(e->arg, arg, sizeof(arg));
+		break;
+	case HGT_REC_IRQ_ENTRY: case HGT_REC_IRQ_EXIT:
+		n = names_irq(e->arg);
+		snprintf(arg, sizeof(arg), n && *n ? "%u %s" : "%u", e->arg, n);
+		break;
+	case HGT_REC_SOFTIRQ_ENTRY: case HGT_REC_SOFTIRQ_EXIT:
+		if ((n = softirq_text(e->arg)))
+			snprintf(arg, sizeof(arg), "%s", n);
+		else
+			snprintf(arg, sizeof(arg), "%u", e->arg);
+		break;
+	case HGT_REC_VEC_ENTRY: case HGT_REC_VEC_EXIT:
+		snprintf(arg, sizeof(arg), "%s", vector_name(e->flags));
+		break;
+	case HGT_REC_HRTIMER_ENTRY:
+		break;
+	}
+	snprintf(buf, len, "+%.1fus %s%s%s", us_of(r, (double)(e->tsc - g0)), kind, *arg ? " " : "", arg);
 }
 
-static void put_disagreement(struct judge *j, const struct gap *g, const struct truth *t, int cls, int kind,
-			     const struct key *primary, int why)
+static void put_disagreement(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d,
+			     struct infer *in)
 {
-	FILE *f = j->fdis;
+	struct run *r = j->r;
+	FILE *f = dis_file(j, g->cpu);
+	struct jsonw w;
+	char buf[256], t[64];
 	int i;
 
-	fprintf(f, "%s{\"g0\":%lld,\"g1\":%lld,\"cpu\":%u,\"thread\":%u,\"next_thread\":%u,\"inferred\":\"%s\","
-		"\"rule\":%d,\"class\":\"%s\",\"kind\":\"%s\",\"why\":%d,\"n_events\":%llu,",
-		j->ndis++ ? ",\n" : "", (long long)g->g0, (long long)g->g1, g->cpu, g->thread, g->next_thread,
-		inf_name[g->inferred], g->rule, cls_name[cls], kind_name[kind], why,
-		(unsigned long long)t->n_events);
-	if (primary)
-		fprintf(f, "\"primary\":[%d,%lld],", primary->kind, (long long)primary->id);
+	jw_begin(&w, f);
+	jw_obj(&w, NULL);
+	jw_numf(&w, "t", t_of(r, (int64_t)g->g0), 6);
+	jw_uint(&w, "cpu", g->cpu);
+	jw_uint(&w, "thread", g->thread);
+	jw_uint(&w, "next_thread", g->next_thread);
+	jw_numf(&w, "length_us", us_of(r, (double)(g->g1 - g->g0)), 3);
+	jw_str(&w, "inferred", hgg_class_name[g->inferred]);
+	jw_str(&w, "inferred_why", infer_why(in, g, buf, sizeof(buf)));
+	jw_str(&w, "rule", rule_name[g->rule]);
+	jw_str(&w, "actual", hgg_class_name[g->cls]);
+	jw_str(&w, "actual_kind", hgg_kind_name[g->kind]);
+	jw_str(&w, "primary", g->flags & HGG_F_PRIMARY ? names_comp(g->primary_kind, g->primary_id, buf,
+								      sizeof(buf)) : NULL);
+	if (g->why == HGG_W_OUT)
+		snprintf(buf, sizeof(buf), "%s (prev_state %#x), switched to %s",
+			 g->flags & HGG_F_PREEMPTED ? "preempted" : "blocked", g->out_state,
+			 names_task(g->out_pid, t, sizeof(t)));
 	else
-		fputs("\"primary\":null,", f);
-	if (t->has_out)
-		fprintf(f, "\"out\":[%lld,%d,%u,%u],", (long long)t->out_tsc, t->out_preempted, t->out_pid,
-			t->out_state);
-	else
-		fputs("\"out\":null,", f);
-	fputs("\"comp\":", f);
-	put_comps(f, t);
-	fputs(",\"events\":[", f);
-	for (i = 0; i < t->nev && i < SHOW_EVENTS; i++)
-		fprintf(f, "%s[%lld,%u,%u,%u]", i ? "," : "", (long long)t->ev[i].tsc, t->ev[i].typ, t->ev[i].arg,
-			t->ev[i].flags);
-	fputs("]}", f);
+		snprintf(buf, sizeof(buf), "%s", why_text[g->why]);
+	jw_str(&w, "actual_why", buf);
+	jw_obj(&w, "components_us");
+	for (i = 0; i < d->ncomp; i++)
+		if (d->comp[i].cycles)
+			jw_numf(&w, names_comp(d->comp[i].kind, d->comp[i].id, t, sizeof(t)),
+				us_of(r, (double)d->comp[i].cycles), 3);
+	jw_end_obj(&w);
+	jw_arr(&w, "events");
+	for (i = 0; i < d->nev; i++) {
+		describe(r, &d->ev[i], (int64_t)g->g0, buf, sizeof(buf));
+		jw_str(&w, NULL, buf);
+	}
+	if (g->n_events > (uint32_t)d->nev) {
+		snprintf(buf, sizeof(buf), "... %u more", g->n_events - d->nev);
+		jw_str(&w, NULL, buf);
+	}
+	jw_end_arr(&w);
+	jw_end_obj(&w);
+	j->ndis++;
 }
 
-void judge_gap(struct judge *j, struct run *r, const struct gap *g, const struct truth *t, int cls, int kind,
-	       const struct key *primary, int why)
+static int is_switch(uint8_t cls)
 {
-	int64_t len = g->g1 - g->g0, h = handler_time(t);
-	struct key ck;
-	struct agg *a;
+	return cls == HGG_C_SWITCH_HG || cls == HGG_C_SWITCH_OTHER;
+}
 
-	(void)r;
-	j->classes[cls]++;
-	j->voluntary += g->vol != 0;
-	if (cls == C_UNEXPL)
-		j->unexpl[why == W_WINDOW ? 1 : 2]++;
-	if (!t->has_out)
-		j->handlers[g->thread] += h;
-	/* causes: what the gap went to */
-	if ((cls == C_SWITCH_HG || cls == C_SWITCH_OTHER) && t->has_out)
-		ck = (struct key){ t->out_pid, K_OUT };
-	else if (primary)
-		ck = *primary;
-	else
-		ck = (struct key){ kind, K_KIND };
-	a = agg_of(&j->causes, ck, g);
-	a->sum += len;
-	push(&a->a, len);
-	if (g->vol || cls == C_UNEXPL)
+static void map_gap(struct judge *j, const struct hgg_gap *g)
+{
+	struct map_thread *m = &j->map[g->thread];
+
+	if ((int64_t)g->g0 >= j->map1 || (int64_t)g->g1 <= j->map0 || m->ngap >= MAP_MAX)
 		return;
+	if (m->ngap == m->capgap) {
+		m->capgap = m->capgap ? 2 * m->capgap : 64;
+		m->gap = xrealloc(m->gap, m->capgap * sizeof(*m->gap));
+	}
+	m->gap[m->ngap].t0 = t_of(j->r, (int64_t)g->g0);
+	m->gap[m->ngap].t1 = t_of(j->r, (int64_t)g->g1);
+	m->gap[m->ngap].cls = g->cls;
+	m->gap[m->ngap].wrong = !g->vol && g->cls != HGG_C_UNEXPLAINABLE && g->inferred != g->cls;
+	m->ngap++;
+}
+
+void judge_interval(struct judge *j, const struct hgl_rec *iv)
+{
+	struct map_thread *m = &j->map[iv->thread];
+
+	if (iv->type != HGL_REC_INTERVAL || (int64_t)iv->t0 >= j->map1 || (int64_t)iv->t1 <= j->map0 ||
+	    m->niv >= MAP_MAX)
+		return;
+	if (m->niv == m->capiv) {
+		m->capiv = m->capiv ? 2 * m->capiv : 64;
+		m->iv = xrealloc(m->iv, m->capiv * sizeof(*m->iv));
+	}
+	m->iv[m->niv].t0 = t_of(j->r, (int64_t)iv->t0);
+	m->iv[m->niv].t1 = t_of(j->r, (int64_t)iv->t1);
+	m->niv++;
+}
+
+/* judge_loads - what the labelled loads did to a gap: caused it (it was switched to one, or one is
+ * its primary cause), or took part of it */
+static void judge_loads(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d)
+{
+	int who = -1, i;
+	char *seen = NULL;
+
+	if (is_switch(g->cls) && (g->flags & HGG_F_OUT))
+		who = labels_task(g->out_pid);
+	else if (g->flags & HGG_F_PRIMARY)
+		who = labels_comp(g->primary_kind, g->primary_id);
+	if (who >= 0) {
+		j->load[who].caused++;
+		j->load[who].caused_cycles += (double)(g->g1 - g->g0);
+		quant_add(&j->load[who].len, (int64_t)(g->g1 - g->g0));
+	}
+	for (i = 0; i < d->ncomp; i++) {
+		int l = labels_comp(d->comp[i].kind, d->comp[i].id);
+
+		if (l < 0)
+			continue;
+		if (!seen)
+			seen = xcalloc(labels_count(), 1);
+		j->load[l].charged_cycles += (double)d->comp[i].cycles;
+		if (!seen[l]++)
+			j->load[l].touched++;
+	}
+	free(seen);
+}
+
+void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d, struct infer *in)
+{
+	struct run *r = j->r;
+	int64_t len = (int64_t)(g->g1 - g->g0);
+	struct agg *a;
+	int i;
+
+	j->total++;
+	j->classes[g->cls]++;
+	j->rules[g->rule]++;
+	if (!j->any_cpu || g->cpu > j->max_cpu)
+		j->max_cpu = g->cpu;
+	j->any_cpu = 1;
+	map_gap(j, g);
+	loghist_add(&j->gap_hist[g->cls], us_of(r, (double)len));
+	/* the causes: what each gap went to, whole */
+	if (is_switch(g->cls) && (g->flags & HGG_F_OUT))
+		a = agg_of(&j->causes, AGG_OUT, g->out_pid, g);
+	else if (g->flags & HGG_F_PRIMARY)
+		a = agg_of(&j->causes, g->primary_kind, g->primary_id, g);
+	else
+		a = agg_of(&j->causes, AGG_KIND, g->kind, g);
+	a->n++;
+	a->sum += (double)len;
+	quant_add(&a->a, len);
+	if (!a->name[0])
+		names_cause(g, a->name, sizeof(a->name));
+	if (g->vol) {
+		j->voluntary++;
+		return;
+	}
+	/* the time lost: each component its own time */
+	for (i = 0; i < d->ncomp; i++) {
+		a = agg_of(&j->lost, d->comp[i].kind, d->comp[i].id, g);
+		a->n++;
+		a->sum += (double)d->comp[i].cycles;
+	}
+	if (g->cls == HGG_C_UNEXPLAINABLE) {
+		j->unexpl[g->why]++;
+		return;
+	}
+	if (labels_any())
+		judge_loads(j, g, d);
+	if (g->cls == HGG_C_HIDDEN) {
+		j->hidden_gaps++;
+		j->hidden_cycles += (double)len;
+	}
 	j->scored++;
-	j->confusion[cls][g->inferred]++;
-	if (g->inferred == I_SWITCH_HG) {
-		push(&j->sw, len);
-		if (cls == C_SWITCH_HG) {
+	if (g->cls < SCORED && g->inferred < INFERABLE)
+		j->m[g->cls][g->inferred]++;
+	if (g->inferred == HGG_C_SWITCH_HG) {
+		quant_add(&j->sw, len);
+		loghist_add(&j->switch_hist, us_of(r, (double)len));
+		if (g->cls == HGG_C_SWITCH_HG) {
 			j->sw_true++;
-			push(&j->sw_handler, h);
-			push(&j->sw_only, len - h);
+			quant_add(&j->sw_handler, (int64_t)g->handler_cycles);
+			quant_add(&j->sw_only, len - (int64_t)g->handler_cycles);
+			/* a preemption between threads that never yield implies a clock interrupt (paper 4) */
 			if (r->th[g->thread].cpu_bound && r->th[g->next_thread].cpu_bound) {
 				j->pre++;
-				j->ticked += has_key(t, (struct key){ 0, K_VEC });
-				j->resched += has_key(t, (struct key){ 1, K_VEC });
+				j->ticked += has_comp(d, HGG_K_VEC, HGT_VEC_LOCAL_TIMER);
+				j->resched += has_comp(d, HGG_K_VEC, HGT_VEC_RESCHEDULE);
 			}
 		}
 	}
-	if ((g->inferred == I_TIMER || g->inferred == I_INTERRUPT) && (cls == C_TIMER || cls == C_INTERRUPT) &&
-	    primary) {
-		a = agg_of(&j->irq, *primary, g);
-		push(&a->a, len);
-		push(&a->b, h);
+	if ((g->inferred == HGG_C_TIMER || g->inferred == HGG_C_INTERRUPT) &&
+	    (g->cls == HGG_C_TIMER || g->cls == HGG_C_INTERRUPT) && (g->flags & HGG_F_PRIMARY)) {
+		a = agg_of(&j->irq, g->primary_kind, g->primary_id, g);
+		a->n++;
+		quant_add(&a->a, len);
+		quant_add(&a->b, (int64_t)g->handler_cycles);
 	}
-	if ((int)g->inferred != cls)
-		put_disagreement(j, g, t, cls, kind, primary, why);
+	if (g->inferred != g->cls)
+		put_disagreement(j, g, d, in);
 }
 
-void judge_window(struct judge *j, const struct gap *w, const struct truth *t)
+void judge_migration_inferred(struct judge *j, int confirmed)
 {
-	FILE *f = j->fwins;
+	j->mig_inferred++;
+	j->mig_confirmed += !!confirmed;
+}
 
-	fprintf(f, "%s{\"seq\":%u,\"kind\":\"%s\",\"thread\":%u,\"tid\":%u,\"g0\":%lld,\"g1\":%lld,\"cpu\":%u,"
-		"\"rec\":[%lld,%lld,%lld,%u,%u],", j->nwins++ ? ",\n" : "", w->seq, w->window == 1 ? "wake" : "miss",
-		w->thread, w->tid, (long long)w->g0, (long long)w->g1, w->cpu, (long long)w->r0, (long long)w->r1,
-		(long long)w->r2, w->rflags, w->rtype);
-	fprintf(f, t->has_woken ? "\"woken\":%lld," : "\"woken\":null,", (long long)t->woken);
-	fprintf(f, t->has_in ? "\"in\":%lld," : "\"in\":null,", (long long)t->in);
-	if (t->has_woken ? t->has_tick_le : t->has_tick)
-		fprintf(f, "\"irq\":%lld,", (long long)(t->has_woken ? t->last_tick_le : t->last_tick));
+void judge_kernel_migration(struct judge *j)
+{
+	j->mig_kernel++;
+}
+
+uint64_t judge_gaps(const struct judge *j)
+{
+	return j->total;
+}
+
+/* ---- the report ---- */
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+static void put_ratio(struct jsonw *w, const char *key, uint64_t a, uint64_t b)
+{
+	if (b)
+		jw_numf(w, key, ratio(a, b), 4);
 	else
-		fputs("\"irq\":null,", f);
-	fputs("\"comp\":", f);
-	put_comps(f, t);
-	fputs("}", f);
+		jw_null(w, key);
 }
 
-void judge_event_counts(struct judge *j, uint64_t events, uint64_t backwards)
+/* the headline: gaps with a kernel cause (hidden ones are steal, apart) */
+struct scores {
+	uint64_t gaps, correct, all_gaps, all_correct;
+	uint64_t actual[SCORED], inferred[INFERABLE], correct_of[INFERABLE];
+	double macro_f1;
+	int nf1;
+};
+
+static void scores(const struct judge *j, struct scores *s)
 {
-	j->events = events;
-	j->backwards = backwards;
-}
+	int a, i;
+	double f1sum = 0;
 
-static void set_name(struct judge *j, struct hmap *m, uint64_t id, const char *s)
-{
-	int64_t i = hget(m, id);
+	memset(s, 0, sizeof(*s));
+	for (a = 0; a < SCORED; a++)
+		for (i = 0; i < INFERABLE; i++) {
+			uint64_t n = j->m[a][i];
 
-	if (i < 0) {
-		struct name n = { .id = id };
+			s->all_gaps += n;
+			s->all_correct += a == i ? n : 0;
+			if (a == HGG_C_HIDDEN)
+				continue;
+			s->gaps += n;
+			s->correct += a == i ? n : 0;
+			s->actual[a] += n;
+			s->inferred[i] += n;
+			s->correct_of[i] += a == i ? n : 0;
+		}
+	/* macro F1 over the classes a gap with a kernel cause can have, where they occur */
+	for (i = HGG_C_SWITCH_HG; i <= HGG_C_INTERRUPT; i++) {
+		double p, r;
 
-		VEC_PUSH(j->names, j->nnames, j->capnames, n);
-		i = j->nnames - 1;
-		hput(m, id, i);
-	}
-	memset(j->names[i].s, 0, sizeof(j->names[i].s));
-	strncpy(j->names[i].s, s, sizeof(j->names[i].s) - 1);
-}
-
-void judge_comm(struct judge *j, uint32_t pid, const char *comm)
-{
-	set_name(j, &j->comm_m, pid, comm);
-}
-
-void judge_irq_name(struct judge *j, uint32_t irq, const char *name)
-{
-	set_name(j, &j->irq_m, irq, name);
-}
-
-void judge_switch(struct judge *j, int thread, int64_t tsc, int in)
-{
-	push(&j->switches[thread], tsc * 2 + in);
-}
-
-void judge_kernel_migration(struct judge *j, uint32_t pid, int64_t tsc)
-{
-	push(&j->kmig[thread_of_tid(j->r, pid)], tsc);
-	j->nkmig++;
-}
-
-void judge_losses(struct judge *j, uint32_t cpu, size_t n)
-{
-	VEC_PUSH(j->loss, j->nloss, j->caploss, ((typeof(*j->loss)){ cpu, n }));
-}
-
-void judge_stats(struct judge *j, uint32_t cpu, const uint64_t st[6])
-{
-	size_t i;
-
-	for (i = 0; i < j->nst; i++)
-		if (j->st[i].cpu == cpu)
-			break;
-	if (i == j->nst)
-		VEC_PUSH(j->st, j->nst, j->capst, ((typeof(*j->st)){ .cpu = cpu }));
-	memcpy(j->st[i].st, st, sizeof(j->st[i].st));
-}
-
-static void put_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-/* a name as hex: the reader decodes it as the reference does its bytes */
-static void put_hex(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++)
-		fprintf(f, "%02x", (unsigned char)*s);
-	fputc('"', f);
-}
-
-static void put_aggs(FILE *f, struct aggs *s, int two)
-{
-	size_t i;
-
-	fputs("[", f);
-	for (i = 0; i < s->n; i++) {
-		struct agg *a = &s->v[i];
-
-		fprintf(f, "%s{\"key\":[%d,%lld],\"n\":%zu,\"sum\":%lld,\"median\":%.17g,\"first\":[%u,%lld]",
-			i ? ",\n" : "", a->k.kind, (long long)a->k.id, a->a.n, (long long)a->sum, median(&a->a),
-			a->first_cpu, (long long)a->first_g0);
-		if (two)
-			fprintf(f, ",\"median_b\":%.17g", median(&a->b));
-		fputs("}", f);
-	}
-	fputs("]", f);
-}
-
-/* microstates.py's on_cpu over one thread's switches (sorted: out before in at a tie) */
-static void on_cpu(struct i64v *sw, int64_t t0, int64_t t1, int64_t *total, uint64_t *ins)
-{
-	int64_t since = t0;
-	int running = 1;
-	size_t i;
-
-	qsort(sw->v, sw->n, sizeof(*sw->v), cmp_i64);
-	*total = 0;
-	*ins = 0;
-	for (i = 0; i < sw->n; i++) {
-		int64_t tsc = sw->v[i] >> 1;
-		int in = sw->v[i] & 1;
-
-		if (tsc < t0 || tsc > t1)
+		if (!s->actual[i] && !s->inferred[i])
 			continue;
-		*ins += in;
-		if (in) {
-			since = tsc;
-			running = 1;
-		} else if (running) {
-			*total += tsc - since;
-			running = 0;
-		}
+		p = ratio(s->correct_of[i], s->inferred[i]);
+		r = ratio(s->correct_of[i], s->actual[i]);
+		f1sum += p + r > 0 ? 2 * p * r / (p + r) : 0;
+		s->nf1++;
 	}
-	if (running)
-		*total += t1 - since;
+	s->macro_f1 = s->nf1 ? f1sum / s->nf1 : 0;
 }
 
-static int confirmed(struct judge *j, int thread, int64_t a, int64_t b)
+static void report_inference(struct judge *j, struct jsonw *w, struct infer *in)
 {
-	struct i64v *m = &j->kmig[thread];
-	size_t lo = 0, hi = m->n;
+	struct scores s;
+	int a, i;
+	uint64_t col[INFERABLE] = { 0 }, row;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	scores(j, &s);
+	jw_obj(w, "inference");
+	jw_obj(w, "confusion");
+	jw_arr(w, "actual");
+	for (a = 0; a < SCORED; a++)
+		jw_str(w, NULL, hgg_class_name[a]);
+	jw_end_arr(w);
+	jw_arr(w, "inferred");
+	for (i = 0; i < INFERABLE; i++)
+		jw_str(w, NULL, hgg_class_name[i]);
+	jw_end_arr(w);
+	jw_arr(w, "matrix");
+	for (a = 0; a < SCORED; a++) {
+		jw_arr(w, NULL);
+		for (i = 0; i < INFERABLE; i++) {
+			jw_uint(w, NULL, j->m[a][i]);
+			col[i] += j->m[a][i];
+		}
+		jw_end_arr(w);
+	}
+	jw_end_arr(w);
+	jw_end_obj(w);
+	jw_obj(w, "headline");
+	jw_uint(w, "gaps", s.gaps);
+	jw_uint(w, "correct", s.correct);
+	put_ratio(w, "accuracy", s.correct, s.gaps);
+	jw_end_obj(w);
+	jw_obj(w, "all");
+	jw_uint(w, "gaps", s.all_gaps);
+	jw_uint(w, "correct", s.all_correct);
+	put_ratio(w, "accuracy", s.all_correct, s.all_gaps);
+	jw_end_obj(w);
+	/* every class: in the headline's terms, and hidden over all scored gaps */
+	jw_obj(w, "classes");
+	for (a = 0; a < SCORED; a++) {
+		uint64_t act, inf, cor;
 
-		if (m->v[mid] < a)
-			lo = mid + 1;
+		for (row = 0, i = 0; i < INFERABLE; i++)
+			row += j->m[a][i];
+		if (a == HGG_C_HIDDEN) {
+			act = row;
+			inf = col[HGG_C_HIDDEN];
+			cor = j->m[a][a];
+		} else {
+			act = s.actual[a];
+			inf = a < INFERABLE ? s.inferred[a] : 0;
+			cor = a < INFERABLE ? s.correct_of[a] : 0;
+		}
+		if (!act && !inf)
+			continue;
+		jw_obj(w, hgg_class_name[a]);
+		jw_uint(w, "actual", act);
+		jw_uint(w, "inferred", inf);
+		jw_uint(w, "correct", cor);
+		put_ratio(w, "precision", cor, a < INFERABLE ? inf : 0);
+		put_ratio(w, "recall", cor, act);
+		if (inf && act && cor)
+			jw_numf(w, "f1", 2.0 * cor / (double)(inf + act), 4);
+		else if (a < INFERABLE)
+			jw_numf(w, "f1", 0, 4);
 		else
-			hi = mid;
+			jw_null(w, "f1");
+		jw_end_obj(w);
 	}
-	return lo < m->n && m->v[lo] <= b;
+	jw_end_obj(w);
+	if (s.nf1)
+		jw_numf(w, "macro_f1", s.macro_f1, 4);
+	else
+		jw_null(w, "macro_f1");
+	infer_report(in, j->r, w);
+	jw_obj(w, "rules");
+	for (i = 0; i < HGG_R_N; i++)
+		jw_uint(w, rule_name[i], j->rules[i]);
+	jw_end_obj(w);
+	jw_end_obj(w);
 }
 
-void judge_output(struct judge *j, struct run *r, FILE *f)
+static int by_total(const void *x, const void *y)
 {
-	size_t i, k;
-	uint64_t conf = 0;
-	int c, n;
+	const struct agg *a = x, *b = y;
 
-	fflush(j->fdis);
-	fflush(j->fwins);
-	fprintf(f, "{\"version\":%d,\"gaps\":%zu,\"events\":%llu,\"backwards\":%llu,\"scored\":%llu,"
-		"\"voluntary\":%llu,\n", CORE_OUTPUT_VERSION, r->ngaps, (unsigned long long)j->events,
-		(unsigned long long)j->backwards, (unsigned long long)j->scored, (unsigned long long)j->voluntary);
-	if (r->have_window)
-		fprintf(f, "\"window\":[%lld,%lld],", (long long)r->window[0], (long long)r->window[1]);
-	else
-		fputs("\"window\":null,", f);
-	fputs("\"stats\":{", f);
-	for (i = 0; i < j->nst; i++) {
-		fprintf(f, "%s\"%u\":[", i ? "," : "", j->st[i].cpu);
-		for (k = 0; k < 6; k++)
-			fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)j->st[i].st[k]);
-		fputs("]", f);
+	if (a->sum != b->sum)
+		return a->sum > b->sum ? -1 : 1;
+	if (a->first_cpu != b->first_cpu)
+		return a->first_cpu < b->first_cpu ? -1 : 1;
+	return (a->first_g0 > b->first_g0) - (a->first_g0 < b->first_g0);
+}
+
+static int by_count(const void *x, const void *y)
+{
+	const struct agg *a = x, *b = y;
+
+	if (a->n != b->n)
+		return a->n > b->n ? -1 : 1;
+	if (a->first_cpu != b->first_cpu)
+		return a->first_cpu < b->first_cpu ? -1 : 1;
+	return (a->first_g0 > b->first_g0) - (a->first_g0 < b->first_g0);
+}
+
+static void report_causes(struct judge *j, struct jsonw *w)
+{
+	struct run *r = j->r;
+	char name[96];
+	size_t i;
+
+	qsort(j->causes.v, j->causes.n, sizeof(*j->causes.v), by_total);
+	free(j->causes.slot);		/* the order moved: the map is no longer valid */
+	j->causes.slot = NULL;
+	j->causes.nslot = 0;
+	jw_arr(w, "causes");
+	for (i = 0; i < j->causes.n; i++) {
+		struct agg *a = &j->causes.v[i];
+
+		jw_obj(w, NULL);
+		jw_str(w, "cause", a->name);
+		jw_uint(w, "gaps", a->n);
+		jw_numf(w, "total_ms", us_of(r, a->sum) / 1e3, 6);
+		jw_numf(w, "median_us", us_of(r, quant_median(&a->a)), 3);
+		jw_end_obj(w);
 	}
-	fputs("},\"losses\":{", f);
-	for (i = 0; i < j->nloss; i++)
-		fprintf(f, "%s\"%u\":%zu", i ? "," : "", j->loss[i].cpu, j->loss[i].n);
-	fputs("},\n\"warnings\":[", f);
-	for (i = 0; i < r->nwarnings; i++) {
-		fputs(i ? "," : "", f);
-		put_str(f, r->warnings[i]);
+	jw_end_arr(w);
+
+	qsort(j->lost.v, j->lost.n, sizeof(*j->lost.v), by_total);
+	free(j->lost.slot);
+	j->lost.slot = NULL;
+	j->lost.nslot = 0;
+	jw_arr(w, "time_lost");
+	for (i = 0; i < j->lost.n; i++) {
+		struct agg *a = &j->lost.v[i];
+		const char *kind;
+
+		if (a->kind == HGG_K_SELF) {
+			snprintf(name, sizeof(name), "unaccounted (the thread itself: kernel entry and exit, or "
+				 "nothing recorded)");
+			kind = "self";
+		} else {
+			names_comp(a->kind, a->id, name, sizeof(name));
+			kind = hgg_kind_name[a->kind == HGG_K_VEC ? (a->id == 0 ? HGG_KD_TIMER : HGG_KD_IPI) :
+					     a->kind == HGG_K_TASK ? (a->id == 0 ? HGG_KD_IDLE :
+								      a->id > 0 && thread_of_tid(r, a->id) >= 0 ?
+								      HGG_KD_SWITCH_HG : HGG_KD_SWITCH_OTHER) :
+					     a->kind == HGG_K_IRQ ? HGG_KD_IRQ : a->kind == HGG_K_SOFTIRQ ?
+					     HGG_KD_SOFTIRQ : HGG_KD_NMI];
+		}
+		jw_obj(w, NULL);
+		jw_str(w, "what", name);
+		jw_str(w, "kind", kind);
+		jw_numf(w, "ms", us_of(r, a->sum) / 1e3, 6);
+		jw_uint(w, "gaps", a->n);
+		jw_end_obj(w);
 	}
-	fputs("],\n\"comm\":{", f);
-	for (i = n = 0; i < j->comm_m.cap; i++)
-		if (j->comm_m.v[i] >= 0) {
-			fprintf(f, "%s\"%llu\":", n++ ? "," : "", (unsigned long long)j->comm_m.k[i]);
-			put_hex(f, j->names[j->comm_m.v[i]].s);
+	jw_end_arr(w);
+}
+
+static void report_costs(struct judge *j, struct jsonw *w)
+{
+	struct run *r = j->r;
+	char name[96];
+	size_t i;
+
+	if (j->sw.n) {
+		jw_obj(w, "context_switch");
+		jw_uint(w, "switches", j->sw.n);
+		jw_numf(w, "inferred_shortest_us", us_of(r, (double)j->sw.min), 3);
+		jw_numf(w, "inferred_median_us", us_of(r, quant_median(&j->sw)), 3);
+		jw_uint(w, "kernel_confirmed", j->sw_true);
+		jw_numf(w, "kernel_handler_median_us", us_of(r, quant_median(&j->sw_handler)), 3);
+		jw_numf(w, "kernel_switch_only_median_us", us_of(r, quant_median(&j->sw_only)), 3);
+		jw_numf(w, "kernel_switch_only_shortest_us", us_of(r, j->sw_only.n ? (double)j->sw_only.min : 0), 3);
+		if (j->pre) {
+			jw_uint(w, "preemptions_between_cpu_bound", j->pre);
+			jw_uint(w, "with_tick_in_gap", j->ticked);
+			jw_uint(w, "with_resched_ipi", j->resched);
 		}
-	fputs("},\"irq\":{", f);
-	for (i = n = 0; i < j->irq_m.cap; i++)
-		if (j->irq_m.v[i] >= 0) {
-			fprintf(f, "%s\"%llu\":", n++ ? "," : "", (unsigned long long)j->irq_m.k[i]);
-			put_hex(f, j->names[j->irq_m.v[i]].s);
+		jw_end_obj(w);
+	} else {
+		jw_null(w, "context_switch");
+	}
+	qsort(j->irq.v, j->irq.n, sizeof(*j->irq.v), by_count);
+	free(j->irq.slot);
+	j->irq.slot = NULL;
+	j->irq.nslot = 0;
+	if (j->irq.n) {
+		jw_arr(w, "interrupt_durations");
+		for (i = 0; i < j->irq.n; i++) {
+			struct agg *a = &j->irq.v[i];
+
+			jw_obj(w, NULL);
+			jw_str(w, "source", names_comp(a->kind, a->id, name, sizeof(name)));
+			jw_uint(w, "gaps", a->n);
+			jw_numf(w, "inferred_median_us", us_of(r, quant_median(&a->a)), 3);
+			jw_numf(w, "handler_median_us", us_of(r, quant_median(&a->b)), 3);
+			jw_end_obj(w);
 		}
-	fputs("},\n\"calibration\":{\"ticks\":[", f);
-	for (i = 0; i < r->nticks; i++)
-		fprintf(f, "%s{\"cpu\":%u,\"p\":%.17g,\"score\":%.17g,\"floor\":%.17g}", i ? "," : "", r->ticks[i].cpu,
-			r->ticks[i].p, r->ticks[i].score, r->ticks[i].floor);
-	fprintf(f, "],\"switch_limit\":%.17g,\"basis\":%d,\"hidden_limit\":%.17g,\"switch_gaps\":%zu},\n",
-		r->switch_limit, r->limit_basis, r->hidden_limit, r->switch_gaps);
-	fputs("\"classes\":{", f);
-	for (c = n = 0; c < C_N; c++)
+		jw_end_arr(w);
+	} else {
+		jw_null(w, "interrupt_durations");
+	}
+	if (j->mig_inferred || j->mig_kernel) {
+		jw_obj(w, "migrations");
+		jw_uint(w, "inferred", j->mig_inferred);
+		jw_uint(w, "confirmed", j->mig_confirmed);
+		jw_uint(w, "kernel_migrations_of_hourglass_threads", j->mig_kernel);
+		jw_end_obj(w);
+	} else {
+		jw_null(w, "migrations");
+	}
+}
+
+static void report_loads(struct judge *j, struct jsonw *w)
+{
+	struct run *r = j->r;
+	size_t i;
+
+	if (!labels_any()) {
+		jw_null(w, "loads");
+		return;
+	}
+	jw_arr(w, "loads");
+	for (i = 0; i < labels_count(); i++) {
+		struct load_fig *l = &j->load[i];
+
+		jw_obj(w, NULL);
+		jw_str(w, "label", labels_name(i));
+		jw_uint(w, "gaps_caused", l->caused);
+		jw_numf(w, "caused_ms", us_of(r, l->caused_cycles) / 1e3, 6);
+		jw_numf(w, "caused_median_us", us_of(r, quant_median(&l->len)), 3);
+		jw_uint(w, "gaps_touched", l->touched);
+		jw_numf(w, "charged_ms", us_of(r, l->charged_cycles) / 1e3, 6);
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+}
+
+static void report_disagreements(struct judge *j, struct jsonw *w)
+{
+	uint32_t c;
+
+	jw_obj(w, "disagreements");
+	jw_uint(w, "count", j->ndis);
+	jw_arr(w, "listed");
+	for (c = 0; c < j->ndis_cpu; c++) {
+		FILE *f = j->dis[c];
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t n;
+
+		if (!f)
+			continue;
+		rewind(f);
+		/* each line is one object: written as it was, between the writer's commas */
+		while ((n = getline(&line, &cap, f)) > 0) {
+			if (line[n - 1] == '\n')
+				line[--n] = 0;
+			if (n)
+				jw_raw(w, NULL, line, (size_t)n);
+		}
+		free(line);
+		fclose(f);
+		j->dis[c] = NULL;
+	}
+	jw_end_arr(w);
+	jw_end_obj(w);
+}
+
+void judge_report(struct judge *j, struct jsonw *w, struct infer *in)
+{
+	struct run *r = j->r;
+	double run_cycles = r->info->duration_ns * 1e-9 * r->hz;
+	int c;
+
+	jw_obj(w, "gaps");
+	jw_uint(w, "total", j->total);
+	jw_uint(w, "voluntary", j->voluntary);
+	jw_uint(w, "scored", j->scored);
+	jw_uint(w, "unexplainable", j->unexpl[HGG_W_WINDOW] + j->unexpl[HGG_W_LOST]);
+	jw_obj(w, "unexplainable_why");
+	if (j->unexpl[HGG_W_WINDOW])
+		jw_uint(w, why_text[HGG_W_WINDOW], j->unexpl[HGG_W_WINDOW]);
+	if (j->unexpl[HGG_W_LOST])
+		jw_uint(w, why_text[HGG_W_LOST], j->unexpl[HGG_W_LOST]);
+	jw_end_obj(w);
+	jw_obj(w, "classes");
+	for (c = 0; c < HGG_C_VOLUNTARY; c++)
 		if (j->classes[c])
-			fprintf(f, "%s\"%s\":%llu", n++ ? "," : "", cls_name[c], (unsigned long long)j->classes[c]);
-	fputs("},\"confusion\":{", f);
-	for (c = 0; c < C_UNEXPL; c++) {
-		fprintf(f, "%s\"%s\":[", c ? "," : "", cls_name[c]);
-		for (k = 0; k < I_N; k++)
-			fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)j->confusion[c][k]);
-		fputs("]", f);
-	}
-	fputs("},\n\"unexplainable\":{", f);
-	fprintf(f, "\"window\":%llu,\"lost\":%llu},\n", (unsigned long long)j->unexpl[1],
-		(unsigned long long)j->unexpl[2]);
-	fputs("\"causes\":", f);
-	put_aggs(f, &j->causes, 0);
-	fputs(",\n\"interrupt_durations\":", f);
-	put_aggs(f, &j->irq, 1);
-	fprintf(f, ",\n\"context_switch\":{\"switches\":%zu,\"shortest\":%lld,\"median\":%.17g,\"confirmed\":%llu,"
-		"\"handler_median\":%.17g,\"only_median\":%.17g,\"only_shortest\":%lld,\"pre\":%llu,"
-		"\"ticked\":%llu,\"resched\":%llu},\n", j->sw.n,
-		(long long)(j->sw.n ? (qsort(j->sw.v, j->sw.n, 8, cmp_i64), j->sw.v[0]) : 0), median(&j->sw),
-		(unsigned long long)j->sw_true, median(&j->sw_handler), median(&j->sw_only),
-		(long long)(j->sw_only.n ? (qsort(j->sw_only.v, j->sw_only.n, 8, cmp_i64), j->sw_only.v[0]) : 0),
-		(unsigned long long)j->pre, (unsigned long long)j->ticked, (unsigned long long)j->resched);
-	for (i = 0; i < (size_t)r->nthreads; i++)
-		qsort(j->kmig[i].v, j->kmig[i].n, 8, cmp_i64);
-	for (i = 0; i < r->nmigr; i++)
-		conf += r->th[r->migr[i].thread].tid &&
-			confirmed(j, r->migr[i].thread, r->migr[i].a_t1, r->migr[i].b_t0);
-	fprintf(f, "\"migrations\":{\"inferred\":%zu,\"confirmed\":%llu,\"kernel\":%llu},\n", r->nmigr,
-		(unsigned long long)conf, (unsigned long long)j->nkmig);
-	fputs("\"threads\":[", f);
-	for (n = 0; n < r->nthreads; n++) {
-		int64_t on = 0;
-		uint64_t ins = 0;
+			jw_uint(w, hgg_class_name[c], j->classes[c]);
+	jw_end_obj(w);
+	jw_end_obj(w);
+	jw_obj(w, "steal");
+	jw_uint(w, "hidden_gaps", j->hidden_gaps);
+	jw_numf(w, "hidden_ms", us_of(r, j->hidden_cycles) / 1e3, 6);
+	jw_numf(w, "run_ms", us_of(r, run_cycles) / 1e3, 3);
+	if (run_cycles > 0)
+		jw_numf(w, "share", j->hidden_cycles / run_cycles, 5);
+	else
+		jw_null(w, "share");
+	jw_end_obj(w);
+	if (j->scored)
+		report_inference(j, w, in);
+	else
+		jw_null(w, "inference");
+	report_causes(j, w);
+	report_costs(j, w);
+	report_loads(j, w);
+	report_disagreements(j, w);
+}
 
-		if (r->th[n].acct)
-			on_cpu(&j->switches[n], r->th[n].acct0, r->th[n].acct1, &on, &ins);
-		fprintf(f, "%s{\"handlers\":%lld,\"on_cpu\":%lld,\"switches_in\":%llu}", n ? "," : "",
-			(long long)j->handlers[n], (long long)on, (unsigned long long)ins);
+void judge_charts(struct judge *j, struct jsonw *w)
+{
+	int k, c;
+	size_t i;
+
+	jw_obj(w, "map");
+	jw_numf(w, "from", t_of(j->r, j->map0), 6);
+	jw_numf(w, "to", t_of(j->r, j->map1), 6);
+	jw_arr(w, "threads");
+	for (k = 0; k < j->r->nthreads; k++) {
+		struct map_thread *m = &j->map[k];
+
+		jw_obj(w, NULL);
+		jw_int(w, "thread", k);
+		jw_str(w, "name", j->r->th[k].name);
+		jw_arr(w, "intervals");
+		for (i = 0; i < m->niv; i++) {
+			jw_arr(w, NULL);
+			jw_numf(w, NULL, m->iv[i].t0, 7);
+			jw_numf(w, NULL, m->iv[i].t1, 7);
+			jw_end_arr(w);
+		}
+		jw_end_arr(w);
+		jw_arr(w, "gaps");
+		for (i = 0; i < m->ngap; i++) {
+			jw_arr(w, NULL);
+			jw_numf(w, NULL, m->gap[i].t0, 7);
+			jw_numf(w, NULL, m->gap[i].t1, 7);
+			jw_str(w, NULL, hgg_class_name[m->gap[i].cls]);
+			jw_bool(w, NULL, m->gap[i].wrong);
+			jw_end_arr(w);
+		}
+		jw_end_arr(w);
+		jw_end_obj(w);
 	}
-	fputs("],\n\"disagreements\":[", f);
-	fwrite(j->dis, 1, j->ldis, f);
-	fputs("],\n\"windows\":[", f);
-	fwrite(j->wins, 1, j->lwins, f);
-	fputs("]}\n", f);
+	jw_end_arr(w);
+	jw_end_obj(w);
+	loghist_write(&j->switch_hist, w, "switch_hist");
+	jw_obj(w, "gap_hist");
+	loghist_edges(w, "edges_us");
+	jw_obj(w, "classes");
+	for (c = 0; c < HGG_C_N; c++)
+		if (j->gap_hist[c].total)
+			loghist_counts(&j->gap_hist[c], w, hgg_class_name[c]);
+	jw_end_obj(w);
+	jw_end_obj(w);
+}
+
+int judge_summary(struct judge *j, char *line1, char *line2, size_t len)
+{
+	struct run *r = j->r;
+	struct scores s;
+	uint64_t explained = j->total - j->voluntary - j->classes[HGG_C_HIDDEN] - j->classes[HGG_C_OTHER] -
+			     j->classes[HGG_C_UNEXPLAINABLE];
+	uint64_t invol = j->total - j->voluntary;
+	double run_cycles = r->info->duration_ns * 1e-9 * r->hz;
+
+	if (!j->total)		/* a latency run: its threads sleep between wake-ups, and record no gaps */
+		return 0;
+	scores(j, &s);
+	snprintf(line1, len, "gaps: %llu (%llu voluntary); the kernel explains %llu of the %llu others (%.1f%%), "
+		 "%llu hidden (steal: %.2f%% of the run), %llu unexplainable",
+		 (unsigned long long)j->total, (unsigned long long)j->voluntary, (unsigned long long)explained,
+		 (unsigned long long)invol, invol ? 100.0 * explained / invol : 0.0,
+		 (unsigned long long)j->classes[HGG_C_HIDDEN], run_cycles > 0 ? 100 * j->hidden_cycles / run_cycles : 0,
+		 (unsigned long long)j->classes[HGG_C_UNEXPLAINABLE]);
+	if (s.gaps)
+		snprintf(line2, len, "inferences: %llu of %llu gaps with a kernel cause right (%.1f%%), macro F1 %.2f; "
+			 "hidden gaps %llu of %llu named hidden",
+			 (unsigned long long)s.correct, (unsigned long long)s.gaps, 100.0 * s.correct / s.gaps,
+			 s.macro_f1, (unsigned long long)j->m[HGG_C_HIDDEN][HGG_C_HIDDEN],
+			 (unsigned long long)j->hidden_gaps);
+	else
+		snprintf(line2, len, "inferences: no gap with a kernel cause to score");
+	return 2;
+}
+
+void judge_free(struct judge *j)
+{
+	uint32_t i;
+	int k;
+
+	if (!j)
+		return;
+	aggs_free(&j->causes);
+	aggs_free(&j->lost);
+	aggs_free(&j->irq);
+	quant_free(&j->sw);
+	quant_free(&j->sw_handler);
+	quant_free(&j->sw_only);
+	for (i = 0; i < j->ndis_cpu; i++)
+		if (j->dis[i])
+			fclose(j->dis[i]);
+	free(j->dis);
+	for (k = 0; k < j->r->nthreads; k++) {
+		free(j->map[k].iv);
+		free(j->map[k].gap);
+	}
+	free(j->map);
+	for (i = 0; i < labels_count(); i++)
+		quant_free(&j->load[i].len);
+	free(j->load);
+	free(j);
 }

@@ -1,175 +1,615 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * main.c - hgmerge-core: options, and the pass: hourglass's side, the
- * inferences, the kernel's events, the judgement.
+ * main.c - hgmerge: one hourglass run and the kernel's recording of it,
+ * merged on the TSC in one streaming pass; every gap explained and judged;
+ * the report as JSON, and on request the per-gap stream and the exports.
  *
- * Not meant to be run by hand: `hourglass report` runs it with what it has
- * read from the run's info section (docs/merge.md, "hgmerge-core").
+ * `hourglass report` and `hourglass export` run it (docs/merge.md); it can
+ * be run by hand as well.
  */
+#include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "core.h"
+#include "engine.h"
+#include "hg_json.h"
+#include "export.h"
+#include "gapout.h"
+#include "report.h"
+#include "xthread.h"
 
-void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		fail("out of memory");
-	return p;
-}
+struct opts {
+	const char *hgl, *kernel, *name, *report, *gaps, *gaps_json, *ks, *ks_session, *pf, *dir;
+	double margin_us;
+	int progress;
+};
 
-void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
+/* a judged gap waiting for its inference, with what it carries */
+struct waiting {
+	struct hgg_gap g;
+	struct gap_detail d;
+	struct hgg_comp *comp;
+	int capcomp;
+};
 
-	if (!p)
-		fail("out of memory");
-	return p;
-}
+/* the gaps of one CPU waiting, in order: a ring */
+struct wqueue {
+	struct waiting *v;
+	size_t head, n, cap;
+};
 
-void fail(const char *fmt, ...)
-{
-	va_list ap;
+struct ctx {
+	struct run *r;
+	struct wqueue *wq;	/* per CPU */
+	uint32_t nwq;
+	uint64_t waiting;	/* over every CPU */
+	struct infer *infer;
+	struct judge *judge;
+	struct latency *lat;
+	struct micro *micro;
+	struct sbf *sbf;
+	struct gapout *gaps, *gaps_json;
+	struct ks_export *ks;
+	struct pf_export *pf;
+	struct xthread *xt;	/* the exporters' thread, when there are exporters */
+	int64_t *kmig;		/* per thread: the kernel's last migration of it */
+	int *has_kmig;
+};
 
-	fputs("hgmerge-core: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(EXIT_BAD_INPUT);
-}
-
-char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		fail("out of memory");
-	va_end(ap);
-	return s;
-}
-
-static struct { uint32_t tid; int thread; } *tids;
-static int ntids;
-
-int thread_of_tid(const struct run *r, uint32_t tid)
-{
-	int lo = 0, hi = ntids;
-
-	(void)r;
-	while (lo < hi) {
-		int m = (lo + hi) / 2;
-
-		if (tids[m].tid < tid)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo < ntids && tids[lo].tid == tid ? tids[lo].thread : -1;
-}
-
-static int by_tid(const void *a, const void *b)
-{
-	const typeof(*tids) *x = a, *y = b;
-
-	return (x->tid > y->tid) - (x->tid < y->tid);
-}
+/* a bad command line is 1 for every program of the project (docs/exit-status.md) */
+#define HGMERGE_EXIT_USAGE 1
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: hgmerge-core --hgl FILE --kernel FILE --hz HZ --margin CYCLES\n"
-		"                    --thread TID,RT,PRIO,NEVER_BLOCKS,NEVER_YIELDS[,ACCT0,ACCT1] ...\n"
-		"                    [--name NAME] [-o OUT]\n\n"
-		"The merger's per-gap path in one pass: gaps from hourglass's intervals, the\n"
-		"inferences, the kernel's events, the judgement, as JSON of raw figures.\n"
-		"Run by `hourglass report`, which reads the run's info section and turns the\n"
-		"output into the report (docs/merge.md). Exit status: 0 done, 2 bad usage,\n"
-		"3 bad input (the message names the file).\n");
+		"usage: hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [options]\n\n"
+		"Merge an hourglass run (its binary trace, hourglass --trace) with the kernel's\n"
+		"recording of it (hgtrace record, or hgtrace-import of a trace.dat) on the TSC:\n"
+		"explain every gap, score the gray-box inferences, and write the report as JSON\n"
+		"(docs/report-json.md). One pass; memory does not grow with the trace.\n\n"
+		"  --hgl FILE            hourglass's trace\n"
+		"  --kernel FILE         the kernel's recording (.hgt)\n"
+		"  --report FILE         the report (JSON, report_version 2); '-' for stdout\n"
+		"  --name NAME           how messages and the report name the recording\n"
+		"  --dir DIR             the run directory, as the report names it\n"
+		"  --gaps FILE           also the per-gap stream (docs/gap-stream.md)\n"
+		"  --gaps-json FILE      the same, one JSON object a line, names resolved\n"
+		"  --kernelshark FILE    also a trace.dat for trace-cmd and KernelShark\n"
+		"  --ks-session FILE     with --kernelshark: a KernelShark session opening on the\n"
+		"                        first wrong inference (and FILE-hourglass.dat beside the trace)\n"
+		"  --perfetto FILE       also a Perfetto trace (protobuf) for ui.perfetto.dev:\n"
+		"                        FILE.perfetto-trace\n"
+		"  --label WHAT=NAME     name a load in the report: WHAT is a pid, comm:PREFIX (every task\n"
+		"                        whose comm starts so) or irq:N; repeatable\n"
+		"  --margin-us US        wake-up windows open this early (default 20: the intended\n"
+		"                        expiry is converted from CLOCK_MONOTONIC)\n"
+		"  --progress            a progress line on stderr\n"
+		"  -h, --help            this text\n\n"
+		"Exit status (docs/exit-status.md): 0 done, 1 bad usage, 2 could not run, 3 bad\n"
+		"input (one line naming the file, the offset and what was wrong).\n");
 }
 
-static void bad_usage(const char *what, const char *arg)
+static void bad_usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "hgmerge-core: %s '%s'\n", what, arg ? arg : "");
-	usage(stderr);
-	exit(EXIT_BAD_USAGE);
+	fprintf(stderr, "hgmerge: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(hgmerge --help tells the options)\n");
+	exit(HGMERGE_EXIT_USAGE);
 }
 
-static void add_thread(struct run *r, const char *arg)
+static void parse(int argc, char **argv, struct opts *o)
 {
-	struct thread_cfg t = { 0 };
-	long long a0 = 0, a1 = 0;
-	int n = sscanf(arg, "%u,%d,%d,%d,%d,%lld,%lld", &t.tid, &t.rt, &t.prio, &t.cpu_workload, &t.cpu_bound,
-		       &a0, &a1);
+	static const struct option lo[] = {
+		{ "hgl", required_argument, NULL, 'l' }, { "kernel", required_argument, NULL, 'k' },
+		{ "name", required_argument, NULL, 'n' }, { "report", required_argument, NULL, 'r' },
+		{ "gaps", required_argument, NULL, 'g' }, { "gaps-json", required_argument, NULL, 'j' },
+		{ "kernelshark", required_argument, NULL, 'K' }, { "ks-session", required_argument, NULL, 'S' },
+		{ "perfetto", required_argument, NULL, 'P' }, { "dir", required_argument, NULL, 'd' },
+		{ "margin-us", required_argument, NULL, 'm' }, { "progress", no_argument, NULL, 'p' },
+		{ "label", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	char *end;
+	int c;
 
-	if (n != 5 && n != 7)
-		bad_usage("bad --thread", arg);
-	t.acct = n == 7;
-	t.acct0 = a0;
-	t.acct1 = a1;
-	r->th = xrealloc(r->th, (r->nthreads + 1) * sizeof(*r->th));
-	r->th[r->nthreads] = t;
-	if (t.tid) {
-		tids = xrealloc(tids, (ntids + 1) * sizeof(*tids));
-		tids[ntids].tid = t.tid;
-		tids[ntids++].thread = r->nthreads;
+	memset(o, 0, sizeof(*o));
+	o->margin_us = 20;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l': o->hgl = optarg; break;
+		case 'k': o->kernel = optarg; break;
+		case 'n': o->name = optarg; break;
+		case 'r': o->report = optarg; break;
+		case 'g': o->gaps = optarg; break;
+		case 'j': o->gaps_json = optarg; break;
+		case 'K': o->ks = optarg; break;
+		case 'S': o->ks_session = optarg; break;
+		case 'P': o->pf = optarg; break;
+		case 'd': o->dir = optarg; break;
+		case 'p': o->progress = 1; break;
+		case 'L':
+			if (labels_add(optarg))
+				bad_usage("--label %s: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME", optarg);
+			break;
+		case 'm':
+			o->margin_us = strtod(optarg, &end);
+			if (*end || !(o->margin_us >= 0 && o->margin_us < 1e6))
+				bad_usage("--margin-us: '%s' is not a number of microseconds from 0 to 1000000", optarg);
+			break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(HGMERGE_EXIT_USAGE);
+		}
 	}
-	r->nthreads++;
+	if (optind < argc)
+		bad_usage("unexpected argument '%s'", argv[optind]);
+	if (!o->hgl || !o->kernel || !o->report)
+		bad_usage("%s", "--hgl, --kernel and --report are required");
+	if (o->ks_session && !o->ks)
+		bad_usage("%s", "--ks-session goes with --kernelshark");
+	if (o->ks && (strlen(o->ks) < 4 || strcmp(o->ks + strlen(o->ks) - 4, ".dat")))
+		bad_usage("--kernelshark %s: KernelShark opens only files named *.dat", o->ks);
+}
+
+static int is_workload(const struct hgl_thread *t, const char *const *names)
+{
+	for (; *names; names++)
+		if (!strcmp(t->workload, *names))
+			return 1;
+	return 0;
+}
+
+/* read_throttling - RT throttling's settings from the info section (hourglass since 2026-11-23) */
+static void read_throttling(struct run *r)
+{
+	struct hg_err err;
+	struct jv *info = jv_parse(r->info->json, r->info->json_len, &err);
+	const struct jv *k = info ? jv_get(info, "kernel") : NULL;
+	const struct jv *rt = k ? jv_get(k, "sched_rt_runtime_us") : NULL, *pe = k ? jv_get(k, "sched_rt_period_us") : NULL;
+
+	r->rt_runtime_us = rt && jv_type(rt) == JV_NUM ? (long long)jv_num(rt) : -1;
+	r->rt_period_us = pe && jv_type(pe) == JV_NUM ? (long long)jv_num(pe) : -1;
+	jv_free(info);
+}
+
+/* setup - both files open and checked against each other; the threads; the time base */
+static void setup(struct run *r, const struct opts *o)
+{
+	static const char *const never_blocks[] = { "CPU", "CPU_SCAN", "CPU_PERIODIC", NULL };
+	static const char *const never_yields[] = { "CPU", "CPU_SCAN", NULL };
+	struct hg_err err;
+	const char *clock, *khz_s;
+	uint64_t w0, w1;
+	int k;
+
+	if (hgl_open(&r->hgl, o->hgl, 0, &err))
+		fail_err(&err);
+	if (hgt_open(&r->hgt, o->kernel, 0, &err))
+		fail_err(&err);
+	r->info = hgl_info(r->hgl);
+	r->kernel_name = o->name ? o->name : o->kernel;
+	r->hz = r->info->tsc_hz;
+	r->margin = (int64_t)(o->margin_us * 1e-6 * r->hz);
+	r->nthreads = r->info->nthreads;
+	r->th = xcalloc(r->nthreads + 1, sizeof(*r->th));
+	for (k = 0; k < r->nthreads; k++) {
+		const struct hgl_thread *t = &r->info->threads[k];
+
+		r->th[k].tid = t->tid;
+		r->th[k].rt = !strcmp(t->policy, "fifo") || !strcmp(t->policy, "rr");
+		r->th[k].prio = t->priority;
+		r->th[k].cpu_workload = is_workload(t, never_blocks);
+		r->th[k].cpu_bound = is_workload(t, never_yields);
+		snprintf(r->th[k].name, sizeof(r->th[k].name), "hg-thread-%d", k);
+	}
+	set_tids(r);
+	if (hgl_dropped(r->hgl))
+		warn(r, "%s: hourglass's buffer filled, %llu records missing: gaps around them are wrong",
+		     hgl_path(r->hgl), (unsigned long long)hgl_dropped(r->hgl));
+	clock = hgt_meta(r->hgt, "clock");
+	if (clock && strcmp(clock, "tsc") && strcmp(clock, "rdtsc") && strcmp(clock, "x86-tsc"))
+		fail("%s: stamped with clock '%s', not the TSC", r->kernel_name, clock);
+	khz_s = hgt_meta(r->hgt, "tsc_khz");
+	if (khz_s) {
+		double khz = strtod(khz_s, NULL), ratio = r->hz / (khz * 1e3);
+
+		/* the kernel's tsc_khz is its boot-time estimate (0.08% off in the emulated
+		 * guests); a few percent apart means another counter */
+		if (khz > 0 && fabs(ratio - 1) > 0.02)
+			fail("%s: the kernel says the TSC runs at %.3f MHz, hourglass measured %.3f MHz: not the same "
+			     "counter?", r->kernel_name, khz / 1e3, r->hz / 1e6);
+		if (khz > 0 && fabs(ratio - 1) > 0.001)
+			warn(r, "TSC rate: kernel %.3f MHz, hourglass %.3f MHz (%+.0f ppm); hourglass's is used",
+			     khz / 1e3, r->hz / 1e6, (ratio - 1) * 1e6);
+	}
+	r->have_window = hgt_window(r->hgt, &w0, &w1);
+	r->window[0] = (int64_t)w0;
+	r->window[1] = (int64_t)w1;
+	/* the one time base of every output: the recording's start, else hourglass's zero */
+	r->base = r->have_window ? r->window[0] : r->info->t0_tsc;
+	if (r->have_window && (r->info->t0_tsc < r->window[0] - (int64_t)(10 * r->hz) ||
+			       r->info->t0_tsc > r->window[1]))
+		warn(r, "%s: the recording (TSC %lld..%lld) does not cover hourglass's run (TSC %lld): another "
+		     "machine, or not stamped with the TSC?", r->kernel_name, (long long)r->window[0],
+		     (long long)r->window[1], (long long)r->info->t0_tsc);
+	r->ncpus = hgt_nr_cpus(r->hgt);
+	read_throttling(r);
+}
+
+/* ---- the sinks of the pass ---- */
+
+/* dispatch - a decided gap to every output */
+static void dispatch(struct ctx *c, struct hgg_gap *g, const struct gap_detail *d)
+{
+	judge_gap(c->judge, g, d, c->infer);
+	if (!(g->flags & HGG_F_OUT))
+		micro_handlers(c->micro, g->thread, g->handler_cycles);
+	if (c->gaps)
+		gapout_gap(c->gaps, g, d);
+	if (c->gaps_json)
+		gapout_gap(c->gaps_json, g, d);
+	if (c->xt)
+		xthread_gap(c->xt, g);
+}
+
+static struct wqueue *wq_of(struct ctx *c, uint32_t cpu)
+{
+	if (cpu >= c->nwq) {
+		uint32_t n = cpu + 1;
+
+		c->wq = xrealloc(c->wq, n * sizeof(*c->wq));
+		memset(c->wq + c->nwq, 0, (n - c->nwq) * sizeof(*c->wq));
+		c->nwq = n;
+	}
+	return &c->wq[cpu];
+}
+
+static void wq_push(struct wqueue *q, const struct hgg_gap *g, const struct gap_detail *d)
+{
+	struct waiting *w;
+
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 64, i;
+		struct waiting *v = xcalloc(cap, sizeof(*v));
+
+		for (i = 0; i < q->n; i++)
+			v[i] = q->v[(q->head + i) % q->cap];
+		for (i = q->n; i < q->cap; i++)		/* keep the spare buffers */
+			v[i] = q->v[(q->head + i) % q->cap];
+		free(q->v);
+		q->v = v;
+		q->cap = cap;
+		q->head = 0;
+	}
+	w = &q->v[(q->head + q->n++) % q->cap];
+	w->g = *g;
+	w->d = *d;
+	if (d->ncomp > w->capcomp) {
+		w->capcomp = d->ncomp;
+		w->comp = xrealloc(w->comp, w->capcomp * sizeof(*w->comp));
+	}
+	memcpy(w->comp, d->comp, d->ncomp * sizeof(*w->comp));
+	w->d.comp = w->comp;
+}
+
+/* on_gap - a judged gap: decided and handed on now, or waiting behind its CPU's earlier ones */
+static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
+{
+	struct ctx *c = p;
+	struct wqueue *q = wq_of(c, g->cpu);
+
+	if (!q->n && infer_ready(c->infer, g)) {
+		infer_decide(c->infer, g);
+		dispatch(c, g, d);
+		return;
+	}
+	wq_push(q, g, d);
+	c->waiting++;
+}
+
+/* drain - the waiting gaps that can be decided now, each CPU's in order */
+static void drain(struct ctx *c)
+{
+	uint32_t cpu;
+
+	for (cpu = 0; cpu < c->nwq && c->waiting; cpu++) {
+		struct wqueue *q = &c->wq[cpu];
+
+		while (q->n && infer_ready(c->infer, &q->v[q->head].g)) {
+			struct waiting *w = &q->v[q->head];
+
+			infer_decide(c->infer, &w->g);
+			dispatch(c, &w->g, &w->d);
+			q->head = (q->head + 1) % q->cap;
+			q->n--;
+			c->waiting--;
+		}
+	}
+}
+
+static void on_window(void *p, const struct window *w)
+{
+	latency_window(((struct ctx *)p)->lat, w);
+}
+
+static void on_switch(void *p, int thread, int64_t tsc, int in)
+{
+	micro_switch(((struct ctx *)p)->micro, thread, tsc, in);
+}
+
+static void on_migrate(void *p, int thread, int64_t tsc)
+{
+	struct ctx *c = p;
+
+	c->kmig[thread] = tsc;
+	c->has_kmig[thread] = 1;
+	judge_kernel_migration(c->judge);
+}
+
+static void on_record(void *p, const struct hgl_rec *rec)
+{
+	struct ctx *c = p;
+
+	if (rec->type == HGL_REC_INTERVAL) {
+		judge_interval(c->judge, rec);
+		sbf_interval(c->sbf, rec);
+	}
+	if (c->xt)
+		xthread_hourglass(c->xt, rec);
+}
+
+/* ---- exporters' view of the run ---- */
+
+static const char *x_comm(void *ctx, uint32_t pid) { (void)ctx; return names_comm(pid); }
+static const char *x_irq(void *ctx, uint32_t irq) { (void)ctx; return names_irq(irq); }
+static const char *x_func(void *ctx, uint32_t id) { (void)ctx; return names_func(id); }
+
+static void x_each(void *ctx, void (*fn)(void *, uint32_t, const char *), void *arg)
+{
+	(void)ctx;
+	names_each_comm(fn, arg);
+}
+
+static const char *x_cause(void *ctx, const struct hgg_gap *g, char *buf, unsigned len)
+{
+	(void)ctx;
+	return names_cause(g, buf, len);
+}
+
+static const char *x_task(void *ctx, uint32_t pid, char *buf, unsigned len)
+{
+	(void)ctx;
+	return names_task(pid, buf, len);
+}
+
+static void open_exports(struct ctx *c, const struct opts *o, struct exp_run *x)
+{
+	struct run *r = c->r;
+	struct hg_err err;
+	uint32_t *tids = xcalloc(r->nthreads + 1, sizeof(*tids));
+	const char **names = xcalloc(r->nthreads + 1, sizeof(*names));
+	const char **work = xcalloc(r->nthreads + 1, sizeof(*work));
+	uint64_t *periods = xcalloc(r->nthreads + 1, sizeof(*periods));
+	int k;
+
+	for (k = 0; k < r->nthreads; k++) {
+		tids[k] = r->th[k].tid;
+		names[k] = r->th[k].name;
+		work[k] = r->info->threads[k].workload;
+		if (r->info->threads[k].period_ns > 0)
+			periods[k] = (uint64_t)(r->info->threads[k].period_ns * 1e-9 * r->hz);
+	}
+	*x = (struct exp_run){
+		.tsc_hz = r->hz, .base_tsc = (uint64_t)r->base, .ncpus = r->ncpus,
+		.uname = hgt_meta(r->hgt, "kernel") ? hgt_meta(r->hgt, "kernel") : "",
+		.nthreads = r->nthreads, .tids = tids, .thread_names = names, .workloads = work,
+		.names = { .ctx = NULL, .comm = x_comm, .irq = x_irq, .func = x_func, .each_comm = x_each,
+			   .cause = x_cause, .task = x_task },
+		.command = o->hgl, .periods = periods,
+	};
+	if (o->ks && !(c->ks = ks_open(o->ks, o->ks_session, x, &err)))
+		fail_err(&err);
+	if (o->pf && !(c->pf = pf_open(o->pf, x, &err)))
+		fail_err(&err);
+	c->xt = xthread_start(c->ks, c->pf);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* the one pass: both timelines merged by time, the kernel's first at a tie */
+static uint64_t pass(struct ctx *c, const struct opts *o)
+{
+	struct run *r = c->r;
+	struct sweep_sink sink = { .ctx = c, .gap = on_gap, .window = on_window, .switched = on_switch,
+				   .migrated = on_migrate };
+	struct sweep *sw = sweep_new(r, c->infer, &sink);
+	struct hgside *hs = hgside_open(r, on_record, c);
+	struct kstream *ks = kstream_open(r);
+	uint64_t total = hgt_nr_records(r->hgt), events;
+	double shown = now();
+	struct gapper gp;
+
+	gapper_init(&gp, r);
+	for (;;) {
+		int64_t th = hgside_peek(hs), tk;
+		struct hg_ev ev;
+		struct gapdef g;
+		int64_t mt1;
+		int mig, made;
+
+		/* the kernel's records up to hourglass's next event, the kernel's first at a tie */
+		while ((tk = kstream_peek(ks)) <= th && tk != INT64_MAX) {
+			const struct hgt_rec *rec;
+			uint32_t cpu;
+
+			kstream_next(ks, &cpu, &rec);
+			if (rec->type == HGT_REC_COMM || rec->type == HGT_REC_NAME)
+				names_record(rec);
+			else
+				sweep_kernel(sw, cpu, rec);
+			if (c->xt)
+				xthread_kernel(c->xt, cpu, rec);
+			if (o->progress && !(kstream_events(ks) & 0xfffff) && now() - shown > 0.25) {
+				shown = now();
+				fprintf(stderr, "\rhgmerge: %5.1f%% of %llu kernel events", total ?
+					100.0 * kstream_events(ks) / total : 100.0, (unsigned long long)total);
+			}
+		}
+		if (th == INT64_MAX)
+			break;
+		hgside_next(hs, &ev);
+		made = gapper_event(&gp, &ev, &g, &mig, &mt1);
+		infer_seen(c->infer, &ev, made, &g);
+		if (made == 1)
+			sweep_close_gap(sw, &g);
+		else if (made == 2)
+			sweep_open_gap(sw, &g);
+		if (c->waiting)
+			drain(c);
+		if (ev.kind == HGE_START && mig) {
+			int k = ev.rec.thread;
+
+			/* a change of CPU between two intervals: did the kernel move it in between? */
+			judge_migration_inferred(c->judge, r->th[k].tid && c->has_kmig[k] && c->kmig[k] >= mt1);
+		} else if (ev.kind == HGE_WOPEN) {
+			sweep_open_window(sw, &ev);
+		} else if (ev.kind == HGE_WCLOSE) {
+			sweep_close_window(sw, &ev);
+		}
+	}
+	sweep_finish(sw);
+	infer_end(c->infer);
+	drain(c);
+	if (o->progress)
+		fprintf(stderr, "\rhgmerge: 100.0%% of %llu kernel events\n", (unsigned long long)total);
+	if (gp.overlaps)
+		warn(r, "%s: threads %u and %u both ran on CPU %u at TSC %llu: CPU numbers from rdtscp are off "
+		     "(%llu times; no gap is made between such intervals)", hgl_path(r->hgl), gp.overlap_a.thread,
+		     gp.overlap_b.thread, gp.overlap_b.cpu, (unsigned long long)gp.overlap_b.t0,
+		     (unsigned long long)gp.overlaps);
+	if (sweep_backwards(sw))
+		warn(r, "%s: %llu kernel events went back in time on their CPU", r->kernel_name,
+		     (unsigned long long)sweep_backwards(sw));
+	events = kstream_events(ks);
+	gapper_free(&gp);
+	kstream_close(ks);
+	hgside_close(hs);
+	sweep_free(sw);
+	return events;
+}
+
+static void finish_exports(struct ctx *c)
+{
+	struct hg_err err;
+
+	if (c->xt && xthread_join(c->xt, &err)) {
+		if (c->ks)
+			ks_abort(c->ks);
+		if (c->pf)
+			pf_abort(c->pf);
+		fail_err(&err);
+	}
+	c->xt = NULL;
+	if (c->ks) {
+		struct ks_summary s;
+
+		if (ks_finish(c->ks, &s, &err))
+			fail_err(&err);
+		if (s.clamped)
+			warn(c->r, "the trace.dat: %llu kernel events came later than the reorder window and are shown "
+			     "at the time of the last one written on their CPU", (unsigned long long)s.clamped);
+	}
+	if (c->pf) {
+		struct pf_summary s;
+
+		if (pf_finish(c->pf, &s, &err))
+			fail_err(&err);
+	}
+}
+
+static FILE *open_report(const char *path, char **tmp)
+{
+	FILE *f;
+
+	if (!strcmp(path, "-")) {
+		*tmp = NULL;
+		return stdout;
+	}
+	*tmp = xasprintf("%s.partial", path);
+	if (!(f = fopen(*tmp, "w")))
+		fail("%s: cannot write it: %s", *tmp, strerror(errno));
+	return f;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "hgl", required_argument, NULL, 'l' }, { "kernel", required_argument, NULL, 'k' },
-		{ "hz", required_argument, NULL, 'z' }, { "margin", required_argument, NULL, 'm' },
-		{ "thread", required_argument, NULL, 't' }, { "name", required_argument, NULL, 'n' },
-		{ "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	struct opts o;
 	struct run r = { 0 };
-	const char *out = NULL;
-	struct judge *j;
-	FILE *f = stdout;
-	char *end;
-	int c;
+	struct ctx c = { 0 };
+	struct report_in rin = { 0 };
+	struct exp_run x;
+	const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	double t0 = now();
+	char *tmp;
+	FILE *f;
 
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l': r.hgl_path = optarg; break;
-		case 'k': r.kernel_path = optarg; break;
-		case 'z':
-			r.hz = strtod(optarg, &end);
-			if (*end || !(r.hz > 0))
-				bad_usage("bad --hz", optarg);
-			break;
-		case 'm':
-			r.margin = strtoll(optarg, &end, 10);
-			if (*end || r.margin < 0)
-				bad_usage("bad --margin", optarg);
-			break;
-		case 't': add_thread(&r, optarg); break;
-		case 'n': sweep_display_name = optarg; break;
-		case 'o': out = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_BAD_USAGE;
-		}
-	}
-	if (!r.hgl_path || !r.kernel_path || !r.hz || optind != argc)
-		bad_usage("needs --hgl, --kernel and --hz, and nothing else; got", optind < argc ? argv[optind] : "");
-	qsort(tids, ntids, sizeof(*tids), by_tid);
-	load_hourglass(&r);
-	infer_all(&r);
-	j = judge_new(&r);
-	sweep_kernel(&r, j);
-	if (out && !(f = fopen(out, "w")))
-		fail("%s: cannot write it", out);
-	judge_output(j, &r, f);
-	if (fflush(f) || ferror(f) || (out && fclose(f)))
-		fail("%s: write error", out ? out : "standard output");
+	parse(argc, argv, &o);
+	setup(&r, &o);
+	c.r = &r;
+	names_init(&r);
+	hgside_measure_disorder(&r);
+	c.infer = infer_calibrate(&r);
+	c.judge = judge_new(&r, tmpdir);
+	c.lat = latency_new(&r, tmpdir);
+	c.micro = micro_new(&r, c.infer);
+	c.sbf = sbf_new(&r, c.infer);
+	c.kmig = xcalloc(r.nthreads + 1, sizeof(*c.kmig));
+	c.has_kmig = xcalloc(r.nthreads + 1, sizeof(*c.has_kmig));
+	if (o.gaps)
+		c.gaps = gapout_open(o.gaps, 0, &r, c.infer);
+	if (o.gaps_json)
+		c.gaps_json = gapout_open(o.gaps_json, 1, &r, c.infer);
+	if (o.ks || o.pf)
+		open_exports(&c, &o, &x);
+	rin.events = pass(&c, &o);
+	finish_exports(&c);
+	if (c.gaps)
+		gapout_close(c.gaps);
+	if (c.gaps_json)
+		gapout_close(c.gaps_json);
+	rin.r = &r;
+	rin.dir = o.dir;
+	rin.infer = c.infer;
+	rin.judge = c.judge;
+	rin.lat = c.lat;
+	rin.micro = c.micro;
+	rin.sbf = c.sbf;
+	rin.gaps_path = o.gaps;
+	rin.ks_path = o.ks;
+	rin.pf_path = o.pf;
+	rin.seconds = now() - t0;
+	f = open_report(o.report, &tmp);
+	report_write(&rin, f);
+	if (fflush(f) || ferror(f) || (tmp && fclose(f)))
+		fail("%s: write error: %s", tmp ? tmp : "standard output", strerror(errno));
+	if (tmp && rename(tmp, o.report))
+		fail("%s: cannot rename it to %s: %s", tmp, o.report, strerror(errno));
+	free(tmp);
+	judge_free(c.judge);
+	latency_free(c.lat);
+	micro_free(c.micro);
+	sbf_free(c.sbf);
+	infer_free(c.infer);
+	hgl_close(r.hgl);
+	hgt_close(r.hgt);
 	return 0;
 }

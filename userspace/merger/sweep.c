@@ -1,54 +1,89 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sweep.c - every kernel event handed to its CPU's sweep; every gap charged,
- * classified and judged the moment it closes, so that nothing per gap
- * outlives the gap.
+ * sweep.c - the kernel's account of every gap and window.
  *
- * The reference is tools/hgmerge/truth.py (its docstring says how time is
- * charged). Each CPU keeps the task on it and the stack of handlers running;
- * the gaps and windows of the CPU open and close in time order, several at
- * once when a window overlaps gaps. The .hgt file is read chunk by chunk with
- * the reference reader's checks and messages (tools/hgtrace_file.py).
+ * Each CPU keeps its own small state, swept in time order: the task on it
+ * and the stack of handlers running. A gap starts from what is known for
+ * sure: its thread was running in user space on that CPU at g0. From there
+ * every stretch between two events is charged to what was running: the
+ * innermost handler (NMI, hard irq or x86 vector, softirq), else the task on
+ * the CPU when it is not the gap's thread, else the thread itself (self:
+ * kernel entry and exit around handlers, or time nothing in the guest
+ * kernel accounts for). A window (a wake-up, a missed period) is charged the
+ * same way without knowing the CPU's state at its start.
+ *
+ * A gap is judged when it has closed and the next event of its CPU has
+ * come: if that event marks lost records, the loss window (from the CPU's
+ * previous event) may cover the gap's end, and the gap is unexplainable.
+ * Then its class, its primary cause and the inference go into one struct
+ * hgg_gap for every output.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-#include "core.h"
-#include "hgtrace.h"
-#include "../recorder/hgt_file.h"
+#include "engine.h"
 
-#define REC_HDR 16
+#define STACK_MAX 64
 
-struct item { int64_t g0; uint32_t seq; struct gap *g; };
+struct comp {
+	int64_t id;
+	int64_t v;
+	uint8_t kind;
+};
 
-struct cpu_sweep {
-	struct item *items;
-	size_t n, i, cap;
-	struct truth **open;
-	int nopen, capopen;
-	int64_t cur;			/* task on the CPU; -1 unknown */
-	struct key *stack;
-	int nst, capst;
-	int64_t t, prev_tsc;
-	int64_t (*loss)[2];		/* (previous event, LOST record) */
-	size_t nloss, caploss;
-	uint64_t backwards;
+struct item {
+	struct item *next_free;
+	int window;		/* 0 a gap, else enum window kind */
+	struct gapdef g;
+	struct hg_ev wev;
+	uint32_t tid;
+	struct comp *comp;
+	int ncomp, capcomp;
+	struct kev ev[SHOW_EVENTS];
+	int nev;
+	uint32_t n_events;
+	int has_out, out_preempted, has_in, has_woken, has_mig, has_tick, has_tick_le;
+	int64_t out_tsc, in, woken, last_tick, last_tick_le;
+	uint32_t out_pid, out_state;
+};
+
+struct key {
+	int64_t id;
+	uint8_t kind;
+};
+
+struct cpu_state {
 	int exists;
+	int64_t cur;			/* the task on the CPU; -1 unknown */
+	struct key stack[STACK_MAX];
+	int nst;
+	int64_t t, prev_tsc;
+	struct item *gap;		/* the gap open on this CPU */
+	struct item **win;		/* windows open on it */
+	int nwin, capwin;
+	struct item **pend;		/* closed gaps waiting for the CPU's next event */
+	int npend, cappend;
+	int have_loss;
+	int64_t loss_p, loss_t;		/* the last loss window: previous event, LOST record */
+	uint64_t nloss, backwards, too_deep;
 };
 
 struct sweep {
 	struct run *r;
-	struct judge *j;
-	struct cpu_sweep *cpu;
-	size_t ncpu;
-	double nmi_cycles;
+	struct infer *in;
+	struct sweep_sink sink;
+	struct cpu_state *cpu;
+	uint32_t ncpu;
+	double nmi_cycles;		/* cycles a nanosecond */
+	struct item *free_items;
+	struct hgg_comp *sorted;	/* scratch for a closing item's components */
+	int capsorted;
 };
 
-static struct cpu_sweep *cpu_of(struct sweep *s, uint32_t cpu)
+static struct cpu_state *cpu_of(struct sweep *s, uint32_t cpu)
 {
 	if (cpu >= s->ncpu) {
-		size_t n = cpu + 1;
+		uint32_t n = cpu + 1;
 
 		s->cpu = xrealloc(s->cpu, n * sizeof(*s->cpu));
 		memset(s->cpu + s->ncpu, 0, (n - s->ncpu) * sizeof(*s->cpu));
@@ -61,27 +96,57 @@ static struct cpu_sweep *cpu_of(struct sweep *s, uint32_t cpu)
 	return &s->cpu[cpu];
 }
 
-static int key_eq(struct key a, struct key b)
+static struct item *item_new(struct sweep *s)
 {
-	return a.kind == b.kind && a.id == b.id;
+	struct item *it = s->free_items;
+
+	if (it) {
+		struct comp *comp = it->comp;
+		int cap = it->capcomp;
+
+		s->free_items = it->next_free;
+		memset(it, 0, sizeof(*it));
+		it->comp = comp;
+		it->capcomp = cap;
+		return it;
+	}
+	return xcalloc(1, sizeof(*it));
 }
 
-static int comp_find(struct truth *t, struct key k)
+static void item_free(struct sweep *s, struct item *it)
+{
+	it->next_free = s->free_items;
+	s->free_items = it;
+}
+
+static void add_comp(struct item *it, uint8_t kind, int64_t id, int64_t v)
 {
 	int i;
 
-	for (i = 0; i < t->ncomp; i++)
-		if (key_eq(t->comp[i].k, k))
-			return i;
-	if (t->ncomp == t->capcomp) {
-		t->capcomp = t->capcomp ? 2 * t->capcomp : 8;
-		t->comp = xrealloc(t->comp, t->capcomp * sizeof(*t->comp));
+	for (i = 0; i < it->ncomp; i++)
+		if (it->comp[i].kind == kind && it->comp[i].id == id) {
+			it->comp[i].v += v;
+			return;
+		}
+	if (it->ncomp == it->capcomp) {
+		it->capcomp = it->capcomp ? 2 * it->capcomp : 8;
+		it->comp = xrealloc(it->comp, it->capcomp * sizeof(*it->comp));
 	}
-	t->comp[t->ncomp] = (struct comp){ k, 0 };
-	return t->ncomp++;
+	it->comp[it->ncomp++] = (struct comp){ id, v, kind };
 }
 
-static void charge(struct cpu_sweep *c, int64_t upto)
+static void charge_item(struct cpu_state *c, struct item *it, int64_t d)
+{
+	if (c->nst)
+		add_comp(it, c->stack[c->nst - 1].kind, c->stack[c->nst - 1].id, d);
+	else if (c->cur != (int64_t)it->tid)
+		add_comp(it, HGG_K_TASK, c->cur, d);
+	else
+		add_comp(it, HGG_K_SELF, 0, d);
+}
+
+/* charge - the time since the last charge, to what ran, for everything open on the CPU */
+static void charge(struct cpu_state *c, int64_t upto)
 {
 	int64_t d;
 	int i;
@@ -90,513 +155,477 @@ static void charge(struct cpu_sweep *c, int64_t upto)
 		return;
 	d = upto - c->t;
 	c->t = upto;
-	for (i = 0; i < c->nopen; i++) {
-		struct truth *t = c->open[i];
-		struct key k;
-		int at;
-
-		if (c->nst)
-			k = c->stack[c->nst - 1];
-		else if (c->cur != (int64_t)t->g->tid)
-			k = (struct key){ c->cur, K_TASK };
-		else
-			k = (struct key){ 0, K_SELF };
-		at = comp_find(t, k);		/* before indexing: it may move t->comp */
-		t->comp[at].v += d;
-	}
+	if (c->gap)
+		charge_item(c, c->gap, d);
+	for (i = 0; i < c->nwin; i++)
+		charge_item(c, c->win[i], d);
 }
 
-/* truth.py's component_kind */
-static int component_kind(const struct run *r, struct key k)
+struct sweep *sweep_new(struct run *r, struct infer *in, const struct sweep_sink *sink)
 {
-	switch (k.kind) {
-	case K_VEC:
-		return k.id == 0 ? KD_TIMER : KD_IPI;
-	case K_TASK:
-		if (k.id == 0)
-			return KD_IDLE;
-		return k.id > 0 && thread_of_tid(r, k.id) >= 0 ? KD_SWITCH_HG : KD_SWITCH_OTHER;
-	case K_IRQ:
-		return KD_IRQ;
-	case K_SOFTIRQ:
-		return KD_SOFTIRQ;
+	struct sweep *s = xcalloc(1, sizeof(*s));
+
+	s->r = r;
+	s->in = in;
+	s->sink = *sink;
+	s->nmi_cycles = r->hz / 1e9;
+	return s;
+}
+
+/* sorted_comps - the item's components, largest first, equal ones in the order they came */
+static const struct hgg_comp *sorted_comps(struct sweep *s, const struct item *it)
+{
+	int i, j;
+
+
+	if (it->ncomp > s->capsorted) {
+		s->capsorted = it->ncomp;
+		s->sorted = xrealloc(s->sorted, s->capsorted * sizeof(*s->sorted));
+	}
+	for (i = 0; i < it->ncomp; i++) {
+		struct hgg_comp c = { .id = (int32_t)it->comp[i].id, .kind = it->comp[i].kind,
+				      .cycles = it->comp[i].v > 0 ? (uint64_t)it->comp[i].v : 0 };
+
+		for (j = i; j > 0 && s->sorted[j - 1].cycles < c.cycles; j--)
+			s->sorted[j] = s->sorted[j - 1];
+		s->sorted[j] = c;
+	}
+	return s->sorted;
+}
+
+static int is_handler(uint8_t kind)
+{
+	return kind == HGG_K_IRQ || kind == HGG_K_VEC || kind == HGG_K_SOFTIRQ || kind == HGG_K_NMI;
+}
+
+/* kind_of - the class a component gives a gap */
+static int kind_of(const struct run *r, uint8_t kind, int64_t id)
+{
+	switch (kind) {
+	case HGG_K_VEC:
+		return id == 0 ? HGG_KD_TIMER : HGG_KD_IPI;
+	case HGG_K_TASK:
+		if (id == 0)
+			return HGG_KD_IDLE;
+		return id > 0 && thread_of_tid(r, (uint32_t)id) >= 0 ? HGG_KD_SWITCH_HG : HGG_KD_SWITCH_OTHER;
+	case HGG_K_IRQ:
+		return HGG_KD_IRQ;
+	case HGG_K_SOFTIRQ:
+		return HGG_KD_SOFTIRQ;
 	default:
-		return KD_NMI;
+		return HGG_KD_NMI;
 	}
 }
 
-static const int coarse[KD_N] = {
-	[KD_IRQ] = C_INTERRUPT, [KD_SOFTIRQ] = C_INTERRUPT, [KD_NMI] = C_INTERRUPT, [KD_IPI] = C_INTERRUPT,
-	[KD_TIMER] = C_TIMER, [KD_SWITCH_HG] = C_SWITCH_HG, [KD_SWITCH_OTHER] = C_SWITCH_OTHER,
-	[KD_IDLE] = C_SWITCH_OTHER, [KD_HIDDEN] = C_HIDDEN, [KD_OTHER] = C_OTHER, [KD_UNEXPL] = C_UNEXPL,
+static const uint8_t coarse[HGG_KD_N] = {
+	[HGG_KD_IRQ] = HGG_C_INTERRUPT, [HGG_KD_SOFTIRQ] = HGG_C_INTERRUPT, [HGG_KD_NMI] = HGG_C_INTERRUPT,
+	[HGG_KD_IPI] = HGG_C_INTERRUPT, [HGG_KD_TIMER] = HGG_C_TIMER, [HGG_KD_SWITCH_HG] = HGG_C_SWITCH_HG,
+	[HGG_KD_SWITCH_OTHER] = HGG_C_SWITCH_OTHER, [HGG_KD_IDLE] = HGG_C_SWITCH_OTHER,
+	[HGG_KD_HIDDEN] = HGG_C_HIDDEN, [HGG_KD_OTHER] = HGG_C_OTHER, [HGG_KD_UNEXPLAINABLE] = HGG_C_UNEXPLAINABLE,
 };
 
-static int lost_in(const struct cpu_sweep *c, const struct gap *g)
-{
-	size_t i = c->nloss;
-
-	/* losses come in time order: only the last ones can reach the gap */
-	while (i--) {
-		if (c->loss[i][1] <= g->g0)
-			break;
-		if (c->loss[i][0] < g->g1)
-			return 1;
-	}
-	return 0;
-}
-
-/* truth.py's classify, with the window and losses known */
-static void close_gap(struct sweep *s, struct cpu_sweep *c, struct truth *t)
+/* judge_item - a closed gap's class, cause and inference, handed to every output */
+static void judge_item(struct sweep *s, struct cpu_state *c, struct item *it)
 {
 	struct run *r = s->r;
-	struct gap *g = t->g;
-	struct key primary = { 0, 0 };
-	int kind, why = W_NONE, has_primary = 0, i;
-	int64_t best = 0;
+	const struct gapdef *d = &it->g;
+	const struct hgg_comp *sc = sorted_comps(s, it);
+	struct hgg_gap g = { .g0 = (uint64_t)d->g0, .g1 = (uint64_t)d->g1, .cpu = d->cpu, .thread = d->thread,
+			     .next_thread = d->next_thread, .vol = d->vol, .n_events = it->n_events };
+	struct gap_detail det = { .nev = it->nev, .comp = sc, .ncomp = it->ncomp };
+	int i, primary = -1;
 
-	if (g->window) {
-		judge_window(s->j, g, t);
+	memcpy(det.ev, it->ev, sizeof(det.ev));
+	for (i = 0; i < it->ncomp; i++) {
+		if (sc[i].kind == HGG_K_SELF) {
+			g.self_cycles += sc[i].cycles;
+			continue;
+		}
+		if (!sc[i].cycles)
+			continue;
+		if (primary < 0)
+			primary = i;
+		g.explained_cycles += sc[i].cycles;
+		if (is_handler(sc[i].kind))
+			g.handler_cycles += sc[i].cycles;
+	}
+	for (i = 0; i < it->ncomp && i < HGG_COMPS; i++)
+		g.comp[g.ncomp++] = sc[i];
+	if (r->have_window && (d->g0 < r->window[0] || d->g1 > r->window[1])) {
+		g.kind = HGG_KD_UNEXPLAINABLE;
+		g.why = HGG_W_WINDOW;
+		primary = -1;
+	} else if (c->have_loss && c->loss_p < d->g1 && c->loss_t > d->g0) {
+		g.kind = HGG_KD_UNEXPLAINABLE;
+		g.why = HGG_W_LOST;
+		primary = -1;
+	} else if (primary < 0) {
+		g.kind = it->n_events ? HGG_KD_OTHER : HGG_KD_HIDDEN;
+		g.why = it->n_events ? HGG_W_OTHER : HGG_W_HIDDEN;
+	} else {
+		g.kind = kind_of(r, sc[primary].kind, sc[primary].id);
+	}
+	if (primary >= 0) {
+		g.flags |= HGG_F_PRIMARY;
+		g.primary_kind = sc[primary].kind;
+		g.primary_id = sc[primary].id;
+	}
+	if (it->has_out) {
+		g.flags |= HGG_F_OUT | (it->out_preempted ? HGG_F_PREEMPTED : 0);
+		g.out_pid = it->out_pid;
+		g.out_state = it->out_state;
+		/* switched out: whatever else happened, a switch; between hourglass threads when
+		 * another one runs next on this CPU, even if a kernel thread ran in between
+		 * (PREEMPT_RT's ktimers); else to another task, or to idle */
+		if (g.kind != HGG_KD_UNEXPLAINABLE) {
+			uint32_t next_tid = r->th[d->next_thread].tid;
+			int nxt_hg = d->next_thread != d->thread && next_tid;
+
+			if (nxt_hg || (it->out_pid && thread_of_tid(r, it->out_pid) >= 0))
+				g.kind = HGG_KD_SWITCH_HG;
+			else
+				g.kind = it->out_pid == 0 ? HGG_KD_IDLE : HGG_KD_SWITCH_OTHER;
+			g.why = HGG_W_OUT;
+		}
+	}
+	g.flags |= (it->has_in ? HGG_F_IN : 0) | (it->has_mig ? HGG_F_MIGRATED : 0);
+	g.cls = coarse[g.kind];
+	s->sink.gap(s->sink.ctx, &g, &det);	/* the inference is decided there, when it can be */
+}
+
+/* flush - judge the CPU's closed gaps: the event that came after them is known */
+static void flush(struct sweep *s, struct cpu_state *c)
+{
+	int i;
+
+	for (i = 0; i < c->npend; i++) {
+		judge_item(s, c, c->pend[i]);
+		item_free(s, c->pend[i]);
+	}
+	c->npend = 0;
+}
+
+static void push_stack(struct cpu_state *c, uint8_t kind, int64_t id)
+{
+	if (c->nst == STACK_MAX) {	/* deeper than any kernel nests: a corrupt stream */
+		c->too_deep++;
 		return;
 	}
-	for (i = 0; i < t->ncomp; i++) {
-		if (t->comp[i].k.kind == K_SELF || t->comp[i].v <= 0)
-			continue;
-		if (!has_primary || t->comp[i].v > best) {	/* the first of equal ones, as max() */
-			primary = t->comp[i].k;
-			best = t->comp[i].v;
-			has_primary = 1;
-		}
-	}
-	if (r->have_window && (g->g0 < r->window[0] || g->g1 > r->window[1])) {
-		kind = KD_UNEXPL;
-		why = W_WINDOW;
-		has_primary = 0;
-	} else if (lost_in(c, g)) {
-		kind = KD_UNEXPL;
-		why = W_LOST;
-		has_primary = 0;
-	} else if (!has_primary) {
-		kind = t->n_events == 0 ? KD_HIDDEN : KD_OTHER;
-		why = t->n_events == 0 ? W_HIDDEN : W_OTHER;
-	} else {
-		kind = component_kind(r, primary);
-	}
-	if (t->has_out && kind != KD_UNEXPL) {
-		int nxt_hg = g->next_tid != g->tid && g->next_tid && thread_of_tid(r, g->next_tid) >= 0;
-
-		if (nxt_hg || (t->out_pid && thread_of_tid(r, t->out_pid) >= 0))
-			kind = KD_SWITCH_HG;
-		else
-			kind = t->out_pid == 0 ? KD_IDLE : KD_SWITCH_OTHER;
-		why = W_OUT;
-	}
-	judge_gap(s->j, r, g, t, coarse[kind], kind, has_primary ? &primary : NULL, why);
+	c->stack[c->nst++] = (struct key){ id, kind };
 }
 
-static void free_truth(struct truth *t)
+static void pop_stack(struct cpu_state *c, uint8_t kind, int64_t id)
 {
-	free(t->comp);
-	free(t);
-}
+	int i;
 
-/* open and close the gaps whose boundaries come before @tsc, in order */
-static void advance(struct sweep *s, struct cpu_sweep *c, int64_t tsc, int end)
-{
-	for (;;) {
-		int have_next = c->i < c->n, e = -1, k;
-		int64_t nxt = have_next ? c->items[c->i].g0 : 0;
-
-		for (k = 0; k < c->nopen; k++)
-			if (e < 0 || c->open[k]->g->g1 < c->open[e]->g->g1)
-				e = k;
-		if (e >= 0 && (end || c->open[e]->g->g1 < tsc) && (!have_next || c->open[e]->g->g1 <= nxt)) {
-			struct truth *t = c->open[e];
-
-			charge(c, t->g->g1);
-			memmove(c->open + e, c->open + e + 1, (c->nopen - e - 1) * sizeof(*c->open));
-			c->nopen--;
-			close_gap(s, c, t);
-			free_truth(t);
-		} else if (have_next && (end || nxt < tsc)) {
-			struct gap *g = c->items[c->i++].g;
-			struct truth *t = xcalloc(1, sizeof(*t));
-
-			charge(c, g->g0);
-			t->g = g;
-			if (!g->window) {
-				/* known for sure: this thread ran in user space here at g0 */
-				c->cur = g->tid;
-				c->nst = 0;
-			}
-			c->t = g->g0;
-			if (c->nopen == c->capopen) {
-				c->capopen = c->capopen ? 2 * c->capopen : 4;
-				c->open = xrealloc(c->open, c->capopen * sizeof(*c->open));
-			}
-			c->open[c->nopen++] = t;
-		} else {
+	/* an exit whose entry came before what we know is ignored */
+	for (i = c->nst - 1; i >= 0; i--)
+		if (c->stack[i].kind == kind && c->stack[i].id == id) {
+			c->nst = i;
 			return;
 		}
-	}
 }
 
-static const char *kname;	/* the recording, as messages name it */
-static uint32_t file_version;
-
-static void too_short(int typ, uint32_t cpu, int64_t tsc)
+/* current_key - what the CPU's time is being charged to, for @it */
+static void current_key(const struct cpu_state *c, const struct item *it, struct comp *k)
 {
-	fail("%s: a record of type %d on CPU %u at TSC %lld is too short for its type", kname, typ, cpu,
-	     (long long)tsc);
+	if (c->nst)
+		*k = (struct comp){ c->stack[c->nst - 1].id, 0, c->stack[c->nst - 1].kind };
+	else if (c->cur != (int64_t)it->tid)
+		*k = (struct comp){ c->cur, 0, HGG_K_TASK };
+	else
+		*k = (struct comp){ 0, 0, HGG_K_SELF };
 }
 
-static void event(struct sweep *s, uint32_t cpu, const struct hgt_rec *h, const char *pay, size_t plen)
+/* take_nmi - move up to @d cycles of component @i to the NMI; what is left to move */
+static int64_t take_nmi(struct item *it, int i, int64_t d)
 {
-	struct run *r = s->r;
-	struct cpu_sweep *c = cpu_of(s, cpu);
-	int64_t tsc = (int64_t)h->tsc;
-	int typ = h->type, k;
-	uint32_t prev = 0, state = 0;
+	int64_t take = it->comp[i].v < d ? it->comp[i].v : d;
 
-	if (tsc < c->prev_tsc)
-		c->backwards++;
-	if (typ == HGT_REC_LOST) {
-		int64_t w[2] = { c->prev_tsc, tsc };
+	if (take <= 0)
+		return d;
+	it->comp[i].v -= take;
+	add_comp(it, HGG_K_NMI, 0, take);	/* may move it->comp: index again after */
+	return d - take;
+}
 
-		if (c->nloss == c->caploss) {
-			c->caploss = c->caploss ? 2 * c->caploss : 16;
-			c->loss = xrealloc(c->loss, c->caploss * sizeof(*c->loss));
+static void item_event(struct sweep *s, struct cpu_state *c, struct item *it, const struct hgt_rec *h,
+		       int64_t tsc, const struct hgt_switch *sw)
+{
+	const char *pay = (const char *)(h + 1);
+
+	it->n_events++;
+	if (it->nev < SHOW_EVENTS)
+		it->ev[it->nev++] = (struct kev){ tsc, h->arg, h->type, h->flags };
+	switch (h->type) {
+	case HGT_REC_SWITCH:
+		if (sw->prev_pid == it->tid) {
+			it->has_out = 1;
+			it->out_tsc = tsc;
+			it->out_preempted = sw->prev_state == 0 || (h->flags & HGT_SWITCH_PREEMPT);
+			it->out_pid = h->arg;
+			it->out_state = sw->prev_state;
 		}
-		memcpy(c->loss[c->nloss++], w, sizeof(w));
-	}
-	c->prev_tsc = tsc;
-	advance(s, c, tsc, 0);
-	charge(c, tsc);
-	switch (typ) {
-	case HGT_REC_IRQ_ENTRY:
-	case HGT_REC_VEC_ENTRY:
-	case HGT_REC_SOFTIRQ_ENTRY: {
-		struct key k2 = { typ == HGT_REC_VEC_ENTRY ? h->flags : h->arg,
-				  typ == HGT_REC_IRQ_ENTRY ? K_IRQ : typ == HGT_REC_VEC_ENTRY ? K_VEC : K_SOFTIRQ };
-
-		if (c->nst == c->capst) {
-			c->capst = c->capst ? 2 * c->capst : 8;
-			c->stack = xrealloc(c->stack, c->capst * sizeof(*c->stack));
+		if (h->arg == it->tid && !it->has_in) {
+			it->has_in = 1;
+			it->in = tsc;
 		}
-		c->stack[c->nst++] = k2;
 		break;
-	}
-	case HGT_REC_IRQ_EXIT:
-	case HGT_REC_VEC_EXIT:
-	case HGT_REC_SOFTIRQ_EXIT: {
-		struct key want = { typ == HGT_REC_VEC_EXIT ? h->flags : h->arg,
-				    typ == HGT_REC_IRQ_EXIT ? K_IRQ : typ == HGT_REC_VEC_EXIT ? K_VEC : K_SOFTIRQ };
+	case HGT_REC_NMI: {
+		const struct hgt_nmi *n = (const void *)pay;
+		int64_t d = (int64_t)(n->delta_ns * s->nmi_cycles);
+		int64_t start = it->window ? it->wev.w0 : it->g.g0;
+		struct comp cur;
 		int i;
 
-		/* an exit whose entry came before what we know is ignored */
-		for (i = c->nst - 1; i >= 0 && !key_eq(c->stack[i], want); i--)
-			;
-		if (i >= 0)
-			c->nst = i;
+		if (d > tsc - start)
+			d = tsc - start;
+		/* the handler ran just before its tracepoint: that time goes to the NMI, from what
+		 * was being charged then, and if that is not enough, from what was charged before */
+		current_key(c, it, &cur);
+		for (i = it->ncomp; i-- > 0 && d > 0;) {
+			if (it->comp[i].kind == cur.kind && it->comp[i].id == cur.id)
+				d = take_nmi(it, i, d);
+		}
+		for (i = it->ncomp; i-- > 0 && d > 0;)
+			if (it->comp[i].kind != HGG_K_NMI)
+				d = take_nmi(it, i, d);
 		break;
 	}
+	case HGT_REC_MIGRATE:
+		if (h->arg == it->tid)
+			it->has_mig = 1;
+		break;
+	case HGT_REC_WAKING:
+	case HGT_REC_WAKEUP:
+		if (h->arg == it->tid && !it->has_woken) {
+			it->has_woken = 1;
+			it->woken = tsc;
+		}
+		break;
+	case HGT_REC_VEC_ENTRY:
+		if (h->flags == HGT_VEC_LOCAL_TIMER && it->window) {
+			it->has_tick = 1;
+			it->last_tick = tsc;
+			if (!it->has_woken || tsc <= it->woken) {
+				it->has_tick_le = 1;
+				it->last_tick_le = tsc;
+			}
+		}
+		break;
+	}
+}
+
+void sweep_kernel(struct sweep *s, uint32_t cpu, const struct hgt_rec *h)
+{
+	struct cpu_state *c;
+	int64_t tsc = (int64_t)h->tsc;
+	const struct hgt_switch *sw = NULL;
+	int i;
+
+	if (h->type == HGT_REC_COMM || h->type == HGT_REC_NAME)
+		return;
+	c = cpu_of(s, cpu);
+	if (tsc < c->prev_tsc)
+		c->backwards++;
+	if (h->type == HGT_REC_LOST) {
+		/* events went missing on this CPU between its previous event and this one */
+		c->have_loss = 1;
+		c->loss_p = c->prev_tsc;
+		c->loss_t = tsc;
+		c->nloss++;
+	}
+	c->prev_tsc = tsc;
+	if (c->npend)
+		flush(s, c);
+	charge(c, tsc);
+	switch (h->type) {
+	case HGT_REC_IRQ_ENTRY:
+		push_stack(c, HGG_K_IRQ, h->arg);
+		break;
+	case HGT_REC_VEC_ENTRY:
+		push_stack(c, HGG_K_VEC, h->flags);
+		break;
+	case HGT_REC_SOFTIRQ_ENTRY:
+		push_stack(c, HGG_K_SOFTIRQ, h->arg);
+		break;
+	case HGT_REC_IRQ_EXIT:
+		pop_stack(c, HGG_K_IRQ, h->arg);
+		break;
+	case HGT_REC_VEC_EXIT:
+		pop_stack(c, HGG_K_VEC, h->flags);
+		break;
+	case HGT_REC_SOFTIRQ_EXIT:
+		pop_stack(c, HGG_K_SOFTIRQ, h->arg);
+		break;
 	case HGT_REC_SWITCH: {
 		int pt, nt;
 
-		if (plen < 12)
-			too_short(typ, cpu, tsc);
-		memcpy(&prev, pay, 4);
-		memcpy(&state, pay + 4, 4);
+		sw = (const struct hgt_switch *)(h + 1);
 		c->nst = 0;		/* schedule() runs with no handler active */
 		c->cur = h->arg;
-		/* every switch of an hourglass thread, for its on-CPU time */
-		pt = prev ? thread_of_tid(r, prev) : -1;
-		nt = h->arg ? thread_of_tid(r, h->arg) : -1;
-		if (pt >= 0)
-			judge_switch(s->j, pt, tsc, 0);
-		if (nt >= 0)
-			judge_switch(s->j, nt, tsc, 1);
+		pt = sw->prev_pid ? thread_of_tid(s->r, sw->prev_pid) : -1;
+		nt = h->arg ? thread_of_tid(s->r, h->arg) : -1;
+		if (pt >= 0 && s->sink.switched)
+			s->sink.switched(s->sink.ctx, pt, tsc, 0);
+		if (nt >= 0 && s->sink.switched)
+			s->sink.switched(s->sink.ctx, nt, tsc, 1);
+		break;
+	}
+	case HGT_REC_MIGRATE: {
+		int t = h->arg ? thread_of_tid(s->r, h->arg) : -1;
+
+		if (t >= 0 && s->sink.migrated)
+			s->sink.migrated(s->sink.ctx, t, tsc);
 		break;
 	}
 	}
-	if (!c->nopen || typ >= HGT_REC_COMM)
+	if (h->type >= HGT_REC_COMM)
 		return;
-	for (k = 0; k < c->nopen; k++) {
-		struct truth *t = c->open[k];
-		struct gap *g = t->g;
+	if (c->gap)
+		item_event(s, c, c->gap, h, tsc, sw);
+	for (i = 0; i < c->nwin; i++)
+		item_event(s, c, c->win[i], h, tsc, sw);
+}
 
-		t->n_events++;
-		if (t->nev < KEEP_EVENTS)
-			t->ev[t->nev++] = (struct kev){ tsc, h->arg, typ, h->flags };
-		if (typ == HGT_REC_SWITCH) {
-			if (prev == g->tid) {
-				t->has_out = 1;
-				t->out_tsc = tsc;
-				t->out_preempted = state == 0 || (h->flags & HGT_SWITCH_PREEMPT);
-				t->out_pid = h->arg;
-				t->out_state = state;
-			}
-			if (h->arg == g->tid && !t->has_in) {
-				t->has_in = 1;
-				t->in = tsc;
-			}
-		} else if (typ == HGT_REC_NMI) {
-			uint32_t delta;
-			int64_t d, take;
-			int i, n = t->ncomp, nmi;
+void sweep_open_gap(struct sweep *s, const struct gapdef *g)
+{
+	struct cpu_state *c = cpu_of(s, g->cpu);
+	struct item *it;
 
-			if (plen < 8)
-				too_short(typ, cpu, tsc);
-			memcpy(&delta, pay, 4);
-			d = (int64_t)(delta * s->nmi_cycles);
-			if (d > tsc - g->g0)
-				d = tsc - g->g0;
-			/* the handler ran just before its tracepoint: move that time to NMI */
-			for (i = 0; i < n && d > 0; i++) {
-				take = t->comp[i].v < d ? t->comp[i].v : d;
-				t->comp[i].v -= take;
-				nmi = comp_find(t, (struct key){ 0, K_NMI });
-				t->comp[nmi].v += take;
-				d -= take;
-			}
-		} else if ((typ == HGT_REC_WAKING || typ == HGT_REC_WAKEUP) && h->arg == g->tid && !t->has_woken) {
-			t->has_woken = 1;
-			t->woken = tsc;
-		} else if (typ == HGT_REC_VEC_ENTRY && h->flags == 0 && g->window) {
-			t->has_tick = 1;
-			t->last_tick = tsc;
-			if (!t->has_woken || tsc <= t->woken) {
-				t->has_tick_le = 1;
-				t->last_tick_le = tsc;
-			}
-		}
+	charge(c, g->g0);
+	if (c->gap)		/* cannot happen: the CPU's gaps alternate with its intervals */
+		item_free(s, c->gap);
+	it = item_new(s);
+	it->g = *g;
+	it->tid = s->r->th[g->thread].tid;
+	/* known for sure: this thread ran in user space here at g0 */
+	c->cur = it->tid;
+	c->nst = 0;
+	c->t = g->g0;
+	c->gap = it;
+}
+
+void sweep_close_gap(struct sweep *s, const struct gapdef *g)
+{
+	struct cpu_state *c = cpu_of(s, g->cpu);
+	struct item *it = c->gap;
+
+	if (!it)
+		return;
+	charge(c, g->g1);
+	it->g.g1 = g->g1;
+	it->g.next_thread = g->next_thread;
+	c->gap = NULL;
+	VEC_PUSH(c->pend, c->npend, c->cappend, it);
+}
+
+void sweep_open_window(struct sweep *s, const struct hg_ev *ev)
+{
+	struct cpu_state *c = cpu_of(s, ev->rec.cpu);
+	struct item *it;
+
+	charge(c, ev->w0);
+	it = item_new(s);
+	it->window = ev->wkind;
+	it->wev = *ev;
+	it->tid = s->r->th[ev->rec.thread].tid;
+	c->t = ev->w0;
+	VEC_PUSH(c->win, c->nwin, c->capwin, it);
+}
+
+void sweep_close_window(struct sweep *s, const struct hg_ev *ev)
+{
+	struct cpu_state *c = cpu_of(s, ev->rec.cpu);
+	struct window w = { 0 };
+	struct item *it = NULL;
+	int i;
+
+	for (i = 0; i < c->nwin && c->win[i]->wev.seq != ev->seq; i++)
+		;
+	if (i == c->nwin)
+		return;
+	charge(c, ev->w1);
+	it = c->win[i];
+	memmove(c->win + i, c->win + i + 1, (c->nwin - i - 1) * sizeof(*c->win));
+	c->nwin--;
+	w.kind = it->window;
+	w.thread = ev->rec.thread;
+	w.cpu = ev->rec.cpu;
+	w.tid = it->tid;
+	w.g0 = ev->w0;
+	w.g1 = ev->w1;
+	w.rec = ev->rec;
+	w.has_woken = it->has_woken;
+	w.woken = it->woken;
+	w.has_in = it->has_in;
+	w.in = it->in;
+	if (it->has_woken ? it->has_tick_le : it->has_tick) {
+		w.has_irq = 1;
+		w.irq = it->has_woken ? it->last_tick_le : it->last_tick;
 	}
+	w.comp = sorted_comps(s, it);
+	w.ncomp = it->ncomp;
+	if (s->sink.window)
+		s->sink.window(s->sink.ctx, &w);
+	item_free(s, it);
 }
 
-/* the records of one chunk */
-static void chunk_records(struct sweep *s, uint64_t off, uint32_t cpu, const char *buf, size_t end,
-			  uint64_t *events)
+void sweep_finish(struct sweep *s)
 {
-	size_t pos = 0;
+	uint32_t i;
 
-	while (pos < end) {
-		struct hgt_rec h;
+	for (i = 0; i < s->ncpu; i++) {
+		struct cpu_state *c = &s->cpu[i];
 
-		if (end - pos < REC_HDR)
-			fail("%s: corrupt record at offset %llu", kname, (unsigned long long)(off + pos));
-		memcpy(&h, buf + pos, REC_HDR);
-		if (h.len < REC_HDR || h.len % 8 || pos + h.len > end)
-			fail("%s: corrupt record length %u in the chunk at offset %llu", kname, h.len,
-			     (unsigned long long)off);
-		++*events;
-		if (h.type == HGT_REC_COMM) {
-			char comm[17] = { 0 };
-
-			if (h.len < REC_HDR + 24)
-				too_short(h.type, cpu, (int64_t)h.tsc);
-			memcpy(comm, buf + pos + REC_HDR + 8, 16);
-			judge_comm(s->j, h.arg, comm);
-		} else if (h.type == HGT_REC_NAME) {
-			if (h.flags == 0) {
-				char name[33] = { 0 };
-
-				if (h.len < REC_HDR + 32)
-					too_short(h.type, cpu, (int64_t)h.tsc);
-				memcpy(name, buf + pos + REC_HDR, 32);
-				judge_irq_name(s->j, h.arg, name);
-			}
-		} else {
-			if (h.type == HGT_REC_MIGRATE && h.arg && thread_of_tid(s->r, h.arg) >= 0) {
-				if (h.len < REC_HDR + 4)
-					too_short(h.type, cpu, (int64_t)h.tsc);
-				judge_kernel_migration(s->j, h.arg, (int64_t)h.tsc);
-			}
-			event(s, cpu, &h, buf + pos + REC_HDR, h.len - REC_HDR);
-		}
-		pos += h.len;
-	}
-}
-
-static int by_g0(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
-
-	if (x->g0 != y->g0)
-		return x->g0 < y->g0 ? -1 : 1;
-	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-static void add_item(struct sweep *s, struct gap *g)
-{
-	struct cpu_sweep *c = cpu_of(s, g->cpu);
-	struct item it = { g->g0, g->seq, g };
-
-	VEC_PUSH(c->items, c->n, c->cap, it);
-}
-
-static size_t xread(FILE *f, void *p, size_t n)
-{
-	return fread(p, 1, n, f);
-}
-
-/* the chunks of the file; with @pass 0 only the window is read */
-static void read_chunks(struct sweep *s, FILE *f, uint64_t start, int pass, int complete_required)
-{
-	char *buf = NULL, *zbuf = NULL, *pbuf = NULL;
-	size_t cap = 0, zcap = 0, pcap = 0;
-	uint64_t off = start, events = 0;
-	int complete = 0;
-
-	if (fseek(f, (long)start, SEEK_SET))
-		fail("%s: cannot seek", kname);
-	for (;;) {
-		struct hgt_chunk c;
-		size_t got = xread(f, &c, sizeof(c));
-
-		if (!got)
-			break;
-		if (got < sizeof(c))
-			fail("%s: truncated chunk header at offset %llu", kname, (unsigned long long)off);
-		if (c.magic == HGT_END_MAGIC) {
-			char x;
-
-			complete = 1;
-			off += sizeof(c);
-			if (xread(f, &x, 1)) {
-				long here = ftell(f);
-
-				fseek(f, 0, SEEK_END);
-				fail("%s: %lld bytes of garbage after the END marker", kname,
-				     (long long)(ftell(f) - here + 1));
-			}
-			break;
-		}
-		if ((c.magic != HGT_CHUNK_MAGIC && c.magic != HGT_STATS_MAGIC && c.magic != HGT_TIME_MAGIC &&
-		     c.magic != HGT_ZCHUNK_MAGIC && (c.magic != HGT_PCHUNK_MAGIC || file_version < HGT_FILE_VERSION_PACKED)) ||
-		    c.nr_bytes % 8)
-			fail("%s: corrupt chunk at offset %llu (magic %#x)", kname, (unsigned long long)off, c.magic);
-		if (pass == 0 && c.magic != HGT_TIME_MAGIC && c.magic != HGT_STATS_MAGIC) {
-			if (fseek(f, c.nr_bytes, SEEK_CUR))
-				fail("%s: truncated chunk at offset %llu", kname, (unsigned long long)off);
-			off += sizeof(c) + c.nr_bytes;
+		if (!c->exists)
 			continue;
-		}
-		if (c.nr_bytes > cap) {
-			cap = c.nr_bytes;
-			buf = xrealloc(buf, cap);
-		}
-		if (xread(f, buf, c.nr_bytes) != c.nr_bytes)
-			fail("%s: truncated chunk at offset %llu", kname, (unsigned long long)off);
-		if (c.magic == HGT_TIME_MAGIC && pass == 0) {
-			if (c.nr_bytes < 16)
-				fail("%s: corrupt chunk at offset %llu (magic %#x)", kname, (unsigned long long)off,
-				     c.magic);
-			memcpy(s->r->window, buf, 16);
-			s->r->have_window = 1;
-		} else if (c.magic == HGT_STATS_MAGIC && pass == 1) {
-			uint64_t st[6];
-
-			if (c.nr_bytes < sizeof(st))
-				fail("%s: corrupt chunk at offset %llu (magic %#x)", kname, (unsigned long long)off,
-				     c.magic);
-			memcpy(st, buf, sizeof(st));
-			judge_stats(s->j, c.cpu, st);
-		} else if (c.magic == HGT_ZCHUNK_MAGIC && pass == 1) {
-			uint32_t raw, zb;
-			uLongf out;
-
-			if (c.nr_bytes < 8)
-				fail("%s: corrupt compressed chunk at offset %llu", kname, (unsigned long long)off);
-			memcpy(&raw, buf, 4);
-			memcpy(&zb, buf + 4, 4);
-			if (zb > c.nr_bytes - 8)
-				fail("%s: corrupt compressed chunk at offset %llu: stream longer than its chunk", kname,
-				     (unsigned long long)off);
-			if (raw > zcap) {
-				zcap = raw;
-				zbuf = xrealloc(zbuf, zcap);
-			}
-			out = raw;
-			if (uncompress((Bytef *)zbuf, &out, (const Bytef *)buf + 8, zb) != Z_OK || out != raw)
-				fail("%s: corrupt compressed chunk at offset %llu", kname, (unsigned long long)off);
-			chunk_records(s, off, c.cpu, zbuf, raw, &events);
-		} else if (c.magic == HGT_PCHUNK_MAGIC && pass == 1) {
-			const char *why;
-			size_t raw;
-
-			if (!hgt_unpack_records((const unsigned char *)buf, c.nr_bytes, c.nr_records, &pbuf, &pcap,
-						&raw, &why))
-				fail("%s: corrupt packed chunk at offset %llu: %s", kname, (unsigned long long)off, why);
-			chunk_records(s, off, c.cpu, pbuf, raw, &events);
-		} else if (c.magic == HGT_CHUNK_MAGIC && pass == 1) {
-			chunk_records(s, off, c.cpu, buf, c.nr_bytes, &events);
-		}
-		off += sizeof(c) + c.nr_bytes;
+		flush(s, c);
+		if (c->too_deep)
+			warn(s->r, "CPU %u: handlers nested deeper than %d (%llu times): the stream is corrupt there",
+			     i, STACK_MAX, (unsigned long long)c->too_deep);
 	}
-	if (pass == 1) {
-		uint64_t back = 0;
-		size_t i;
-
-		for (i = 0; i < s->ncpu; i++)
-			if (s->cpu[i].exists) {
-				advance(s, &s->cpu[i], 0, 1);
-				back += s->cpu[i].backwards;
-				if (s->cpu[i].nloss)
-					judge_losses(s->j, i, s->cpu[i].nloss);
-			}
-		judge_event_counts(s->j, events, back);
-		if (!complete && complete_required)
-			fail("%s: the recording did not finish (no END marker)", kname);
-	}
-	free(buf);
-	free(zbuf);
-	free(pbuf);
 }
 
-/* the name messages give the recording (main.c's --name) */
-const char *sweep_display_name;
-
-void sweep_kernel(struct run *r, struct judge *j)
+uint64_t sweep_backwards(const struct sweep *s)
 {
-	struct sweep s = { .r = r, .j = j, .nmi_cycles = r->hz / 1e9 };
-	FILE *f = fopen(r->kernel_path, "rb");
-	struct { char magic[8]; uint32_t version, meta_bytes; } p;
-	char *meta;
-	size_t i;
+	uint64_t n = 0;
+	uint32_t i;
 
-	kname = sweep_display_name ? sweep_display_name : r->kernel_path;
-	if (!f)
-		fail("%s: cannot open it", kname);
-	if (xread(f, &p, sizeof(p)) < sizeof(p))
-		fail("%s: too short to be an hgtrace recording", kname);
-	if (memcmp(p.magic, "HGTRACE\n", 8))
-		fail("%s: not an hgtrace recording (bad magic)", kname);
-	if (p.version == HGT_FILE_VERSION_PACKED_OLD)
-		fail("%s: packed by an hgtrace before 2026-11-22 (format version %u), whose coding this "
-		     "reader does not read; pack the plain recording again", kname, p.version);
-	if (p.version != HGT_FILE_VERSION && p.version != HGT_FILE_VERSION_PACKED)
-		fail("%s: format version %u, this reader knows %d and %d", kname, p.version, HGT_FILE_VERSION,
-		     HGT_FILE_VERSION_PACKED);
-	file_version = p.version;
-	meta = xcalloc(p.meta_bytes + 1, 1);
-	if (p.meta_bytes % 8 || xread(f, meta, p.meta_bytes) != p.meta_bytes)
-		fail("%s: truncated or corrupt metadata", kname);
-	for (i = 0; i < r->ngaps; i++)
-		add_item(&s, &r->gaps[i]);
-	for (i = 0; i < r->nwins; i++)
-		add_item(&s, &r->wins[i]);
-	for (i = 0; i < s.ncpu; i++)
-		if (s.cpu[i].exists)
-			qsort(s.cpu[i].items, s.cpu[i].n, sizeof(*s.cpu[i].items), by_g0);
-	/* the window first: a gap is judged when it closes, and the window is at the end */
-	read_chunks(&s, f, sizeof(p) + p.meta_bytes, 0, 0);
-	read_chunks(&s, f, sizeof(p) + p.meta_bytes, 1, 1);
-	fclose(f);
-	free(meta);
-	for (i = 0; i < s.ncpu; i++) {
-		free(s.cpu[i].items);
-		free(s.cpu[i].open);
-		free(s.cpu[i].stack);
-		free(s.cpu[i].loss);
+	for (i = 0; i < s->ncpu; i++)
+		n += s->cpu[i].backwards;
+	return n;
+}
+
+uint64_t sweep_losses(const struct sweep *s, uint32_t cpu)
+{
+	return cpu < s->ncpu ? s->cpu[cpu].nloss : 0;
+}
+
+void sweep_free(struct sweep *s)
+{
+	uint32_t i;
+	struct item *it;
+	int k;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->ncpu; i++) {
+		struct cpu_state *c = &s->cpu[i];
+
+		if (c->gap)
+			item_free(s, c->gap);
+		for (k = 0; k < c->nwin; k++)
+			item_free(s, c->win[k]);
+		free(c->win);
+		free(c->pend);
 	}
-	free(s.cpu);
+	while ((it = s->free_items)) {
+		s->free_items = it->next_free;
+		free(it->comp);
+		free(it);
+	}
+	free(s->cpu);
+	free(s->sorted);
+	free(s);
 }

@@ -4,45 +4,30 @@
  *
  *   CPU TSC TYPE key=value ...
  *
+ * or as JSON lines (--json, dump_json.c); an hourglass trace, told by its
+ * magic, is dump_hgl.c's.
+ *
  * Records are printed in file order: per CPU in the order the ring buffer
  * committed them, which can differ from TSC order by a nested event (an irq
  * that interrupted a probe between its rdtsc and its write). The header
  * metadata is printed as '# key: value' lines, the final counters as
- * '# stats' lines. A truncated or corrupt file is an error (exit 3) after
- * printing what could be read.
+ * '# stats' lines. A file whose shape is wrong is refused before anything is
+ * printed; a record found wrong while reading, or a recording that did not
+ * finish, is an error (exit 3) after printing what could be read.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "dump.h"
+#include "hg_hgl.h"
 #include "hgt_dev.h"
-#include "hgt_file.h"
 #include "hgtrace_cmds.h"
 
-static const char *const type_names[HGT_REC_MAX] = {
-	[HGT_REC_NONE] = "none", [HGT_REC_SWITCH] = "switch", [HGT_REC_WAKING] = "waking",
-	[HGT_REC_WAKEUP] = "wakeup", [HGT_REC_WAKEUP_NEW] = "wakeup_new",
-	[HGT_REC_MIGRATE] = "migrate", [HGT_REC_EXIT] = "exit",
-	[HGT_REC_IRQ_ENTRY] = "irq_entry", [HGT_REC_IRQ_EXIT] = "irq_exit",
-	[HGT_REC_SOFTIRQ_ENTRY] = "softirq_entry", [HGT_REC_SOFTIRQ_EXIT] = "softirq_exit",
-	[HGT_REC_VEC_ENTRY] = "vec_entry", [HGT_REC_VEC_EXIT] = "vec_exit",
-	[HGT_REC_NMI] = "nmi", [HGT_REC_HRTIMER_ENTRY] = "hrtimer_entry",
-	[HGT_REC_HRTIMER_EXIT] = "hrtimer_exit", [HGT_REC_SYS_ENTER] = "sys_enter",
-	[HGT_REC_SYS_EXIT] = "sys_exit", [HGT_REC_COMM] = "comm", [HGT_REC_NAME] = "name",
-	[HGT_REC_LOST] = "lost",
-};
-
-static const char *const vec_names[HGT_VEC_MAX] = {
-	"local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
-	"x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic",
-};
-
-const char *hgt_type_name(unsigned int type)
-{
-	return type < HGT_REC_MAX && type_names[type] ? type_names[type] : "unknown";
-}
-
-/* print_payload - the type-specific key=value part; -1 if the record is too short */
+/* print_payload - the type-specific key=value part (the reader has checked the length) */
 static int print_payload(const struct hgt_rec *r)
 {
 	const void *p = r + 1;
@@ -87,7 +72,7 @@ static int print_payload(const struct hgt_rec *r)
 		break;
 	case HGT_REC_VEC_ENTRY: case HGT_REC_VEC_EXIT:
 		printf(" vector=%u kind=%s", r->arg,
-		       r->flags < HGT_VEC_MAX ? vec_names[r->flags] : "unknown");
+		       r->flags < HGT_VEC_MAX ? hgt_vec_names[r->flags] : "unknown");
 		break;
 	case HGT_REC_NMI: {
 		const struct hgt_nmi *n = p;
@@ -145,106 +130,216 @@ static int print_payload(const struct hgt_rec *r)
 
 static void dump_usage(FILE *f)
 {
-	fprintf(f, "usage: hgtrace dump [-m] [-s] FILE\n\n"
-		"Print a recording, one record per line: CPU TSC TYPE key=value...\n"
+	fprintf(f, "usage: hgtrace dump [-m] [-s] [-j [-r]] FILE\n\n"
+		"Print a recording (.hgt) or an hourglass trace (.hgl, told by its magic), one record\n"
+		"per line: CPU TSC TYPE key=value... (THREAD TYPE key=value... for a trace).\n"
 		"  -m, --meta    print the header metadata as '# key: value' lines\n"
+		"                (a trace: its info section as '# info {...}')\n"
 		"  -s, --stats   print the module's final counters as '# stats' lines\n"
-		"Exit status: 0 complete file, 3 truncated, corrupt or unfinished recording.\n");
+		"                (a trace: its END section as '# end ...')\n"
+		"  -j, --json    one JSON object a line: the file's facts first, then each record\n"
+		"  -r, --raw     with --json, each record's bytes in hex too\n"
+		"  -t, --time    stamps as seconds from the start of the recording (its window), the\n"
+		"                clock of hourglass report and of the exported traces, at the kernel's\n"
+		"                tsc_khz; --hz HZ converts at another rate (the report's run.tsc_hz,\n"
+		"                to match it to the nanosecond)\n"
+		"Exit status: 0 complete file, 1 bad usage, 3 truncated, corrupt or unfinished.\n");
+}
+
+static unsigned long long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : (unsigned long long)st.st_size;
+}
+
+/* is_hgl - the file starts with hourglass's magic */
+static int is_hgl(const char *path)
+{
+	char magic[8];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), yes;
+
+	if (fd < 0)
+		return 0;
+	yes = read(fd, magic, 8) == 8 && !memcmp(magic, HGL_MAGIC, 8);
+	close(fd);
+	return yes;
+}
+
+/* put_u64 - @v in decimal at @p; returns the end */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/*
+ * print_head - "CPU TSC TYPE" of one record: the part every line has,
+ * formatted by hand (printf's parsing was a fifth of a dump's time)
+ */
+static void print_head(uint32_t cpu, const struct hgt_rec *r, const struct dump_opts *o)
+{
+	char line[64], *p = line;
+	const char *name = hgt_type_name(r->type);
+	size_t n = strlen(name);
+
+	p = put_u64(p, cpu);
+	*p++ = ' ';
+	if (o->time_hz > 0)
+		p += snprintf(p, 24, "%.9f", ((double)r->tsc - (double)o->time_base) / o->time_hz);
+	else
+		p = put_u64(p, r->tsc);
+	*p++ = ' ';
+	memcpy(p, name, n);
+	fwrite(line, 1, (size_t)(p - line) + n, stdout);
+}
+
+/* first_tsc - the first record's stamp (a recording without a window's time base) */
+static uint64_t first_tsc(struct hgt_file *f)
+{
+	struct hg_err err;
+	struct hgt_cursor *c = hgt_cursor_open(f, HGT_ALL_CPUS, &err);
+	const struct hgt_rec *r;
+	uint64_t t = 0;
+
+	if (c && hgt_cursor_next(c, &r, &err) > 0)
+		t = r->tsc;
+	hgt_cursor_close(c);
+	return t;
+}
+
+/* print_trailer - the window and the final counters, as '#' lines */
+static void print_trailer(const struct hgt_file *f)
+{
+	uint64_t start, stop;
+	uint32_t cpu, ncpu = hgt_nr_cpus(f);
+
+	if (hgt_window(f, &start, &stop))
+		printf("# window start_tsc=%llu stop_tsc=%llu\n", (unsigned long long)start,
+		       (unsigned long long)stop);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		const struct hgt_cpu_stats *s = hgt_cpu_stats(f, cpu);
+
+		if (s)
+			printf("# stats cpu=%u produced=%llu written=%llu refused=%llu "
+			       "overwritten=%llu read=%llu reader_fault=%llu\n", cpu,
+			       (unsigned long long)s->produced, (unsigned long long)s->written,
+			       (unsigned long long)s->refused, (unsigned long long)s->overwritten,
+			       (unsigned long long)s->read, (unsigned long long)s->reader_fault);
+	}
 }
 
 int hgt_cmd_dump(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "meta", no_argument, 0, 'm' }, { "stats", no_argument, 0, 's' },
+		{ "json", no_argument, 0, 'j' }, { "raw", no_argument, 0, 'r' },
+		{ "time", no_argument, 0, 't' }, { "hz", required_argument, 0, 'z' },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
-	struct hgt_reader r;
-	struct hgt_chunk c;
-	const char *data;
-	int opt, meta = 0, stats = 0, ret;
+	struct dump_opts o = { 0 };
+	struct hgt_file *f;
+	struct hgt_cursor *c;
+	const struct hgt_rec *rec;
+	struct hg_err err;
+	struct jsonw w;
+	double hz = 0;
+	char *end;
+	int opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "msh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "msjrth", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'm': meta = 1; break;
-		case 's': stats = 1; break;
+		case 'm': o.meta = 1; break;
+		case 's': o.stats = 1; break;
+		case 'j': o.json = 1; break;
+		case 'r': o.raw = 1; break;
+		case 't': o.time = 1; break;
+		case 'z':
+			hz = strtod(optarg, &end);
+			if (*end || !(hz >= 1 && hz <= 1e12)) {
+				fprintf(stderr, "hgtrace dump: --hz %s: not a TSC rate in Hz\n", optarg);
+				return HGT_EXIT_USAGE;
+			}
+			o.time = 1;
+			break;
 		case 'h': dump_usage(stdout); return HGT_EXIT_OK;
 		default: dump_usage(stderr); return HGT_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind != argc - 1 || (o.raw && !o.json) || (o.time && o.json)) {
 		dump_usage(stderr);
 		return HGT_EXIT_USAGE;
 	}
-	if (hgt_reader_open(&r, argv[optind]))
+	if (is_hgl(argv[optind]))
+		return dump_hgl(argv[optind], &o);
+	if (hgt_open(&f, argv[optind], HGT_OPEN_ALLOW_INCOMPLETE, &err)) {
+		fprintf(stderr, "hgtrace: %s\n", err.msg);
 		return HGT_EXIT_DATA;
-	if (meta) {
-		char *line, *save = NULL;
+	}
+	if (o.time) {
+		uint64_t start, stop;
 
-		for (line = strtok_r(r.meta, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		o.time_hz = hz ? hz : hgt_tsc_khz(f) * 1e3;
+		if (!(o.time_hz > 0)) {
+			fprintf(stderr, "hgtrace dump: %s: no tsc_khz in the metadata: give --hz\n", hgt_path(f));
+			hgt_close(f);
+			return HGT_EXIT_DATA;
+		}
+		o.time_base = hgt_window(f, &start, &stop) ? start : first_tsc(f);
+	}
+	jw_begin(&w, stdout);
+	if (o.json) {
+		dump_json_header(&w, f);
+	} else if (o.meta) {
+		char *text = strdup(hgt_meta_text(f)), *line, *save = NULL;
+
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 			printf("# %s\n", line);
+		free(text);
 	}
-	while ((ret = hgt_reader_next(&r, &c, &data)) == 1) {
-		uint32_t off = 0;
-
-		if (c.magic == HGT_TIME_MAGIC) {
-			const struct hgt_file_window *win = (const void *)data;
-
-			if (c.nr_bytes < sizeof(*win)) {
-				fprintf(stderr, "hgtrace: %s: short time chunk\n", r.path);
-				ret = -1;
-				break;
-			}
-			if (stats)
-				printf("# window start_tsc=%llu stop_tsc=%llu\n",
-				       (unsigned long long)win->start_tsc, (unsigned long long)win->stop_tsc);
+	c = hgt_cursor_open(f, HGT_ALL_CPUS, &err);
+	ret = c ? 0 : -1;
+	while (c && (ret = hgt_cursor_next(c, &rec, &err)) > 0) {
+		if (o.json) {
+			dump_json_record(&w, hgt_cursor_cpu(c), rec, o.raw);
 			continue;
 		}
-		if (c.magic == HGT_STATS_MAGIC) {
-			const struct hgt_cpu_stats *s = (const void *)data;
-
-			if (c.nr_bytes < sizeof(*s)) {
-				fprintf(stderr, "hgtrace: %s: short stats chunk\n", r.path);
-				ret = -1;
-				break;
-			}
-			if (stats)
-				printf("# stats cpu=%u produced=%llu written=%llu refused=%llu "
-				       "overwritten=%llu read=%llu reader_fault=%llu\n", c.cpu,
-				       (unsigned long long)s->produced, (unsigned long long)s->written,
-				       (unsigned long long)s->refused, (unsigned long long)s->overwritten,
-				       (unsigned long long)s->read, (unsigned long long)s->reader_fault);
-			continue;
-		}
-		while (off < c.nr_bytes) {
-			const struct hgt_rec *rec = (const void *)(data + off);
-
-			if (c.nr_bytes - off < sizeof(*rec) || rec->len < sizeof(*rec) ||
-			    rec->len % 8 || rec->len > c.nr_bytes - off) {
-				fprintf(stderr, "hgtrace: %s: corrupt record in chunk ending at offset %llu\n",
-					r.path, (unsigned long long)r.offset);
-				ret = -1;
-				break;
-			}
-			printf("%u %llu %s", c.cpu, (unsigned long long)rec->tsc, hgt_type_name(rec->type));
-			if (print_payload(rec)) {
-				printf("\n");
-				fprintf(stderr, "hgtrace: %s: record too short for its type at offset %llu\n",
-					r.path, (unsigned long long)r.offset);
-				ret = -1;
-				break;
-			}
-			printf("\n");
-			off += rec->len;
-		}
-		if (ret < 0)
-			break;
+		print_head(hgt_cursor_cpu(c), rec, &o);
+		print_payload(rec);
+		putchar('\n');
 	}
-	if (ret == 0 && !r.complete) {
-		fprintf(stderr, "hgtrace: %s: the recording did not finish (no END marker): "
-			"it may be missing its last events\n", r.path);
-		ret = -1;
+	hgt_cursor_close(c);
+	if (ret < 0) {
+		fflush(stdout);
+		fprintf(stderr, "hgtrace: %s\n", err.msg);
+	} else {
+		if (o.stats && !o.json)
+			print_trailer(f);
+		if (!hgt_complete(f)) {
+			fflush(stdout);
+			if (hgt_cut_offset(f))
+				fprintf(stderr, "hgtrace: %s: offset %llu: the recording did not finish (no END marker) "
+					"and its last chunk is cut short: it may be missing its last events\n",
+					hgt_path(f), (unsigned long long)hgt_cut_offset(f));
+			else
+				fprintf(stderr, "hgtrace: %s: offset %llu: the recording did not finish (no END marker): "
+					"it may be missing its last events\n", hgt_path(f), file_size(hgt_path(f)));
+			ret = -1;
+		}
 	}
-	hgt_reader_close(&r);
+	hgt_close(f);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "hgtrace: writing the dump failed\n");
+		return HGT_EXIT_ENV;
+	}
 	return ret < 0 ? HGT_EXIT_DATA : HGT_EXIT_OK;
 }

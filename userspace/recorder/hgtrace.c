@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "hg_hgt_format.h"
 #include "hgt_dev.h"
 #include "hgtrace_cmds.h"
 
@@ -28,8 +29,11 @@ static void usage(FILE *f)
 		"Ground-truth recorder for hourglass, on top of the hgtrace.ko module.\n\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
-	fprintf(f, "\n'hgtrace COMMAND --help' tells more. ABI %d.%d, file format %d.\n",
-		HGT_ABI_MAJOR, HGT_ABI_MINOR, 1);
+	fprintf(f, "\n'hgtrace COMMAND --help' tells more. ABI %d.%d, file formats %d and %d.\n"
+		"Exit status, as every program of hourglass's (docs/exit-status.md): 0 done,\n"
+		"1 bad command line, 2 could not run (module, privileges, ABI, an output that\n"
+		"cannot be written), 3 a bad or unfinished input file.\n",
+		HGT_ABI_MAJOR, HGT_ABI_MINOR, HGT_FILE_VERSION, HGT_FILE_VERSION_PACKED);
 }
 
 int main(int argc, char **argv)

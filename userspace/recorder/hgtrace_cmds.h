@@ -18,6 +18,8 @@ int hgt_cmd_pack(int argc, char **argv);
 
 double hgt_parse_seconds(const char *s);
 uint32_t hgt_parse_events(const char *list);
-const char *hgt_type_name(unsigned int type);
+/* hgt_pack_file - rewrite a recording with packed chunks (@in may be @out): 0, 1 if @in was
+ * unfinished (packed as it is), -1 bad input, -2 cannot write (message printed; @in untouched) */
+int hgt_pack_file(const char *in, const char *out, int level);
 
 #endif

@@ -18,15 +18,16 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <trace-cmd.h>
-#include "hgt_file.h"
+#include "hg_hgt.h"
+#include "hg_hgt_write.h"
 
 #define CHUNK_BYTES	(64 << 10)
-#define MAX_CPUS	4096
 #define MAX_PID		(1 << 22)	/* pid_max's ceiling on 64-bit */
 #define MAX_IRQ		4096
 
@@ -66,17 +67,29 @@ struct cpu_out {
 	uint32_t records;
 };
 
+/* an event id the merger needs and what it becomes; ids are whatever the
+ * file's format text says (any int), so they are looked up, never indexed */
+struct id_kind {
+	int id;
+	int kind;
+};
+
 struct importer {
 	struct tep_handle *tep;
 	struct tep_event *event[EV_MAX];
-	int *kind_of_id;		/* tep event id -> enum ev, or -1 */
-	int max_id;
-	struct cpu_out cpu[MAX_CPUS];
+	struct id_kind ids[EV_MAX];	/* sorted by id */
+	int nids;
+	struct cpu_out *cpu;		/* ncpus of them: the file's CPU count */
+	int ncpus;
 	struct hgt_writer w;
 	unsigned char *pid_seen;	/* a COMM record was written for this pid */
 	unsigned char irq_seen[MAX_IRQ];
-	uint64_t first_ts, last_ts, events, records, lost, bad;
+	uint64_t first_ts, last_ts, events, records, lost;
+	uint64_t bad_cpu, unknown_id;	/* records no good trace.dat holds */
+	uint64_t bad_cpu_ts, unknown_ts;
+	int bad_cpu_nr, unknown_nr;
 	int ncpus_seen;
+	const char *failed;		/* why the iteration stopped, if it did */
 };
 
 static int flush_cpu(struct importer *im, int cpu)
@@ -107,15 +120,20 @@ static int put(struct importer *im, int cpu, uint64_t ts, int type, int flags, u
 	r.len = sizeof(r) + plen;
 	if (!o->buf) {
 		o->buf = malloc(CHUNK_BYTES);
-		if (!o->buf)
+		if (!o->buf) {
+			im->failed = "out of memory";
 			return -1;
+		}
 		o->used = sizeof(struct hgt_chunk);
 		im->ncpus_seen++;
 	}
-	if (o->used + r.len > CHUNK_BYTES && flush_cpu(im, cpu))
+	if (o->used + r.len > CHUNK_BYTES && flush_cpu(im, cpu)) {
+		im->failed = "a write error";
 		return -1;
+	}
 	memcpy(o->buf + o->used, &r, sizeof(r));
-	memcpy(o->buf + o->used + sizeof(r), payload, plen);
+	if (plen)
+		memcpy(o->buf + o->used + sizeof(r), payload, plen);
 	o->used += r.len;
 	o->records++;
 	im->records++;
@@ -239,14 +257,26 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 	}
 }
 
+static int by_id(const void *a, const void *b)
+{
+	const struct id_kind *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int cpu, void *data)
 {
 	struct importer *im = data;
-	int id, kind;
+	struct id_kind key, *hit;
+	int id;
 
 	(void)handle;
-	if (cpu < 0 || cpu >= MAX_CPUS) {
-		im->bad++;
+	if (cpu < 0 || cpu >= im->ncpus) {
+		/* libtracecmd hands out CPUs of the file: anything else is a corrupt file */
+		if (!im->bad_cpu++) {
+			im->bad_cpu_ts = rec->ts;
+			im->bad_cpu_nr = cpu;
+		}
 		return 0;
 	}
 	im->events++;
@@ -263,9 +293,18 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 			return -1;
 	}
 	id = tep_data_type(im->tep, rec);
-	if (id < 0 || id > im->max_id || (kind = im->kind_of_id[id]) < 0)
+	key.id = id;
+	hit = bsearch(&key, im->ids, im->nids, sizeof(key), by_id);
+	if (!hit) {
+		/* an event the merger does not need, or one no format of the file
+		 * describes: the latter means the formats and the data disagree */
+		if (!tep_find_event(im->tep, id) && !im->unknown_id++) {
+			im->unknown_ts = rec->ts;
+			im->unknown_nr = id;
+		}
 		return 0;
-	return convert(im, kind, im->event[kind], rec, cpu) ? -1 : 0;
+	}
+	return convert(im, hit->kind, im->event[hit->kind], rec, cpu) ? -1 : 0;
 }
 
 static void find_events(struct importer *im)
@@ -281,15 +320,10 @@ static void find_events(struct importer *im)
 				 (k - EV_VEC_FIRST) % 2 ? "exit" : "entry");
 			im->event[k] = tep_find_event_by_name(im->tep, "irq_vectors", name);
 		}
-		if (im->event[k] && im->event[k]->id > im->max_id)
-			im->max_id = im->event[k]->id;
-	}
-	im->kind_of_id = malloc(sizeof(int) * (im->max_id + 1));
-	for (k = 0; k <= im->max_id; k++)
-		im->kind_of_id[k] = -1;
-	for (k = 0; k < EV_MAX; k++)
 		if (im->event[k])
-			im->kind_of_id[im->event[k]->id] = k;
+			im->ids[im->nids++] = (struct id_kind){ im->event[k]->id, k };
+	}
+	qsort(im->ids, im->nids, sizeof(im->ids[0]), by_id);
 }
 
 /*
@@ -329,6 +363,105 @@ static void catch_crashes(const char *in, const char *out)
 	sigaction(SIGFPE, &sa, NULL);
 }
 
+static void free_importer(struct importer *im)
+{
+	int cpu;
+
+	if (!im)
+		return;
+	for (cpu = 0; im->cpu && cpu < im->ncpus; cpu++)
+		free(im->cpu[cpu].buf);
+	free(im->cpu);
+	free(im->pid_seen);
+	free(im);
+}
+
+/* refuse - what a good trace.dat never holds: a wrong answer must not look like one */
+static int refuse(const struct importer *im, const char *path)
+{
+	if (!im->events)
+		fprintf(stderr, "hgtrace-import: %s: no events in it (libtracecmd found no data: an empty or "
+			"corrupt trace.dat)\n", path);
+	else if (im->unknown_id)
+		fprintf(stderr, "hgtrace-import: %s: %llu records of event ids that none of the file's formats "
+			"describes (the first: id %d at timestamp %llu): the formats and the data disagree, "
+			"a corrupt trace.dat\n", path, (unsigned long long)im->unknown_id, im->unknown_nr,
+			(unsigned long long)im->unknown_ts);
+	else if (im->bad_cpu)
+		fprintf(stderr, "hgtrace-import: %s: %llu records on CPUs the file does not have (the first: "
+			"CPU %d at timestamp %llu, the file has %d CPUs): a corrupt trace.dat\n", path,
+			(unsigned long long)im->bad_cpu, im->bad_cpu_nr, (unsigned long long)im->bad_cpu_ts,
+			im->ncpus);
+	else
+		return 0;
+	return 1;
+}
+
+/* import - every event of @in into @out; the exit status */
+static int import(struct importer *im, struct tracecmd_input *in, const char *path, const char *out,
+		  int compress)
+{
+	struct hgt_file_window win;
+	char meta[PATH_MAX + 512], *shown;
+	int cpu, rc;
+
+	im->tep = tracecmd_get_tep(in);
+	find_events(im);
+	shown = strdup(path);
+	if (!shown) {
+		fprintf(stderr, "hgtrace-import: out of memory\n");
+		return 2;
+	}
+	hgt_meta_sanitize(shown);	/* the metadata is UTF-8 text: a path need not be */
+	snprintf(meta, sizeof(meta), "format: hgtrace 1\nsource: trace-cmd\nimported_from: %s\n"
+		 "clock: as recorded (trace-cmd record -C x86-tsc gives the TSC)\nnr_cpu_ids: %d\n", shown,
+		 im->ncpus);
+	free(shown);
+	if (hgt_writer_open(&im->w, out, HGT_FILE_VERSION, meta)) {
+		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
+		hgt_writer_close(&im->w);
+		return 2;	/* an output that cannot be written: could not run */
+	}
+	crash_out = out;
+	im->w.compress = compress;
+	rc = tracecmd_iterate_events(in, NULL, 0, on_record, im);
+	for (cpu = 0; cpu < im->ncpus; cpu++)
+		if (im->cpu[cpu].buf && flush_cpu(im, cpu))
+			rc = -1;
+	if (rc < 0 || im->w.error) {
+		if (im->w.error)
+			fprintf(stderr, "hgtrace-import: %s (after %llu events of %s)\n", im->w.err.msg,
+				(unsigned long long)im->events, path);
+		else
+			fprintf(stderr, "hgtrace-import: %s: stopped after %llu events (%s)\n", path,
+				(unsigned long long)im->events, im->failed ? im->failed : "unreadable data");
+		rc = im->w.error ? 2 : im->failed && !strcmp(im->failed, "out of memory") ? 2 : 3;
+		goto fail;
+	}
+	if (refuse(im, path)) {
+		rc = 3;
+		goto fail;
+	}
+	win.start_tsc = im->first_ts;
+	win.stop_tsc = im->last_ts;
+	if (hgt_writer_trailer(&im->w, &win, NULL, NULL, 0) || hgt_writer_end(&im->w) ||
+	    hgt_writer_close(&im->w)) {
+		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
+		unlink(out);
+		return 2;	/* an output that cannot be written: could not run */
+	}
+	/* one line of key=value: for people, and for the merger, which needs
+	 * the time span before it reads the records */
+	printf("hgtrace-import: %s: events=%llu records=%llu cpus=%d dropped=%llu first_ts=%llu last_ts=%llu\n",
+	       out, (unsigned long long)im->events, (unsigned long long)im->records, im->ncpus_seen,
+	       (unsigned long long)im->lost, (unsigned long long)im->first_ts, (unsigned long long)im->last_ts);
+	return 0;
+fail:
+	hgt_writer_close(&im->w);
+	unlink(out);
+	return rc;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -343,7 +476,11 @@ static void usage(FILE *f)
 		"\n"
 		"  -o, --output FILE   the .hgt file to write (required)\n"
 		"  -z, --compress      zlib-compress each chunk, as `hgtrace record -z`\n"
-		"  -h, --help          this text\n");
+		"  -h, --help          this text\n"
+		"\n"
+		"Exit status (docs/exit-status.md): 0 done, 1 bad command line, 2 could not\n"
+		"run (out of memory, an output that cannot be written), 3 a trace.dat that is\n"
+		"truncated or corrupt (named, with what was wrong; no output is left).\n");
 }
 
 int main(int argc, char **argv)
@@ -357,14 +494,19 @@ int main(int argc, char **argv)
 	struct importer *im;
 	struct tracecmd_input *in;
 	const char *out = NULL, *path;
-	char meta[512];
-	int c, compress = 0, cpu, rc;
-	struct hgt_chunk end = { .magic = HGT_END_MAGIC };
-	struct { struct hgt_chunk c; struct hgt_file_window win; } tw;
+	int c, compress = 0, rc, ncpus;
 
 	while ((c = getopt_long(argc, argv, "o:zh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
+		case 'o':
+			/* "-o --compress": an option, not the file to write */
+			if (optarg == argv[optind - 1] && optarg[0] == '-' && optarg[1]) {
+				fprintf(stderr, "hgtrace-import: -o needs a file, but '%s' that follows it is an "
+					"option (for a file of that name write ./ before it)\n", optarg);
+				return 1;
+			}
+			out = optarg;
+			break;
 		case 'z': compress = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
@@ -385,46 +527,22 @@ int main(int argc, char **argv)
 			errno ? strerror(errno) : "bad or truncated file");
 		return 3;
 	}
-	im = calloc(1, sizeof(*im));
-	if (!im || !(im->pid_seen = calloc(MAX_PID, 1))) {
-		fprintf(stderr, "hgtrace-import: out of memory\n");
-		return 2;
-	}
-	im->tep = tracecmd_get_tep(in);
-	find_events(im);
-	snprintf(meta, sizeof(meta), "format: hgtrace 1\nsource: trace-cmd\nimported_from: %s\n"
-		 "clock: as recorded (trace-cmd record -C x86-tsc gives the TSC)\n", path);
-	if (hgt_writer_open(&im->w, out, meta))
-		return 4;
-	crash_out = out;
-	im->w.compress = compress;
-	rc = tracecmd_iterate_events(in, NULL, 0, on_record, im);
-	for (cpu = 0; cpu < MAX_CPUS; cpu++)
-		if (im->cpu[cpu].buf && flush_cpu(im, cpu))
-			rc = -1;
-	if (rc < 0 || im->w.error) {
-		fprintf(stderr, "hgtrace-import: %s: stopped after %llu events%s\n", path,
-			(unsigned long long)im->events, im->w.error ? " (write error)" : " (unreadable data)");
-		hgt_writer_close(&im->w);
-		unlink(out);
+	ncpus = tracecmd_get_tep(in) ? tep_get_cpus(tracecmd_get_tep(in)) : 0;
+	if (ncpus < 1 || ncpus > HGT_MAX_CPUS) {
+		fprintf(stderr, "hgtrace-import: %s: the file says it has %d CPUs (1 to %d expected): "
+			"a corrupt trace.dat\n", path, ncpus, HGT_MAX_CPUS);
 		tracecmd_close(in);
-		return im->w.error ? 4 : 3;
+		return 3;
 	}
-	memset(&tw, 0, sizeof(tw));
-	tw.c.magic = HGT_TIME_MAGIC;
-	tw.c.nr_bytes = sizeof(tw.win);
-	tw.c.nr_records = 1;
-	tw.win.start_tsc = im->first_ts;
-	tw.win.stop_tsc = im->last_ts;
-	if (hgt_writer_put(&im->w, &tw, sizeof(tw)) || hgt_writer_put(&im->w, &end, sizeof(end)) ||
-	    hgt_writer_close(&im->w))
-		return 4;
-	/* one line of key=value: for people, and for the merger, which needs
-	 * the time span before it reads the records */
-	printf("hgtrace-import: %s: events=%llu records=%llu cpus=%d dropped=%llu first_ts=%llu last_ts=%llu%s\n",
-	       out, (unsigned long long)im->events, (unsigned long long)im->records, im->ncpus_seen,
-	       (unsigned long long)im->lost, (unsigned long long)im->first_ts, (unsigned long long)im->last_ts,
-	       im->bad ? " (events on impossible CPUs skipped)" : "");
+	im = calloc(1, sizeof(*im));
+	if (!im || !(im->pid_seen = calloc(MAX_PID, 1)) || !(im->cpu = calloc(ncpus, sizeof(*im->cpu)))) {
+		fprintf(stderr, "hgtrace-import: out of memory\n");
+		rc = 2;
+	} else {
+		im->ncpus = ncpus;
+		rc = import(im, in, path, out, compress);
+	}
+	free_importer(im);
 	tracecmd_close(in);
-	return 0;
+	return rc;
 }

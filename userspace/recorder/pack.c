@@ -5,7 +5,7 @@
  *   hgtrace pack IN.hgt [-o OUT.hgt] [-l LEVEL]
  *
  * Every record is kept, bit for bit; only the chunks change: each CPU's
- * records in blocks of HGT_PACK_BLOCK, as columns, deflated (hgt_pack.c).
+ * records in blocks of HGT_PACK_BLOCK, as columns, deflated (userspace/lib/hgt_pack.c).
  * The trailer (window, per-CPU counters, END) is copied after the last
  * block. The output is written beside the target and renamed over it at
  * the end, so IN may be OUT, and a failure leaves the input as it was.
@@ -17,19 +17,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "hg_hgt.h"
+#include "hg_hgt_write.h"
 #include "hgt_dev.h"
-#include "hgt_file.h"
 #include "hgtrace_cmds.h"
 
 struct block { char *p; size_t len, cap; uint32_t n; };
 
 struct packer {
 	struct hgt_writer w;
-	struct block *cpu;
-	size_t ncpu;
+	struct block *cpu;	/* one block being filled per CPU */
+	uint32_t ncpu;
 	int level;
-	char *trailer;		/* time and stats chunks, copied after the last block */
-	size_t tlen;
 };
 
 static int flush_block(struct packer *k, uint32_t cpu)
@@ -46,145 +45,159 @@ static int flush_block(struct packer *k, uint32_t cpu)
 		return -1;
 	}
 	ret = hgt_writer_put(&k->w, out, len);
+	if (ret)
+		fprintf(stderr, "hgtrace: %s\n", k->w.err.msg);
 	free(out);
 	b->len = 0;
 	b->n = 0;
 	return ret;
 }
 
-static int add_records(struct packer *k, const struct hgt_chunk *c, const char *data)
+static int add_record(struct packer *k, uint32_t cpu, const struct hgt_rec *h)
 {
-	size_t pos = 0;
+	struct block *b;
 
-	if (c->cpu >= k->ncpu) {
-		struct block *nb = realloc(k->cpu, (c->cpu + 1) * sizeof(*nb));
+	if (cpu >= k->ncpu) {
+		struct block *nb = realloc(k->cpu, ((size_t)cpu + 1) * sizeof(*nb));
 
 		if (!nb)
 			return -1;
-		memset(nb + k->ncpu, 0, (c->cpu + 1 - k->ncpu) * sizeof(*nb));
+		memset(nb + k->ncpu, 0, ((size_t)cpu + 1 - k->ncpu) * sizeof(*nb));
 		k->cpu = nb;
-		k->ncpu = c->cpu + 1;
+		k->ncpu = cpu + 1;
 	}
-	while (pos + sizeof(struct hgt_rec) <= c->nr_bytes) {
-		const struct hgt_rec *h = (const void *)(data + pos);
-		struct block *b = &k->cpu[c->cpu];
+	b = &k->cpu[cpu];
+	if (b->len + h->len > b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1 << 20;
+		char *p = realloc(b->p, cap);
 
-		if (h->len < sizeof(*h) || h->len % 8 || pos + h->len > c->nr_bytes) {
-			fprintf(stderr, "hgtrace: %s: corrupt record in a chunk of CPU %u\n", k->w.path, c->cpu);
+		if (!p)
 			return -1;
-		}
-		if (b->len + h->len > b->cap) {
-			size_t cap = b->cap ? 2 * b->cap : 1 << 20;
-			char *p = realloc(b->p, cap);
-
-			if (!p)
-				return -1;
-			b->p = p;
-			b->cap = cap;
-		}
-		memcpy(b->p + b->len, h, h->len);
-		b->len += h->len;
-		pos += h->len;
-		if (++b->n == HGT_PACK_BLOCK && flush_block(k, c->cpu))
-			return -1;
+		b->p = p;
+		b->cap = cap;
 	}
-	return 0;
-}
-
-static int keep_trailer(struct packer *k, const struct hgt_chunk *c, const char *data)
-{
-	char *t = realloc(k->trailer, k->tlen + sizeof(*c) + c->nr_bytes);
-
-	if (!t)
+	memcpy(b->p + b->len, h, h->len);
+	b->len += h->len;
+	if (++b->n == HGT_PACK_BLOCK && flush_block(k, cpu))
 		return -1;
-	memcpy(t + k->tlen, c, sizeof(*c));
-	memcpy(t + k->tlen + sizeof(*c), data, c->nr_bytes);
-	k->trailer = t;
-	k->tlen += sizeof(*c) + c->nr_bytes;
 	return 0;
 }
 
-/* the metadata, saying how the file is compressed now */
-static char *packed_meta(const char *meta, int level)
+/* packed_meta - the metadata, saying how the file is coded now */
+static char *packed_meta(const struct hgt_file *f, int level)
 {
-	size_t len = strlen(meta);
-	char *m = malloc(len + 64), *o = m;
-	const char *line = meta;
+	char *m = NULL;
+	size_t len = 0, i;
+	FILE *o = open_memstream(&m, &len);
+	const char *key, *val;
 
-	if (!m)
+	if (!o)
 		return NULL;
-	while (*line) {
-		const char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
-
-		if (!strncmp(line, "compression:", 12))
-			o += sprintf(o, "compression: packed (columns, zlib %d)\n", level);
-		else if (!strncmp(line, "format:", 7))
-			o += sprintf(o, "format: hgtrace %d\n", HGT_FILE_VERSION_PACKED);
-		else {
-			memcpy(o, line, n);
-			o += n;
-		}
-		line += n;
+	for (i = 0; hgt_meta_at(f, i, &key, &val); i++) {
+		if (!strcmp(key, "compression"))
+			fprintf(o, "compression: packed (columns, zlib %d)\n", level);
+		else if (!strcmp(key, "format"))
+			fprintf(o, "format: hgtrace %d\n", HGT_FILE_VERSION_PACKED);
+		else
+			fprintf(o, *val ? "%s: %s\n" : "%s:\n", key, val);
 	}
-	*o = 0;
+	if (fclose(o)) {
+		free(m);
+		return NULL;
+	}
 	return m;
+}
+
+/* copy_trailer - the window and the counters as they were */
+static int copy_trailer(struct packer *k, const struct hgt_file *f)
+{
+	struct hgt_file_window win;
+	struct hgt_cpu_stats *st;
+	uint32_t *cpus, cpu, n = 0, ncpu = 0;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < hgt_nr_chunks(f); i++)
+		if (hgt_chunk(f, i)->magic == HGT_STATS_MAGIC && hgt_chunk(f, i)->cpu + 1 > ncpu)
+			ncpu = hgt_chunk(f, i)->cpu + 1;
+	st = calloc(ncpu + 1, sizeof(*st));
+	cpus = calloc(ncpu + 1, sizeof(*cpus));
+	if (!st || !cpus) {
+		free(st);
+		free(cpus);
+		return -1;
+	}
+	for (cpu = 0; cpu < ncpu; cpu++)
+		if (hgt_cpu_stats(f, cpu)) {
+			st[n] = *hgt_cpu_stats(f, cpu);
+			cpus[n++] = cpu;
+		}
+	if (hgt_window(f, &win.start_tsc, &win.stop_tsc))
+		ret = hgt_writer_trailer(&k->w, &win, st, cpus, n);
+	else		/* a file without a window keeps none: only the stats */
+		ret = hgt_writer_trailer(&k->w, NULL, st, cpus, n);
+	free(st);
+	free(cpus);
+	return ret;
 }
 
 int hgt_pack_file(const char *in, const char *out, int level)
 {
 	struct packer k = { .level = level };
-	struct hgt_reader r;
-	struct hgt_chunk c;
-	const char *data;
+	struct hgt_file *f = NULL;
+	struct hgt_cursor *c = NULL;
+	const struct hgt_rec *r;
+	struct hg_err err;
 	char *tmp = NULL, *meta = NULL;
-	int rc, ret = -2;
-	size_t i;
+	int rc, ret = -2, complete;
+	uint32_t i;
 
-	if (hgt_reader_open(&r, in))
+	if (hgt_open(&f, in, HGT_OPEN_ALLOW_INCOMPLETE, &err)) {
+		fprintf(stderr, "hgtrace: %s\n", err.msg);
 		return -1;
-	if (asprintf(&tmp, "%s.packing", out) < 0 || !(meta = packed_meta(r.meta, level)))
-		goto out;
-	if (hgt_writer_open(&k.w, tmp, meta))
-		goto out;
-	/* hgt_writer_open wrote version 1: packed chunks need readers of HGT_FILE_VERSION_PACKED */
-	{
-		uint32_t v = HGT_FILE_VERSION_PACKED;
-
-		if (fseek(k.w.f, 8, SEEK_SET) || fwrite(&v, 4, 1, k.w.f) != 1 || fseek(k.w.f, 0, SEEK_END)) {
-			fprintf(stderr, "hgtrace: writing %s: %s\n", tmp, strerror(errno));
-			goto out_w;
-		}
 	}
-	while ((rc = hgt_reader_next(&r, &c, &data)) == 1) {
-		if (c.magic == HGT_CHUNK_MAGIC ? add_records(&k, &c, data) : keep_trailer(&k, &c, data)) {
-			ret = -1;
+	complete = hgt_complete(f);
+	if (asprintf(&tmp, "%s.packing", out) < 0 || !(meta = packed_meta(f, level)))
+		goto out;
+	if (hgt_writer_open(&k.w, tmp, HGT_FILE_VERSION_PACKED, meta)) {
+		fprintf(stderr, "hgtrace: %s\n", k.w.err.msg);
+		goto out_w;
+	}
+	c = hgt_cursor_open(f, HGT_ALL_CPUS, &err);
+	if (!c) {
+		fprintf(stderr, "hgtrace: %s\n", err.msg);
+		ret = -1;
+		goto out_w;
+	}
+	while ((rc = hgt_cursor_next(c, &r, &err)) > 0) {
+		if (add_record(&k, hgt_cursor_cpu(c), r)) {
+			if (!k.w.error)
+				fprintf(stderr, "hgtrace: out of memory packing %s\n", in);
 			goto out_w;
 		}
 	}
 	if (rc < 0) {
+		fprintf(stderr, "hgtrace: %s\n", err.msg);
 		ret = -1;
 		goto out_w;
 	}
 	for (i = 0; i < k.ncpu; i++)
 		if (flush_block(&k, i))
 			goto out_w;
-	if (hgt_writer_put(&k.w, k.trailer, k.tlen))
+	if (copy_trailer(&k, f) || (complete && hgt_writer_end(&k.w))) {
+		fprintf(stderr, "hgtrace: %s\n", k.w.error ? k.w.err.msg : "out of memory");
 		goto out_w;
-	if (r.complete) {
-		struct hgt_chunk end = { .magic = HGT_END_MAGIC };
-
-		if (hgt_writer_put(&k.w, &end, sizeof(end)))
-			goto out_w;
 	}
-	if (hgt_writer_close(&k.w))
+	if (hgt_writer_close(&k.w)) {
+		fprintf(stderr, "hgtrace: %s\n", k.w.err.msg);
 		goto out;
+	}
 	if (rename(tmp, out)) {
 		fprintf(stderr, "hgtrace: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
 		goto out;
 	}
-	ret = r.complete ? 0 : 1;
-	if (!r.complete)
+	ret = complete ? 0 : 1;
+	if (!complete)
 		fprintf(stderr, "hgtrace: %s: the recording did not finish (no END marker); packed as it is\n", in);
 	goto out;
 out_w:
@@ -192,11 +205,11 @@ out_w:
 out:
 	if (ret < 0 && tmp)
 		unlink(tmp);	/* the input stays as it was */
-	hgt_reader_close(&r);
+	hgt_cursor_close(c);
+	hgt_close(f);
 	for (i = 0; i < k.ncpu; i++)
 		free(k.cpu[i].p);
 	free(k.cpu);
-	free(k.trailer);
 	free(tmp);
 	free(meta);
 	return ret;
@@ -209,7 +222,7 @@ static void usage(FILE *f)
 		"Rewrite a recording with packed chunks: each CPU's records as columns of small\n"
 		"differences, deflated. Every record is kept bit for bit; files shrink to about\n"
 		"an eighth of plain (a quarter of trace-cmd's compressed trace.dat) and need\n"
-		"readers of file format 2 (this hgtrace, hourglass report, tools/hgtrace_file.py).\n\n"
+		"readers of file format 3 (this hgtrace, hourglass report).\n\n"
 		"  -o, --output FILE   write here (default: IN itself, replaced when done)\n"
 		"  -l, --level N       zlib level 1-9 (default 9)\n"
 		"  -h, --help          this text\n\n"

@@ -13,6 +13,7 @@
  * LOST markers in the stream, and the summary prints both per CPU.
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,8 +29,9 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <x86intrin.h>
+#include "hg_cpulist.h"
+#include "hg_hgt_write.h"
 #include "hgt_dev.h"
-#include "hgt_file.h"
 #include "hgtrace_cmds.h"
 
 #define READ_BYTES	(1 << 20)
@@ -175,6 +177,23 @@ static int sleep_until(const struct timespec *next, double deadline, pid_t child
 	return 0;
 }
 
+/*
+ * on_freeze - SIGUSR1 from the command (hourglass -b): stop the module here,
+ * in the handler, not at the next pass of the loop up to --interval later,
+ * so that an overwriting buffer still holds what led to the trigger.
+ */
+static int freeze_fd = -1;
+static volatile sig_atomic_t frozen;
+
+static void on_freeze(int sig)
+{
+	(void)sig;
+	if (freeze_fd >= 0 && !frozen)
+		ioctl(freeze_fd, HGT_IOC_STOP);
+	frozen = 1;
+	stop_requested = 1;
+}
+
 static void record_usage(FILE *f)
 {
 	fprintf(f,
@@ -186,15 +205,17 @@ static void record_usage(FILE *f)
 "  -o, --output FILE      output file (default hgtrace.hgt)\n"
 "  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
 "  -e, --events LIST      comma list of sched,irq,softirq,vectors,nmi,hrtimer,syscalls\n"
-"                         or 'all' (default: all but syscalls)\n"
+"                         or 'all' (default: all but syscalls); repeatable, as\n"
+"                         trace-cmd's -e: -e sched -e irq records both\n"
 "  -b, --buffer KB        ring buffer per CPU in KiB (default: keep the module's)\n"
 "  -m, --mode MODE        stop (when full, drop new events; default) or overwrite\n"
-"  -p, --pid PID[,PID]    record task events of these pids/tgids only (CPU events stay)\n"
+"  -P, --pid PID[,PID]    record task events of these pids/tgids only (CPU events stay),\n"
+"                         trace-cmd's -P\n"
 "  -F, --follow           add the command's pid to the filter\n"
 "  -c, --cpus LIST        record these CPUs only, e.g. 0,2-3 (default all)\n"
 "  -i, --interval TIME    drain period (default 100ms)\n"
 "  -C, --reader-cpu CPU   pin the draining thread to CPU\n"
-"  -P, --prio N           run the draining thread SCHED_FIFO at priority N\n"
+"  -r, --prio N           run the draining thread SCHED_FIFO at priority N (trace-cmd's -r)\n"
 "  -z, --compress         pack the file once the command has finished (hgtrace pack:\n"
 "                         records as columns, deflated): about 8x smaller, nothing\n"
 "                         spent on it while the command runs\n"
@@ -202,8 +223,16 @@ static void record_usage(FILE *f)
 "  -q, --quiet            no summary\n"
 "  -h, --help             this text\n"
 "\n"
-"Exit status: 0 recorded, 1 bad usage, 2 could not record (module, privileges, ABI).\n"
-"Lost events are counted per CPU in the summary and marked in the file.\n");
+"The command finds this recorder's pid in HGTRACE_RECORD_PID: SIGUSR1 to it freezes\n"
+"the recording at once (the module stops; what it holds is saved): hourglass -b does\n"
+"so, and with -m overwrite the file then ends with the stretch before the trigger.\n"
+"\n"
+"Exit status (docs/exit-status.md): 0 recorded (ended by the command, -d, Ctrl-C\n"
+"or a freeze: as trace-cmd record, Ctrl-C is a way to end), 1 bad usage, 2 could not\n"
+"record (module, privileges, ABI, a file that cannot be written).\n"
+"Lost events are counted per CPU in the summary and marked in the file.\n"
+"(-p and -P changed: the pid filter is -P and the reader's priority -r, as in\n"
+"trace-cmd; hourglass's -p is a thread's priority.)\n");
 }
 
 /* parse_seconds - "10", "10s", "500ms", "20us", "1.5m" to seconds; -1 if bad */
@@ -254,39 +283,29 @@ uint32_t hgt_parse_events(const char *list)
 	return ev;
 }
 
-/* parse_cpus - "0,2-3" into a CPU set of any size (up to HGT_CPUS_MAX_BITS); -1 if bad */
-static int parse_cpus(const char *s, struct record_cpus *set)
+/*
+ * parse_cpus - "0,2-3" into a CPU set of any size (the library's parser, up to
+ * HGT_CPUS_MAX_BITS CPUs); -1 if bad (said why)
+ */
+static int parse_cpus(const char *s, struct record_cpus *cpus)
 {
-	const char *p = s;
+	struct hg_cpuset set = { 0 };
+	const char *why = NULL;
 
-	free(set->bits);
-	set->nbits = 0;
-	set->bits = calloc(HGT_CPUS_MAX_BITS / 64, sizeof(uint64_t));
-	if (!set->bits)
+	if (hg_cpulist_parse(s, &set, &why) || !hg_cpuset_count(&set)) {
+		fprintf(stderr, "hgtrace: bad CPU list '%s': %s (e.g. 0,2-3)\n", s, why ? why : "no CPU in it");
+		hg_cpuset_free(&set);
 		return -1;
-	while (*p) {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-
-		if (end == p || a < 0 || a >= HGT_CPUS_MAX_BITS)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a || b >= HGT_CPUS_MAX_BITS)
-				return -1;
-		}
-		for (; a <= b; a++)
-			set->bits[a / 64] |= 1ull << (a % 64);
-		if ((unsigned int)b + 1 > set->nbits)
-			set->nbits = b + 1;
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		p = end;
 	}
+	if (set.nbits > HGT_CPUS_MAX_BITS) {
+		fprintf(stderr, "hgtrace: bad CPU list '%s': the module records CPUs 0 to %d\n", s,
+			HGT_CPUS_MAX_BITS - 1);
+		hg_cpuset_free(&set);
+		return -1;
+	}
+	free(cpus->bits);
+	cpus->bits = set.bits;
+	cpus->nbits = set.nbits;
 	return 0;
 }
 
@@ -310,19 +329,25 @@ static int parse_pids(const char *s, struct hgt_filter *f)
 	return 0;
 }
 
+/* looks_like_option - "-x" or "--xyz" given where a value belongs ("-o --quiet") */
+static int looks_like_option(const char *s)
+{
+	return s[0] == '-' && s[1] && !isdigit((unsigned char)s[1]);
+}
+
 static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "duration", required_argument, 0, 'd' },
 		{ "events", required_argument, 0, 'e' }, { "buffer", required_argument, 0, 'b' },
-		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'p' },
+		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'P' },
 		{ "follow", no_argument, 0, 'F' }, { "cpus", required_argument, 0, 'c' },
 		{ "interval", required_argument, 0, 'i' }, { "reader-cpu", required_argument, 0, 'C' },
-		{ "prio", required_argument, 0, 'P' }, { "quiet", no_argument, 0, 'q' },
+		{ "prio", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "compress", no_argument, 0, 'z' },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
-	int c;
+	int c, events_given = 0;
 	char *end;
 
 	memset(o, 0, sizeof(*o));
@@ -331,7 +356,16 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	o->events = HGT_EV_DEFAULT;
 	o->reader_cpu = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:e:b:m:p:Fc:i:C:P:qzh", lo, NULL)) != -1) {
+	opterr = 0;	/* our own messages, naming the option */
+	while ((c = getopt_long(argc, argv, "+:o:d:e:b:m:p:Fc:i:C:P:r:qzh", lo, NULL)) != -1) {
+		/* only a value given as the next word: --output=--x says it meant it */
+		if (c != ':' && c != '?' && optarg && optind >= 2 && optarg == argv[optind - 1] &&
+		    looks_like_option(optarg)) {
+			fprintf(stderr, "hgtrace: %s needs a value, but '%s' that follows it is an option%s\n",
+				argv[optind - 2], optarg,
+				c == 'o' ? " (for a file of that name write ./ before it)" : "");
+			return -1;
+		}
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'd':
@@ -348,11 +382,15 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			break;
-		case 'e':
-			o->events = hgt_parse_events(optarg);
-			if (!o->events)
+		case 'e': {
+			uint32_t ev = hgt_parse_events(optarg);
+
+			if (!ev)
 				return -1;
+			/* the first -e replaces the default, the next ones add to it */
+			o->events = events_given++ ? o->events | ev : ev;
 			break;
+		}
 		case 'b':
 			o->buffer_kb = strtoul(optarg, &end, 10);
 			if (*end || o->buffer_kb < 8 || o->buffer_kb > (1ul << 20)) {
@@ -371,15 +409,17 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'p':
+			fprintf(stderr, "hgtrace: -p %s: the pid filter is -P (as trace-cmd record's) and the "
+				"reader's priority -r; -p is hourglass's thread priority\n", optarg);
+			return -1;
+		case 'P':
 			if (parse_pids(optarg, &o->filter))
 				return -1;
 			break;
 		case 'F': o->filter_child = 1; break;
 		case 'c':
-			if (parse_cpus(optarg, &o->cpus)) {
-				fprintf(stderr, "hgtrace: bad CPU list '%s' (e.g. 0,2-3)\n", optarg);
+			if (parse_cpus(optarg, &o->cpus))
 				return -1;
-			}
 			break;
 		case 'C':
 			o->reader_cpu = strtol(optarg, &end, 10);
@@ -388,7 +428,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			break;
-		case 'P':
+		case 'r':
 			o->prio = strtol(optarg, &end, 10);
 			if (*end || o->prio < 1 || o->prio > 99) {
 				fprintf(stderr, "hgtrace: bad priority '%s' (1 to 99)\n", optarg);
@@ -398,7 +438,12 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 		case 'q': o->quiet = 1; break;
 		case 'z': o->compress = 1; break;
 		case 'h': record_usage(stdout); exit(HGT_EXIT_OK);
-		default: record_usage(stderr); return -1;
+		case ':':
+			fprintf(stderr, "hgtrace: %s needs a value\n", argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "hgtrace: unknown option '%s' (hgtrace record --help)\n", argv[optind - 1]);
+			return -1;
 		}
 	}
 	if (optind < argc)
@@ -409,6 +454,15 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (!o->cmd && !o->duration)
 		fprintf(stderr, "hgtrace: no command and no -d: recording until Ctrl-C\n");
+	/* -P meant the reader's priority before: a filter is said aloud, never a surprise */
+	if (o->filter.nr && !o->quiet) {
+		unsigned int i;
+
+		fprintf(stderr, "hgtrace: recording the task events of pid%s", o->filter.nr > 1 ? "s" : "");
+		for (i = 0; i < o->filter.nr; i++)
+			fprintf(stderr, " %d", o->filter.pids[i]);
+		fprintf(stderr, "%s only (-P)\n", o->filter_child ? " and the command's" : "");
+	}
 	return 0;
 }
 
@@ -426,6 +480,10 @@ static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
 
 	uname(&u);
 	gethostname(host, sizeof(host) - 1);
+	/* readers refuse metadata that is not UTF-8 text: free text is made so */
+	hgt_meta_sanitize(host);
+	hgt_meta_sanitize(u.release);
+	hgt_meta_sanitize(u.version);
 	fprintf(m, "format: hgtrace %d\n", HGT_FILE_VERSION);
 	fprintf(m, "abi: %u.%u\n", d->hello.abi_major, d->hello.abi_minor);
 	fprintf(m, "tool_version: %s\n", HGT_TOOL_VERSION);
@@ -449,8 +507,15 @@ static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
 		fprintf(m, " %d", o->filter.pids[i]);
 	fprintf(m, "\nstart_time: %lld\n", (long long)now);
 	fprintf(m, "command_line:");
-	for (i = 0; i < argc; i++)
-		fprintf(m, " %s", argv[i]);
+	for (i = 0; i < argc; i++) {
+		char *arg = strdup(argv[i]);
+
+		if (arg) {
+			hgt_meta_sanitize(arg);
+			fprintf(m, " %s", arg);
+			free(arg);
+		}
+	}
 	fprintf(m, "\n");
 	fclose(m);
 	return buf;
@@ -481,8 +546,10 @@ static long drain(struct hgt_dev *d, struct hgt_writer *w, char *buf, long limit
 		}
 		if (n == 0)
 			break;
-		if (hgt_writer_chunks(w, buf, n))
+		if (hgt_writer_chunks(w, buf, n)) {
+			fprintf(stderr, "hgtrace: %s\n", w->err.msg);
 			return -1;
+		}
 		for (ssize_t off = 0; records && off + (ssize_t)sizeof(struct hgt_chunk) <= n;) {
 			const struct hgt_chunk *c = (const void *)(buf + off);
 
@@ -506,12 +573,15 @@ static pid_t start_child(char **cmd, int *go_fd)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		char c;
+		char c, pid[24];
 
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
 		signal(SIGPIPE, SIG_DFL);	/* the recorder ignores it; the command must not */
+		/* whom to send SIGUSR1 to freeze the recording (hourglass -b) */
+		snprintf(pid, sizeof(pid), "%d", (int)getppid());
+		setenv("HGTRACE_RECORD_PID", pid, 1);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "hgtrace: cannot run %s: %s\n", cmd[0], strerror(errno));
 		_exit(127);
@@ -546,28 +616,34 @@ static void print_summary(struct hgt_dev *d, const struct hgt_writer *w, const c
 		tot_lost ? " (see LOST markers; a bigger -b or a shorter -i helps)" : "");
 }
 
-/* write_trailer - final counters per CPU, then the END chunk */
+/* write_trailer - the window, the final counters per CPU, then the END chunk */
 static int write_trailer(struct hgt_dev *d, struct hgt_writer *w,
 			 const struct hgt_file_window *win)
 {
-	unsigned int cpu;
-	struct hgt_chunk end = { .magic = HGT_END_MAGIC };
-	struct hgt_chunk tc = { .magic = HGT_TIME_MAGIC, .nr_bytes = sizeof(*win), .nr_records = 1 };
+	struct hgt_cpu_stats *st = calloc(d->hello.nr_cpu_ids + 1, sizeof(*st));
+	uint32_t *cpus = calloc(d->hello.nr_cpu_ids + 1, sizeof(*cpus));
+	unsigned int cpu, n = 0;
+	int ret = -1;
 
-	if (hgt_writer_put(w, &tc, sizeof(tc)) || hgt_writer_put(w, win, sizeof(*win)))
-		return -1;
-
-	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
-		struct hgt_stats st;
-		struct hgt_chunk c = { .magic = HGT_STATS_MAGIC, .cpu = cpu,
-				       .nr_bytes = sizeof(st.s), .nr_records = 1 };
-
-		if (hgt_dev_stats(d, cpu, &st))
-			continue;
-		if (hgt_writer_put(w, &c, sizeof(c)) || hgt_writer_put(w, &st.s, sizeof(st.s)))
-			return -1;
+	if (!st || !cpus) {
+		fprintf(stderr, "hgtrace: out of memory writing the trailer\n");
+		goto out;
 	}
-	return hgt_writer_put(w, &end, sizeof(end));
+	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
+		struct hgt_stats s;
+
+		if (hgt_dev_stats(d, cpu, &s))
+			continue;
+		st[n] = s.s;
+		cpus[n++] = cpu;
+	}
+	ret = hgt_writer_trailer(w, win, st, cpus, n) || hgt_writer_end(w) ? -1 : 0;
+	if (ret)
+		fprintf(stderr, "hgtrace: %s\n", w->err.msg);
+out:
+	free(st);
+	free(cpus);
+	return ret;
 }
 
 int hgt_cmd_record(int argc, char **argv)
@@ -662,8 +738,10 @@ int hgt_cmd_record(int argc, char **argv)
 		goto out_child;
 
 	meta = build_meta(&o, &d, &cfg, &cpus, argc, argv);
-	if (hgt_writer_open(&w, o.out, meta)) {
+	if (hgt_writer_open(&w, o.out, HGT_FILE_VERSION, meta)) {
+		fprintf(stderr, "hgtrace: %s\n", w.err.msg);
 		free(meta);
+		hgt_writer_close(&w);
 		goto out_child;
 	}
 	free(meta);
@@ -690,9 +768,13 @@ int hgt_cmd_record(int argc, char **argv)
 	}
 	/* interrupted while setting up: the file is finished with no events */
 	if (!stop_requested) {
+		struct sigaction fz = { .sa_handler = on_freeze };
+
 		if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
 			goto out_file;
 		started = 1;
+		freeze_fd = d.fd;
+		sigaction(SIGUSR1, &fz, NULL);
 	}
 	win.start_tsc = __rdtsc();
 	t0 = now_s();
@@ -749,14 +831,20 @@ int hgt_cmd_record(int argc, char **argv)
 	if (!started && stop_requested)
 		fprintf(stderr, "hgtrace: interrupted before the recording started; %s holds no events\n",
 			o.out);
+	else if (frozen)
+		fprintf(stderr, "hgtrace: frozen by SIGUSR1 from the command (hourglass -b): the file ends "
+			"where it was asked to\n");
 	else if (stop_requested)
 		fprintf(stderr, "hgtrace: interrupted; the file is complete up to the interruption\n");
 out_file:
 	/* without the trailer (an error above) the file has no END: dump reads it as incomplete */
-	if (hgt_writer_close(&w))
+	if (hgt_writer_close(&w)) {
+		if (ret == HGT_EXIT_OK)
+			fprintf(stderr, "hgtrace: %s\n", w.err.msg);
 		ret = HGT_EXIT_ENV;
-	else
+	} else {
 		closed_ok = 1;
+	}
 out_child:
 	if (restore_state(&d, &saved))
 		ret = HGT_EXIT_ENV;
@@ -790,6 +878,7 @@ out:
 	free(cpus.bits);
 	free(o.cpus.bits);
 	free(buf);
+	freeze_fd = -1;		/* a late SIGUSR1 must not reach a closed or reused fd */
 	hgt_dev_close(&d);
 	return ret;
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""check_tutorial - every figure the generated tutorial prints comes from its run.
+
+    python3 tests/demo/check_tutorial.py out/demo      (make check runs it after make demo)
+
+scripts/tutorial writes out/demo/tutorial.md from the run make demo just made.
+Every number in it must be found in that run's outputs: as text in
+summary.txt or the runs' report.txt, or as a value of their report.json
+(to the digits printed), or in the run's command line. Only the document's
+own structure (its section numbers, the paper's figure and section numbers,
+the execution map's 40 ms) is exempt. Prints TAP; exits 1 on a failure.
+"""
+import json
+import os
+import re
+import sys
+
+# numbers that are the document's, not the run's: section numbers, "Fig. 3", "section 5.1", "first 40 ms"
+STRUCTURE = {"1", "2", "3", "4", "5", "5.1", "40"}
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+
+
+def values(x, out):
+    """Every number in a JSON document."""
+    if isinstance(x, bool):
+        return
+    if isinstance(x, (int, float)):
+        out.append(float(x))
+    elif isinstance(x, dict):
+        for v in x.values():
+            values(v, out)
+    elif isinstance(x, list):
+        for v in x:
+            values(v, out)
+
+
+def checks(d):
+    tut = open(os.path.join(d, "tutorial.md")).read()
+    texts = [open(os.path.join(d, "summary.txt")).read()]
+    nums = []
+    for run in ("three", "lat"):
+        texts.append(open(os.path.join(d, run, "report.txt")).read())
+        rep = json.load(open(os.path.join(d, run, "report.json")))
+        texts.append(" ".join(rep["run"].get("command") or []))
+        values(rep, nums)
+    text = "\n".join(texts)
+    # the date and the kernel's release say when and where; not figures of the run
+    prose = re.sub(r"\d{4}-\d{2}-\d{2}|Linux \S+", "", tut)
+    prose = re.sub(r"\(img/[^)]*\)|docs/\S+|`[^`\n]*`", "", prose)
+    missing = []
+    found = 0
+    for m in NUMBER.finditer(prose):
+        tok = m.group(0)
+        if tok in STRUCTURE:
+            continue
+        found += 1
+        if re.search(r"(?<![\w.])" + re.escape(tok) + r"(?![\d])", text):
+            continue
+        dec = len(tok.split(".")[1]) if "." in tok else 0
+        v = float(tok)
+        if any(abs(v - x) <= 0.5 * 10 ** -dec + 1e-12 for x in nums):
+            continue
+        missing.append(tok)
+    yield f"the tutorial prints {found} figures, every one from its run's reports" + \
+        (f" (not found: {', '.join(missing[:10])})" if missing else ""), not missing and found >= 20
+    yield "the tutorial quotes the three summary lines", open(os.path.join(d, "summary.txt")).read().strip() in tut
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else "out/demo"
+    results = list(checks(d))
+    print(f"1..{len(results)}")
+    for i, (name, ok) in enumerate(results, 1):
+        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
+    return 0 if all(ok for _, ok in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

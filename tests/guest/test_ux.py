@@ -1,0 +1,199 @@
+"""test_ux - the first hour of an RT engineer, with the module: stop on a
+threshold (hourglass -b under hourglass record), and Ctrl-C at several
+points of `hourglass record`.
+
+-b is a flight recorder (cyclictest -b, rtla -T): the module overwrites its
+oldest events, and hourglass freezes it at the sample that passed the
+threshold. A known intruder (a FIFO 90 busy loop started on hourglass's CPU
+once it runs) makes a gap far longer than the emulator's own; the saved
+recording must hold the intruder's switch, and end there: the events of
+hourglass's exit, which come after, must not be in it (a recording that was
+not frozen has them, which a second run checks).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from harness import TOP, load, run, unload
+from helpers.recordings import read_hgl, read_hgt
+
+HOURGLASS = os.path.join(TOP, "build", "hourglass")
+HGTRACE = os.path.join(TOP, "build", "hgtrace")
+# the emulator's own gaps reach tens of ms (TCG runs every vCPU on one host
+# thread); the intruder's is ten times the threshold, which is ten times those
+BREAK_US = 150_000
+BUSY_S = 1.5
+INTRUDER = f"import time\nt = time.monotonic() + {BUSY_S}\nwhile time.monotonic() < t:\n    pass\n"
+
+
+def hourglass_tasks():
+    """Pids of running hourglass processes (the workload, not record's Python)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == "hourglass":
+                        out.append(int(pid))
+            except OSError:
+                pass
+    return out
+
+
+def wait_for_threads(n, timeout=120):
+    """Until an hourglass process has its n workload threads (and its main thread)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for pid in hourglass_tasks():
+            try:
+                if len(os.listdir(f"/proc/{pid}/task")) >= n + 1:
+                    return pid
+            except OSError:
+                pass
+        time.sleep(0.1)
+    raise AssertionError("hourglass's threads never appeared")
+
+
+def exits_of(rec, pid):
+    return [e for e in rec.events if e.kind == "exit" and (e.arg == pid or e.fields.get("pid") == pid)]
+
+
+def test_breaktrace_freezes_the_recording_at_the_intruder(ctx):
+    load()
+    d = ctx.path("break")
+    shutil.rmtree(d, ignore_errors=True)
+    p = subprocess.Popen([HOURGLASS, "record", "--dir", d, "--", "-n", "1", "-d", "60s", "-a", "-p", "RTLOW",
+                          "--affinity", "1", "-b", str(BREAK_US), "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    intruder = None
+    try:
+        hg_pid = wait_for_threads(1)
+        time.sleep(1)
+        intruder = subprocess.Popen(["chrt", "-f", "90", "taskset", "-c", "1", "python3", "-c", INTRUDER])
+        _, err = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        if intruder:
+            intruder.wait(timeout=60)
+    assert p.returncode == 5, (p.returncode, err[-2000:])
+    assert not os.path.exists(os.path.join(d, "INCOMPLETE")), os.listdir(d)
+    with open(os.path.join(d, "record.json")) as f:
+        meta = json.load(f)
+    assert meta["breaktrace_ns"] == BREAK_US * 1000 and "overwrite" in meta["recorder_command"], meta
+    with open(os.path.join(d, "hgtrace.log")) as f:
+        log = f.read()
+    assert "frozen by SIGUSR1" in log, log[-1500:]
+    hg = json.load(open(os.path.join(d, "hourglass.json")))
+    b = hg["breaktrace"]
+    tid = hg["threads"][0]["tid"]
+    assert b["kind"] == "gap" and b["value_ns"] > BREAK_US * 1000 and b["recorder_pid"] > 0, b
+    unload()
+    rec = read_hgt(os.path.join(d, "kernel.hgt"))
+    assert rec.meta.get("mode") == "overwrite", rec.meta
+    # the intruder took CPU 1 from hourglass's thread inside the gap that tripped
+    taken = [e for e in rec.events if e.kind == "switch" and e.cpu == 1 and e.fields["prev_pid"] == tid
+             and e.fields["next_pid"] == intruder.pid and b["t0_tsc"] <= e.tsc <= b["t1_tsc"]]
+    assert taken, (f"no switch from hourglass {tid} to the intruder {intruder.pid} in the gap "
+                   f"{b['t0_tsc']}..{b['t1_tsc']}; switches on CPU 1 near it: "
+                   f"{[(e.tsc, e.fields) for e in rec.events if e.kind == 'switch' and e.cpu == 1][-5:]}")
+    # frozen at the trip: hourglass wrote its files and exited later, unrecorded
+    assert not exits_of(rec, hg_pid), "the recording went on past the trip: not frozen"
+    # a finished directory: the report reads it
+    r = run([HOURGLASS, "report", d, "--json", os.path.join(d, "report.json")], check=False, timeout=300)
+    assert r.returncode == 0, (r.returncode, r.stderr[-1500:])
+    # how long the freeze took: the recorder's wake-up (SIGUSR1), and the module's last event
+    ms = hg["tsc"]["hz"] / 1e3
+    woke = [e.tsc for e in rec.events if e.kind in ("waking", "wakeup") and e.arg == b["recorder_pid"]
+            and e.tsc >= b["t1_tsc"]]
+    last = max(e.tsc for e in rec.events)
+    ctx.note(f"tripped on a {b['value_ns'] / 1e6:.1f} ms gap; the recorder woken "
+             f"{(min(woke) - b['t1_tsc']) / ms if woke else float('nan'):.3f} ms after it, the last event "
+             f"{(last - b['t1_tsc']) / ms:.3f} ms after it "
+             f"({sum(1 for e in rec.events if e.tsc > b['t1_tsc'])} events); {len(rec.events)} events kept")
+    # the same recording without -b runs until hourglass has exited
+    load()
+    d2 = ctx.path("nobreak")
+    shutil.rmtree(d2, ignore_errors=True)
+    p = run([HOURGLASS, "record", "--dir", d2, "--", "-n", "1", "-d", "1s", "-a", "-p", "RTLOW", "--affinity", "1",
+             "-q"], timeout=300)
+    unload()
+    tid2 = json.load(open(os.path.join(d2, "hourglass.json")))["threads"][0]["tid"]
+    rec2 = read_hgt(os.path.join(d2, "kernel.hgt"))
+    comm = [e for e in rec2.events if e.kind == "comm" and e.arg == tid2]
+    tgid = comm[0].fields.get("tgid") if comm else None
+    assert tgid and exits_of(rec2, tgid), "an unfrozen recording holds hourglass's exit"
+
+
+def workload_pid():
+    """The hourglass that runs under hgtrace record (its command line has --trace), or None."""
+    for pid in hourglass_tasks():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"--trace" in f.read():
+                    return pid
+        except OSError:
+            pass
+    return None
+
+
+def interrupt_record(ctx, name, when):
+    """hourglass record of a 60 s run, SIGINT to its process group (a
+    terminal's Ctrl-C) at @when: 'start' (0.2 s in: Python starting, the dry
+    run, hgtrace stat, the directory), 'setup' (hourglass under the recorder,
+    calibrating, no thread yet), 'run' (hourglass's threads running)."""
+    d = ctx.path(name)
+    shutil.rmtree(d, ignore_errors=True)
+    p = subprocess.Popen([HOURGLASS, "record", "--dir", d, "--", "-n", "2", "-d", "60s", "-t", "0", "-w", "LAT",
+                          "1ms", "-i", "HR", "-t", "1", "-w", "CPU"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    if when == "start":
+        time.sleep(0.2)
+    elif when == "setup":
+        end = time.monotonic() + 120
+        while not workload_pid() and time.monotonic() < end:
+            time.sleep(0.01)
+    else:
+        wait_for_threads(2)
+        time.sleep(1)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=180)
+    return d, p.returncode, err
+
+
+def test_ctrl_c_anywhere_in_record(ctx):
+    """Whenever it comes, Ctrl-C ends `hourglass record` with 130, leaves no
+    hgtrace or hourglass running, the module stopped, the directory (if made)
+    marked INCOMPLETE; once hourglass ran, its trace holds what it measured
+    and says it was interrupted (no END section: readers take it when asked)."""
+    for when in ("start", "setup", "run"):
+        load()
+        d, rc, err = interrupt_record(ctx, f"ctrlc-{when}", when)
+        # before Python has its handlers, the conventional end: killed by SIGINT (the shell's 130)
+        assert rc == 130 or (when == "start" and rc == -signal.SIGINT), (when, rc, err[-1500:])
+        assert "Traceback" not in err, (when, err[-1500:])
+        assert not hourglass_tasks(), f"{when}: hourglass left running"
+        left = run(["pgrep", "-x", "hgtrace"], check=False).stdout.split()
+        assert not left, f"{when}: hgtrace record left running: {left}"
+        st = run([HGTRACE, "stat"]).stdout
+        assert "running" not in st, f"{when}: the module is still recording:\n{st}"
+        if os.path.exists(d):
+            assert os.path.exists(os.path.join(d, "INCOMPLETE")), (when, os.listdir(d))
+        hgl = os.path.join(d, "hourglass.hgl")
+        if when == "setup" and os.path.exists(hgl):
+            tr = read_hgl(hgl, allow_incomplete=True)
+            assert tr.info["interrupted"] == "SIGINT", tr.info.get("interrupted")
+        if when == "run":
+            tr = read_hgl(hgl, allow_incomplete=True)
+            assert not tr.complete and tr.info["interrupted"] == "SIGINT", tr.info.get("interrupted")
+            assert tr.records, "what hourglass measured before Ctrl-C is kept"
+            r = run([HOURGLASS, "report", d], check=False)
+            assert r.returncode == 3 and "interrupted" in r.stderr, r.stderr
+        ctx.note(f"Ctrl-C at {when}: exit {rc}; files {sorted(os.listdir(d)) if os.path.exists(d) else 'none'}")
+        unload()
+
+
+TESTS = [test_breaktrace_freezes_the_recording_at_the_intruder, test_ctrl_c_anywhere_in_record]

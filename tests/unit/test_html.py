@@ -1,0 +1,191 @@
+"""The HTML page from hand-written report JSON v2 fixtures: one valid,
+self-contained page; what to look at first; warnings; every chart inline as
+SVG; no empty section for a latency-only run; and in headless Chromium, the
+page as a browser draws it."""
+import json
+import os
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+
+pytest.importorskip("matplotlib", reason="the charts need matplotlib (make setup installs it)")
+from hgtools import charts, html  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+VOID = {"meta", "br", "img", "hr", "input", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
+
+
+def load(name):
+    with open(os.path.join(DATA, f"report-{name}.json")) as f:
+        return json.load(f)
+
+
+class Checker(HTMLParser):
+    """Every element closed in order (SVG's self-closed ones included), ids unique, nothing external."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.ids, self.errors, self.svgs, self.h2, self.external = [], set(), [], 0, [], []
+        self.text = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            if a["id"] in self.ids:
+                self.errors.append(f"duplicate id {a['id']}")
+            self.ids.add(a["id"])
+        for k in ("src", "href", "xlink:href"):
+            if a.get(k) and not a[k].startswith(("#", "data:")):
+                self.external.append(a[k])
+        if tag in ("script", "link", "img", "iframe"):
+            self.external.append(tag)
+        if tag == "svg":
+            self.svgs += 1
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes <{self.stack[-1] if self.stack else None}>")
+            return
+        self.stack.pop()
+
+    def handle_data(self, data):
+        if self.stack and self.stack[-1] == "h2":
+            self.h2.append(data)
+        self.text.append(data)
+
+
+def parse(page_text):
+    c = Checker()
+    c.feed(page_text)
+    c.close()
+    assert not c.errors, c.errors[:5]
+    assert c.stack == [], f"unclosed: {c.stack}"
+    assert not c.external, f"the page must be self-contained: {c.external[:5]}"
+    return c
+
+
+@pytest.fixture(scope="module")
+def pages():
+    return {n: html.page([load(n)]) for n in ("three", "lat", "deadlines")}
+
+
+def test_every_chart_is_inline_svg(pages):
+    expect = {"three": {"matrix", "map", "gaps", "switch", "sbf"},
+              "lat": {"latency", "cdf", "stages"},
+              "deadlines": {"matrix", "gaps", "switch", "latency", "cdf", "stages", "sbf"}}
+    for name, p in pages.items():
+        c = parse(p.text)
+        assert {k.split("-", 1)[1] for k in p.files} == expect[name], name
+        assert c.svgs == len(expect[name]) == p.charts
+        for chart in expect[name]:
+            fig = re.search(rf'<figure id=r0-{chart}>.*?</figure>', p.text, re.S)
+            assert fig and "<svg" in fig.group(0), chart
+        assert "<?xml" not in p.text and "<!DOCTYPE svg" not in p.text
+
+
+def test_first_paragraph_says_what_to_look_at_first(pages):
+    lead = re.search(r"<p class=lead>(.*?)</p>", pages["deadlines"].text, re.S).group(1)
+    assert lead.startswith("Start with each run&#x27;s three summary lines")
+    assert "3 warnings" in lead and "heat map" in lead and "71 wrong inferences" in lead
+    assert "4102.5 us at t=7.731140 s (hg-thread-1), largest stage sched" in lead
+    assert "3 deadlines were missed" in lead
+    lead = re.search(r"<p class=lead>(.*?)</p>", pages["lat"].text, re.S).group(1)
+    assert "heat map" not in lead and "warning" not in lead and "6680.2 us" in lead
+
+
+def test_summary_lines_and_warnings_are_on_the_page(pages):
+    rep = load("deadlines")
+    c = parse(pages["deadlines"].text)
+    body = " ".join(c.text)
+    for line in rep["summary"]:
+        assert line in body
+    assert body.index(rep["summary"][0]) < body.index("Inferred against actual")
+    for w in rep["warnings"]:
+        assert f"warning: {w}" in body
+    assert pages["deadlines"].text.count("<p class=warn>") == 3
+    assert "<p class=warn>" not in pages["three"].text
+
+
+def test_latency_only_page_has_no_empty_section(pages):
+    body = " ".join(parse(pages["lat"].text).text)
+    for absent in ("Inferred against actual", "accuracy:", "calibrated", "Execution map", "Context switches", "Disagreements",
+                   "Supply-bound", "Causes", "Missed deadlines", "CPU time per thread"):
+        assert absent not in body, absent
+    assert "Wake-up latency" in body and "6680.2" in body
+
+
+def test_times_and_names(pages):
+    body = " ".join(parse(pages["deadlines"].text).text)
+    assert "2.145007" in body and "hg-thread-1 -> hg-thread-0" in body
+    assert "thread 1" not in body
+
+
+def test_runs_side_by_side():
+    p = html.page([load("three"), load("lat"), load("three")])
+    c = parse(p.text)
+    assert c.h2 == ["three", "lat", "three2"], "one h2 per run, labels unique"
+    assert c.svgs == 5 + 3 + 5 and len(c.ids) > 100
+
+
+def test_log_axes_read_as_durations_not_exponents(pages):
+    for name, p in pages.items():
+        for chart in p.files.values():
+            svg = chart.svg("x")
+            labels = re.findall(r">([^<>]*\d[^<>]*)</text>", svg)
+            assert not [l for l in labels if re.search(r"\de[+-]?\d|\u00d710|\^", l)], (name, chart.name, labels)
+    svg = pages["lat"].files["lat-latency"].svg("x")
+    for tick in ("1 us", "10 us", "100 us", "1 ms", "10 ms"):
+        assert f">{tick}<" in svg, tick
+    assert "wake-ups (log scale)" in svg and "max 6.68 ms" in svg
+
+
+def test_latency_outlier_is_a_bar():
+    """The 6.68 ms wake-up: one count in a bin far right of the rest, above the axis floor."""
+    fig = charts.latency_hist(load("lat")).fig
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and ax.get_ylim()[0] < 1
+    assert ax.get_xlim()[1] >= 6680.2
+
+
+def test_chart_files_png_and_svg(tmp_path, pages):
+    p = pages["lat"]
+    for fmt in ("png", "svg"):
+        written = p.write_charts(str(tmp_path / fmt), fmt)
+        assert sorted(os.path.basename(w) for w in written) == [f"lat-{n}.{fmt}" for n in ("cdf", "latency", "stages")]
+    with open(tmp_path / "png" / "lat-latency.png", "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") > 500
+    assert (tmp_path / "svg" / "lat-cdf.svg").read_text().startswith("<svg")
+
+
+CHROMIUM = shutil.which("chromium-headless-shell") or shutil.which("chromium")
+
+
+@pytest.mark.skipif(not CHROMIUM, reason="needs chromium-headless-shell (scripts/setup.sh installs it)")
+def test_chromium_draws_the_page(tmp_path):
+    """As tests/demo/check_screens.py does on the demo: Chromium's own DOM, and a screenshot that is not blank."""
+    page = tmp_path / "report.html"
+    page.write_text(html.page([load("three"), load("deadlines")]).text)
+    base = [CHROMIUM, "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={tmp_path}/chromium"]
+    url = "file://" + str(page)
+    dom = subprocess.run(base + ["--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
+    assert "hourglass: inferred against actual" in dom and dom.count("<h2>") == 2
+    assert dom.count("<svg") == 5 + 7
+    shot = tmp_path / "shot.png"
+    subprocess.run(base + ["--window-size=1280,1800", f"--screenshot={shot}", url], capture_output=True,
+                   timeout=120, check=True)
+    from matplotlib.image import imread
+    img = imread(str(shot))
+    assert img.shape[:2] == (1800, 1280)
+    dark = (img[:, :, :3].mean(axis=2) < 0.5).mean()
+    assert dark > 0.01, f"the page is drawn ({dark:.1%} dark pixels)"

@@ -1,0 +1,86 @@
+"""hgtrace-import on trace.dat files: a good one converts; one whose format
+text names a huge event id is refused (exit 3, a message, no output), with
+memory bounded, never a table sized by the id nor a wrong answer with exit 0."""
+import os
+import re
+import resource
+import subprocess
+
+import pytest
+
+from conftest import TOP
+from helpers.recordings import read_hgt
+
+IMPORT = os.path.join(TOP, "build", "hgtrace-import")
+
+
+@pytest.fixture(scope="module")
+def importer(hgtrace_bin):
+    if not os.access(IMPORT, os.X_OK):
+        pytest.skip("hgtrace-import is not built (it needs libtracecmd-dev)")
+    return IMPORT
+
+
+def trace_dat(path, switch_id=None):
+    """A small trace.dat as trace-cmd writes it (tests/helpers/tracedat.py); with
+    @switch_id, sched_switch's format text names that id, its records keep theirs."""
+    from helpers.tracedat import TraceDat, standard_events
+    w = TraceDat(cpus=2, tsc_hz=1e9)
+    ev = standard_events(w)
+    sw = dict(prev_comm="a", prev_pid=7, prev_prio=120, prev_state=0, next_comm="b", next_pid=8, next_prio=120)
+    w.add("", 0, 100, ev["switch"], 7, sw)
+    w.add("", 0, 200, ev["irq_entry"], 0, dict(irq=30, name="eth0"))
+    w.add("", 0, 300, ev["irq_exit"], 0, dict(irq=30, ret=1))
+    w.add("", 1, 150, ev["softirq_entry"], 0, dict(vec=3))
+    w.add("", 1, 250, ev["softirq_exit"], 0, dict(vec=3))
+    if switch_id is not None:
+        ev["switch"].format = re.sub(r"\nID: \d+\n", f"\nID: {switch_id}\n", ev["switch"].format, count=1)
+    w.write(str(path))
+    return path.read_bytes()
+
+
+def limited(cmd):
+    """Run @cmd with 1 GiB of address space: a table sized by a huge id cannot hide."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    return subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit)
+
+
+def test_good_trace_dat(tmp_path, importer):
+    dat, out = tmp_path / "t.dat", tmp_path / "k.hgt"
+    trace_dat(dat)
+    p = limited([importer, str(dat), "-o", str(out)])
+    assert p.returncode == 0, p.stderr
+    assert "events=5" in p.stdout and "first_ts=100 last_ts=300" in p.stdout
+    r = read_hgt(str(out))
+    assert r.meta["source"] == "trace-cmd" and r.meta["nr_cpu_ids"] == "2" and r.window == (100, 300)
+    assert [(e.cpu, e.kind) for e in r.events if e.kind not in ("comm", "name")] == [
+        (0, "switch"), (0, "irq_entry"), (0, "irq_exit"), (1, "softirq_entry"), (1, "softirq_exit")]
+
+
+@pytest.mark.parametrize("new_id", [2147483647, 50000000, 65535])
+def test_huge_event_id_refused(tmp_path, importer, new_id):
+    """The format text of sched_switch names another id than its records carry."""
+    dat, out = tmp_path / "t.dat", tmp_path / "k.hgt"
+    trace_dat(dat, switch_id=new_id)
+    assert b"ID: %d" % new_id in dat.read_bytes()
+    p = limited([importer, str(dat), "-o", str(out)])
+    assert p.returncode == 3, (p.returncode, p.stdout, p.stderr)
+    assert str(dat) in p.stderr and "none of the file's formats describes" in p.stderr, p.stderr
+    assert "crashed" not in p.stderr and not out.exists()
+
+
+def test_unwritable_output(tmp_path, importer):
+    dat = tmp_path / "t.dat"
+    trace_dat(dat)
+    p = subprocess.run([importer, str(dat), "-o", str(tmp_path / "no" / "k.hgt")], capture_output=True, text=True)
+    assert p.returncode == 2 and "cannot create it" in p.stderr   # docs/exit-status.md
+
+
+def test_no_events_refused(tmp_path, importer):
+    """A trace.dat whose data libtracecmd cannot find gives no events: not a ground truth."""
+    from helpers.tracedat import TraceDat
+    dat, out = tmp_path / "t.dat", tmp_path / "k.hgt"
+    TraceDat(cpus=2, tsc_hz=1e9).write(str(dat))
+    p = limited([importer, str(dat), "-o", str(out)])
+    assert p.returncode == 3 and "no events" in p.stderr and not out.exists(), p.stderr

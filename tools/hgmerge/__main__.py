@@ -1,5 +1,0 @@
-import sys
-
-from .report import main
-
-sys.exit(main())

@@ -1,0 +1,466 @@
+"""charts - the HTML page's charts, drawn with matplotlib from the report's
+figures (the merger computes them, bounded in size: docs/report-json.md).
+
+Each chart is returned as a Chart: inline SVG for the page (its element ids
+prefixed per chart, so that several in one page never collide), and a PNG
+or SVG file on request (matplotlib writes both itself).
+
+What they are drawn to avoid (issue 19, item 7):
+- log axes read 1 us, 10 us, 100 us, 1 ms: never 1.43e+03;
+- histograms have a log count axis whose floor sits below 1, so a single
+  6.68 ms wake-up among thousands of 5 us ones still shows as a bar;
+- the confusion heat map is shaded by count on a log scale (4 wrong gaps
+  are pale, 700 are dark), with the count written in each cell;
+- in the execution map "running" is light grey and "hidden" violet;
+- the supply-bound functions share a colour per thread, lower dashed and
+  upper solid, drawn as the share of the window (so that every decade of
+  window length reads, not only the last), the legend outside the plot.
+"""
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .errors import EXIT_ENV, HgError
+from .report_json import STAGES, Report, lat_threads, section, thread_name
+
+# one colour per class, the same in every chart and in the page's tables
+CLASS_COLORS = {
+    "running": "#d0d0d0",           # the thread itself: a neutral, light background
+    "switch_hg": "#1f77b4",
+    "switch_other": "#ff7f0e",
+    "timer": "#2ca02c",
+    "interrupt": "#d62728",
+    "hidden": "#9467bd",            # violet: never to be mistaken for "running"
+    "other": "#8c564b",
+    "voluntary": "#bcbd22",
+    "unexplainable": "#000000",
+}
+STAGE_COLORS = {"timer": "#2ca02c", "irq": "#d62728", "sched": "#ff7f0e", "return": "#1f77b4"}
+# threads: distinct hues, none of them grey
+THREAD_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+                 "#bcbd22", "#7f7f7f"]
+WIDTH_IN = 9.0
+
+
+def require() -> None:
+    """Check that matplotlib can be used, or say how to get it."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise HgError("the HTML page's charts need matplotlib (Debian: apt-get install python3-matplotlib; "
+                      "or pip install matplotlib)", EXIT_ENV)
+
+
+def preload() -> None:
+    """Import matplotlib's drawing parts ahead (half a second), e.g. while the merge runs."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        pass
+
+
+@dataclass
+class Chart:
+    """One drawn chart: its file name part, title, a sentence on how to read it, and the figure."""
+    name: str
+    title: str
+    caption: str
+    fig: Any
+
+    def svg(self, prefix: str) -> str:
+        """The chart as an <svg> element for an HTML page; every id starts with @prefix."""
+        from matplotlib import rc_context
+        buf = io.StringIO()
+        with rc_context({"svg.fonttype": "none", "svg.hashsalt": prefix}):
+            self.fig.savefig(buf, format="svg", metadata={"Date": None})
+        text = buf.getvalue()
+        text = text[text.index("<svg"):]
+        # ids are per figure ("axes_1", ...): make them unique in the page
+        text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', text)
+        text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m.group(1)})", text)
+        text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}-{m.group(1)}"', text)
+        return text
+
+    def save(self, path: str, fmt: str) -> None:
+        """Write the chart to @path as @fmt ("png" or "svg")."""
+        if fmt == "svg":
+            with open(path, "w") as f:
+                f.write(self.svg(self.name))
+            return
+        self.fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
+
+
+def all_charts(rep: Report) -> List[Chart]:
+    """Every chart the report has figures for, in the page's order."""
+    require()
+    out: List[Chart] = []
+    for make in (confusion, execution_map, gap_lengths, switch_times, latency_hist, latency_cdf,
+                 latency_stages, supply_bounds):
+        c = make(rep)
+        if c is not None:
+            out.append(c)
+    return out
+
+
+# --- axes -------------------------------------------------------------------------------------------
+
+def fmt_us(v: float) -> str:
+    """A duration given in microseconds, in the unit that reads best: 500 ns, 10 us, 1 ms, 2.5 s."""
+    if v <= 0:
+        return "0"
+    for scale, unit in ((1e6, "s"), (1e3, "ms"), (1.0, "us"), (1e-3, "ns")):
+        if v >= scale * 0.9999:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v * 1e3:.3g} ns"
+
+
+def fmt_count(v: float) -> str:
+    """A count on a log axis: 1, 10, 100, 1000, 10000 (never 1e+04)."""
+    if v < 1:
+        return f"{v:g}"
+    return f"{int(round(v))}"
+
+
+def _log_axis(axis: Any, lo: float, hi: float, fmt: Any) -> None:
+    """Log ticks that read: 1-2-5 steps over up to three decades, decades beyond; labels by @fmt."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    decades = math.log10(max(hi, lo * 1.0001) / max(lo, 1e-12))
+    subs: Tuple[float, ...] = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
+    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=30))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt(v)))
+    axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=30))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _figure(height: float = 3.4) -> Tuple[Any, Any]:
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
+    ax = fig.add_subplot()
+    ax.grid(True, which="major", color="#e6e6e6", linewidth=0.8)
+    ax.set_axisbelow(True)
+    return fig, ax
+
+
+def _legend_outside(ax: Any, handles: Optional[List[Any]] = None, title: Optional[str] = None) -> None:
+    kw: Dict[str, Any] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "frameon": False, "fontsize": 9}
+    if title:
+        kw["title"] = title
+        kw["title_fontsize"] = 9
+    if handles is not None:
+        ax.legend(handles=handles, **kw)
+    else:
+        ax.legend(**kw)
+
+
+def _hist_axes(ax: Any, edges: Sequence[float], counts_max: float, ylabel: str, xlabel: str) -> None:
+    """A duration histogram's axes: log x in readable units, log counts from below 1."""
+    ax.set_xscale("log")
+    ax.set_yscale("log", nonpositive="clip")
+    lo, hi = max(min(e for e in edges if e > 0), 1e-3), max(edges)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(0.5, max(counts_max, 1) * 2)
+    _log_axis(ax.xaxis, lo, hi, fmt_us)
+    _log_axis(ax.yaxis, 1, max(counts_max, 10), fmt_count)
+    ax.set_ylabel(ylabel + " (log scale)")
+    ax.set_xlabel(xlabel)
+
+
+def _positive_edges(edges: Sequence[float], counts: Sequence[float]) -> Tuple[List[float], List[float]]:
+    """Bins whose left edge is above zero (a log axis cannot start at 0): the first bin [0, e1] starts at e1/2."""
+    edges = list(edges)
+    if edges and edges[0] <= 0 and len(edges) > 1:
+        edges[0] = edges[1] / 2
+    return edges, list(counts)
+
+
+# --- the charts -------------------------------------------------------------------------------------
+
+def confusion(rep: Report) -> Optional[Chart]:
+    """Inferred against actual, shaded by count (log), counts written, right answers outlined."""
+    inf = section(rep, "inference")
+    if not inf:
+        return None
+    import numpy as np
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import Rectangle
+    conf = inf["confusion"]
+    rows = [(a, r) for a, r in zip(conf["actual"], conf["matrix"]) if sum(r)]
+    if not rows:
+        return None
+    cols = conf["inferred"]
+    m = np.array([r for _, r in rows], dtype=float)
+    fig, ax = _figure(1.2 + 0.45 * len(rows))
+    ax.grid(False)
+    top = max(m.max(), 1.0)
+    masked = np.ma.masked_where(m <= 0, m)
+    # vmin below 1: a cell of one gap is tinted, never as white as an empty one
+    im = ax.imshow(masked, cmap="Blues", norm=LogNorm(vmin=0.4, vmax=max(top, 10)), aspect="auto")
+    norm = im.norm
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            v = int(m[i, j])
+            dark = v > 0 and norm(v) > 0.6
+            ax.text(j, i, str(v), ha="center", va="center", fontsize=9,
+                    color="white" if dark else ("#b0b0b0" if v == 0 else "black"))
+            if rows[i][0] == cols[j]:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.6))
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels(cols)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([a for a, _ in rows])
+    ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
+    ax.set_xlabel("inferred from hourglass alone")
+    ax.set_ylabel("actual (kernel)")
+    ax.tick_params(length=0)
+    cb = fig.colorbar(im, ax=ax, pad=0.02)
+    cb.set_label("gaps (log scale)")
+    cb.ax.set_ylim(1, max(top, 10))
+    cb.ax.yaxis.set_major_formatter(_count_formatter())
+    return Chart("matrix", "Inferred against actual: gaps",
+                 "Each cell counts gaps, shaded by its count on a log scale: dark cells hold many gaps, "
+                 "pale ones few. Outlined cells are right answers; every other non-zero cell is a wrong "
+                 "inference.", fig)
+
+
+def _count_formatter() -> Any:
+    from matplotlib.ticker import FuncFormatter
+    return FuncFormatter(lambda v, _pos: fmt_count(v))
+
+
+def execution_map(rep: Report) -> Optional[Chart]:
+    """The paper's Fig. 3: each thread's intervals and its gaps coloured by actual cause, wrong inferences marked."""
+    m = (section(rep, "charts") or {}).get("map")
+    if not m or not any(th.get("intervals") or th.get("gaps") for th in m.get("threads") or []):
+        return None         # a latency run's threads record no intervals: nothing to draw
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    threads = m["threads"]
+    fig, ax = _figure(1.3 + 0.5 * len(threads))
+    ax.grid(True, axis="x")
+    seen = set()
+    for row, th in enumerate(threads):
+        y = len(threads) - 1 - row
+        ivs = [(a, b - a) for a, b in th.get("intervals") or []]
+        if ivs:
+            ax.broken_barh(ivs, (y - 0.35, 0.7), facecolors=CLASS_COLORS["running"], edgecolors="none")
+            seen.add("running")
+        by_class: Dict[str, List[Tuple[float, float]]] = {}
+        wrong_x = []
+        for g in th.get("gaps") or []:
+            a, b, cls = g[0], g[1], g[2]
+            by_class.setdefault(cls, []).append((a, b - a))
+            if len(g) > 3 and g[3]:
+                wrong_x.append((a + b) / 2)
+        for cls, bars in by_class.items():
+            c = CLASS_COLORS.get(cls, "#000000")
+            # an outline as wide as a hairline: a 2 us gap in a 40 ms window still shows
+            ax.broken_barh(bars, (y - 0.35, 0.7), facecolors=c, edgecolors=c, linewidth=0.6)
+            seen.add(cls)
+        if wrong_x:
+            ax.plot(wrong_x, [y + 0.48] * len(wrong_x), linestyle="none", marker="v", markersize=5,
+                    color="red", clip_on=False)
+            seen.add("wrong")
+    ax.set_yticks(range(len(threads)))
+    ax.set_yticklabels([th.get("name") or thread_name(rep, th.get("thread")) for th in reversed(threads)])
+    ax.set_ylim(-0.6, len(threads) - 0.35)
+    ax.set_xlim(m["from"], m["to"])
+    ax.ticklabel_format(axis="x", useOffset=False, style="plain")
+    ax.set_xlabel("t (s, from the start of the kernel's recording)")
+    handles: List[Any] = [Patch(color=CLASS_COLORS[c], label=c) for c in CLASS_COLORS if c in seen]
+    if "wrong" in seen:
+        handles.append(Line2D([], [], linestyle="none", marker="v", color="red", label="wrong inference"))
+    _legend_outside(ax, handles)
+    span_ms = (m["to"] - m["from"]) * 1e3
+    return Chart("map", f"Execution map, {span_ms:.0f} ms",
+                 "Each thread's intervals (grey: running) and its gaps coloured by their actual cause, as the "
+                 "kernel recorded it; a red triangle marks a gap the inferences got wrong.", fig)
+
+
+def gap_lengths(rep: Report) -> Optional[Chart]:
+    """How long the gaps of each class were."""
+    gh = (section(rep, "charts") or {}).get("gap_hist")
+    if not gh or not gh.get("classes") or not any(sum(v) for v in gh["classes"].values()):
+        return None
+    fig, ax = _figure()
+    top = 1.0
+    for cls in [c for c in CLASS_COLORS if c in gh["classes"]] + sorted(set(gh["classes"]) - set(CLASS_COLORS)):
+        counts = gh["classes"][cls]
+        if not sum(counts):
+            continue
+        edges, counts = _positive_edges(gh["edges_us"], counts)
+        ax.stairs(counts, edges, label=f"{cls} ({sum(counts)})", color=CLASS_COLORS.get(cls, "#000000"),
+                  linewidth=1.6)
+        top = max(top, max(counts))
+    _hist_axes(ax, _positive_edges(gh["edges_us"], [])[0], top, "gaps", "gap length")
+    _legend_outside(ax, title="actual class")
+    return Chart("gaps", "Gap length by actual class",
+                 "How long the gaps of each class lasted (both axes logarithmic: a class with a handful of "
+                 "long gaps still shows).", fig)
+
+
+def _one_hist(edges_us: Sequence[float], counts: Sequence[float], ylabel: str, xlabel: str,
+              color: str = "#1f77b4") -> Tuple[Any, Any]:
+    fig, ax = _figure()
+    edges, cs = _positive_edges(edges_us, counts)
+    ax.stairs(cs, edges, fill=True, color=color, alpha=0.85, baseline=0.5)
+    _hist_axes(ax, edges, max(cs or [1]), ylabel, xlabel)
+    return fig, ax
+
+
+def switch_times(rep: Report) -> Optional[Chart]:
+    """The paper's Fig. 4: gap lengths of context switches between hourglass threads."""
+    sh = (section(rep, "charts") or {}).get("switch_hist")
+    if not sh or not sum(sh.get("counts") or []):
+        return None
+    fig, ax = _one_hist(sh["edges_us"], sh["counts"], "switches", "gap length of a switch between hourglass threads")
+    cs = section(rep, "context_switch") or {}
+    if cs.get("inferred_median_us"):
+        ax.axvline(cs["inferred_median_us"], color="black", linestyle=":", linewidth=1)
+        ax.annotate(f"median {fmt_us(cs['inferred_median_us'])}", (cs["inferred_median_us"], 0.97),
+                    xycoords=("data", "axes fraction"), xytext=(4, 0), textcoords="offset points",
+                    va="top", fontsize=9)
+    return Chart("switch", "Context switches between hourglass threads",
+                 "How long the gaps that were switches from one hourglass thread to another lasted "
+                 "(the paper's Fig. 4).", fig)
+
+
+def latency_hist(rep: Report) -> Optional[Chart]:
+    """Wake-up latency per thread, log counts so that one outlier shows."""
+    threads = [(k, s) for k, s in lat_threads(rep) if s.get("hist") and sum(s["hist"].get("counts") or [])]
+    if not threads:
+        return None
+    fig, ax = _figure()
+    top, edges_all = 1.0, []
+    for i, (k, s) in enumerate(threads):
+        edges, counts = _positive_edges(s["hist"]["edges_us"], s["hist"]["counts"])
+        color = THREAD_COLORS[i % len(THREAD_COLORS)]
+        name = s.get("name") or thread_name(rep, k)
+        if len(threads) == 1:
+            ax.stairs(counts, edges, fill=True, color=color, alpha=0.85, baseline=0.5, label=name)
+        else:
+            ax.stairs(counts, edges, color=color, linewidth=1.6, label=name)
+        top = max(top, max(counts))
+        edges_all += edges
+        mx = (s.get("latency") or {}).get("max_us")
+        if mx:
+            ax.annotate(f"max {fmt_us(mx)}", (mx, 1), xytext=(0, 28), textcoords="offset points", ha="center",
+                        fontsize=9, color=color, arrowprops={"arrowstyle": "->", "color": color})
+    _hist_axes(ax, edges_all, top * 4, "wake-ups", "wake-up latency (intended expiry to user space)")
+    _legend_outside(ax)
+    return Chart("latency", "Wake-up latency",
+                 "How late each timer wake-up reached user space. The count axis is logarithmic, so a "
+                 "single late wake-up is a visible bar; the arrow marks each thread's worst.", fig)
+
+
+def latency_cdf(rep: Report) -> Optional[Chart]:
+    """The share of wake-ups at most so late, per thread, on a percentile axis that opens up the tail."""
+    threads = [(k, s) for k, s in lat_threads(rep) if s.get("cdf")]
+    if not threads:
+        return None
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    fig, ax = _figure(3.8)
+    lo, hi, n_max = math.inf, 0.0, 1
+    for i, (k, s) in enumerate(threads):
+        n = max(int(s.get("wakeups") or 0), len(s["cdf"]), 1)
+        n_max = max(n_max, n)
+        top = 1 - 0.5 / n
+        xs = [p[0] for p in s["cdf"]]
+        # the last wake-up (share 1) would sit at infinity: it is drawn at the axis' top, half a wake-up below 1
+        ys = [min(p[1], top) for p in s["cdf"]]
+        color = THREAD_COLORS[i % len(THREAD_COLORS)]
+        ax.step(xs, ys, where="post", color=color, linewidth=1.6, label=s.get("name") or thread_name(rep, k))
+        ax.plot([xs[-1]], [ys[-1]], marker="o", markersize=4, color=color)
+        lo, hi = min(lo, min(x for x in xs if x > 0)), max(hi, max(xs))
+    ax.set_yscale("logit")
+    top = 1 - 0.5 / n_max
+    ax.set_ylim(min(0.5 / n_max, 0.01), top)
+    ticks = [p for p in (0.0001, 0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999) if 0.5 / n_max <= p <= top]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v * 100:.10g}%"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xscale("log")
+    ax.set_xlim(lo / 1.2, hi * 1.2)
+    _log_axis(ax.xaxis, lo / 1.2, hi * 1.2, fmt_us)
+    ax.set_ylabel("wake-ups at most so late")
+    ax.set_xlabel("wake-up latency")
+    _legend_outside(ax)
+    return Chart("cdf", "Wake-up latency, cumulative",
+                 "The share of wake-ups that were at most so late, on a percentile scale that gives 90%, 99% "
+                 "and 99.9% the same room, so the tail reads; the dot at the top is each thread's last "
+                 "(worst) wake-up.", fig)
+
+
+def latency_stages(rep: Report) -> Optional[Chart]:
+    """Median latency by stage (timer, irq, sched, return), stacked per thread."""
+    threads = [(k, s) for k, s in lat_threads(rep) if any(s.get(st) for st in STAGES)]
+    if not threads:
+        return None
+    from matplotlib.patches import Patch
+    fig, ax = _figure(1.2 + 0.5 * len(threads))
+    ax.grid(True, axis="x")
+    names = []
+    for row, (k, s) in enumerate(threads):
+        y = len(threads) - 1 - row
+        x = 0.0
+        for st in STAGES:
+            v = float((s.get(st) or {}).get("median_us") or 0)
+            if v > 0:
+                ax.barh(y, v, left=x, height=0.6, color=STAGE_COLORS[st])
+            x += v
+        ax.annotate(f"{x:.1f} us", (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
+        names.append(s.get("name") or thread_name(rep, k))
+    ax.set_yticks(range(len(threads)))
+    ax.set_yticklabels(list(reversed(names)))
+    ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
+    ax.set_xlabel("median of each stage (us)")
+    _legend_outside(ax, [Patch(color=STAGE_COLORS[st], label=st) for st in STAGES], title="stage")
+    return Chart("stages", "Median wake-up latency by stage",
+                 "Where a typical wake-up's time goes: the timer firing late (timer), the interrupt until the "
+                 "thread is woken (irq), until it is switched in (sched), back to user space (return).", fig)
+
+
+def supply_bounds(rep: Report) -> Optional[Chart]:
+    """Lower and upper supply-bound functions per thread, as a share of the window."""
+    sbf = (section(rep, "charts") or {}).get("sbf")
+    if not sbf:
+        return None
+    from matplotlib.lines import Line2D
+    fig, ax = _figure(3.8)
+    handles: List[Any] = []
+    lo, hi = math.inf, 0.0
+    for i, (k, s) in enumerate(sorted(sbf.items(), key=lambda kv: int(kv[0]))):
+        win = s.get("window_ms") or []
+        if not win:
+            continue
+        color = THREAD_COLORS[i % len(THREAD_COLORS)]
+        ax.plot(win, _share(s.get("upper_ms") or [], win), color=color, linewidth=1.6)
+        ax.plot(win, _share(s.get("lower_ms") or [], win), color=color, linewidth=1.6, linestyle="--")
+        handles.append(Line2D([], [], color=color, linewidth=2.5, label=s.get("name") or thread_name(rep, int(k))))
+        lo, hi = min(lo, min(win)), max(hi, max(win))
+    if not handles:
+        return None
+    handles += [Line2D([], [], color="black", linewidth=1.6, label="upper: the most CPU"),
+                Line2D([], [], color="black", linewidth=1.6, linestyle="--", label="lower: the least CPU")]
+    ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    _log_axis(ax.xaxis, lo * 1e3, hi * 1e3, lambda v: fmt_us(v * 1e3))
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("CPU received / window")
+    ax.set_xlabel("window length")
+    _legend_outside(ax, handles)
+    return Chart("sbf", "Supply-bound functions",
+                 "For each window length, the least (dashed) and the most (solid) CPU time the thread received "
+                 "in any window of that length, as a share of the window: where a dashed line leaves zero is "
+                 "the longest the thread went without the CPU.", fig)
+
+
+def _share(vals: Sequence[float], win: Sequence[float]) -> List[float]:
+    """CPU received as a share of each window."""
+    return [v / d if d > 0 else 0.0 for v, d in zip(vals, win)]

@@ -1,0 +1,11 @@
+"""config - where an installation put hourglass's helper programs.
+
+`make install` rewrites LIBEXEC_DIR in the installed copy of this file
+(for example to "/usr/lib/hourglass"); in the source tree it stays None
+and the programs are found in build/ (see paths.py).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+LIBEXEC_DIR: Optional[str] = None

@@ -1,0 +1,137 @@
+"""engine - run the C merger (hgmerge) on a run directory, and hgtrace-import
+first when the ground truth is trace-cmd's trace.dat; their bad-input exit
+(3, one line naming the file, the offset and what was wrong) becomes one
+clean error.
+
+    hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [--name DISPLAY_NAME] [--gaps OUT.hgg]
+            [--kernelshark OUT.dat [--ks-session OUT.json]] [--perfetto OUT.perfetto-trace] [--progress]
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+from . import paths, progress, report_json
+from .errors import EXIT_BAD_INPUT, EXIT_ENV, HgError, cannot
+
+TRACE_DAT_MAGIC = b"\x17\x08\x44tracing"
+
+
+@dataclass
+class Exports:
+    """Files the merge writes besides the report (None: not wanted)."""
+    gaps: Optional[str] = None
+    kernelshark: Optional[str] = None
+    ks_session: Optional[str] = None
+    perfetto: Optional[str] = None
+
+
+def run_inputs(run_dir: str, kernel: Optional[str] = None) -> "tuple[str, str]":
+    """hourglass's trace and the ground truth of @run_dir (DIR/kernel.hgt,
+    else DIR/trace.dat, unless @kernel names one); a run that did not
+    finish recording is refused."""
+    if not os.path.isdir(run_dir):
+        raise HgError(f"{run_dir}: not a directory" if os.path.exists(run_dir) else f"{run_dir}: no such directory")
+    hgl = os.path.join(run_dir, "hourglass.hgl")
+    if not os.path.exists(hgl):
+        raise HgError(f"{run_dir}: no hourglass.hgl (hourglass --trace) in this directory")
+    marker = os.path.join(run_dir, "INCOMPLETE")
+    if os.path.exists(marker):
+        try:
+            with open(marker) as f:
+                why = f.read().strip()
+        except OSError as e:
+            raise cannot("read", marker, e)
+        raise HgError(f"{run_dir}: the recording did not finish ({why or 'INCOMPLETE'}): nothing to report")
+    if kernel:
+        if not os.path.exists(kernel):
+            raise HgError(f"{kernel}: no such file")
+        return hgl, kernel
+    for name in ("kernel.hgt", "trace.dat"):
+        p = os.path.join(run_dir, name)
+        if os.path.exists(p):
+            return hgl, p
+    raise HgError(f"{run_dir}: no kernel.hgt (hgtrace record) or trace.dat (trace-cmd record -C x86-tsc) "
+                  "in this directory")
+
+
+def is_trace_dat(path: str) -> bool:
+    """Whether @path is a trace-cmd trace.dat (by its magic, not its name)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(TRACE_DAT_MAGIC)) == TRACE_DAT_MAGIC
+    except OSError as e:
+        raise cannot("read", path, e)
+
+
+def _run(cmd: List[str]) -> None:
+    """Run one of our programs; its messages reach stderr as they come, and
+    its failure is raised as an HgError (its own one-line reason for exit 3)."""
+    prog = os.path.basename(cmd[0])
+    relay = progress.Relay(sys.stderr)
+    try:
+        # the child's stdout is not ours to print (our stdout may be the report): it joins its stderr
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except OSError as e:
+        raise HgError(f"cannot run {cmd[0]}: {e.strerror or e}", EXIT_ENV)
+    assert p.stdout is not None
+    try:
+        relay.pump(p.stdout)
+    finally:
+        rc = p.wait()
+    if rc == 0:
+        relay.flush()
+        return
+    msg = relay.last_line(prog + ": ")
+    if msg.startswith(prog + ": "):
+        msg = msg[len(prog) + 2:]
+    if rc == EXIT_BAD_INPUT:
+        raise HgError(msg or f"{prog} found a bad input (exit 3) and said nothing", EXIT_BAD_INPUT)
+    if rc < 0:
+        raise HgError(f"{prog} died of {signal.Signals(-rc).name} (a bug: please report it with the run "
+                      f"directory){': ' + msg if msg else ''}", EXIT_ENV)
+    raise HgError(f"{prog} failed (exit {rc}){': ' + msg if msg else ''}", EXIT_ENV)
+
+
+def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports] = None,
+          show_progress: Optional[bool] = None) -> Dict[str, Any]:
+    """Merge @run_dir with hgmerge: the report (JSON v2, as a dictionary), and
+    the @exports written where they say."""
+    hgl, kpath = run_inputs(run_dir, kernel)
+    exports = exports or Exports()
+    if show_progress is None:
+        show_progress = progress.enabled()
+    hgmerge = paths.require("hgmerge")
+    with tempfile.TemporaryDirectory(prefix="hourglass-") as tmp:
+        name = None
+        if is_trace_dat(kpath):
+            imported = os.path.join(tmp, "kernel.hgt")
+            _run([paths.require("hgtrace-import"), kpath, "-o", imported])
+            kpath, name = imported, kernel or kpath
+        out = os.path.join(tmp, "report.json")
+        cmd = [hgmerge, "--hgl", hgl, "--kernel", kpath, "--report", out, "--dir", os.path.abspath(run_dir)]
+        if name:
+            cmd += ["--name", name]
+        for opt, path in (("--gaps", exports.gaps), ("--kernelshark", exports.kernelshark),
+                          ("--ks-session", exports.ks_session), ("--perfetto", exports.perfetto)):
+            if path:
+                _check_writable(path)
+                cmd += [opt, path]
+        if show_progress:
+            cmd.append("--progress")
+        _run(cmd)
+        return report_json.load(out)
+
+
+def _check_writable(path: str) -> None:
+    """Refuse an output that cannot be written before minutes of merging, not after."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise HgError(f"cannot write {path}: {d} is not a directory")
+    if not os.access(d, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise HgError(f"cannot write {path}: permission denied")

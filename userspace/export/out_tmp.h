@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * out_tmp.h - an output is written under a temporary name in its own folder
+ * and renamed when complete, so that a reader never sees half a file and an
+ * error leaves nothing behind.
+ */
+#ifndef OUT_TMP_H
+#define OUT_TMP_H
+
+#include "hg_err.h"
+
+/* out_create - open "DIR/.BASE.XXXXXX" for @path; returns the fd and the name in *tmp (malloc'd) */
+int out_create(const char *path, char **tmp, struct hg_err *err);
+/* out_commit - rename @tmp to @path; on failure @tmp is removed */
+int out_commit(const char *tmp, const char *path, struct hg_err *err);
+/* out_discard - remove @tmp (if any) and free the name */
+void out_discard(char *tmp);
+/* out_dir - the folder of @path ("." when it has none), malloc'd */
+char *out_dir(const char *path);
+/* out_write_all - write @n bytes at the current offset, retrying short writes; 0 or -1 (errno) */
+int out_write_all(int fd, const void *buf, size_t n);
+
+#endif

@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tracedat_writer.c - trace.dat version 6, streamed through per-lane page
+ * files and assembled at the end (tracedat_writer.h says what and why).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "out_tmp.h"
+#include "tracedat_writer.h"
+
+#define MISSING_EVENTS	(1ULL << 31)	/* commit flags: events were lost before the page ... */
+#define MISSING_STORED	(1ULL << 30)	/* ... and their count follows the data */
+#define TYPE_EXTEND	30
+
+enum { OPT_BUFFER = 3, OPT_TRACECLOCK = 4, OPT_UNAME = 5, OPT_VERSION = 9, OPT_TSC2NSEC = 14 };
+
+static const char HEADER_PAGE[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+static const char HEADER_EVENT[] =
+	"# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
+	"\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n"
+	"\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+static const char CLOCK[] = "[x86-tsc]";
+
+/* a growing byte string: the file's header, built in memory (it is small) */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	int oom;
+};
+
+static void sb_add(struct sbuf *s, const void *d, size_t n)
+{
+	if (s->oom || !n)
+		return;
+	if (s->n + n > s->cap) {
+		size_t cap = s->cap ? s->cap : 4096;
+		char *p;
+
+		while (cap < s->n + n)
+			cap *= 2;
+		p = realloc(s->p, cap);
+		if (!p) {
+			s->oom = 1;
+			return;
+		}
+		s->p = p;
+		s->cap = cap;
+	}
+	memcpy(s->p + s->n, d, n);
+	s->n += n;
+}
+
+static void sb_str(struct sbuf *s, const char *str) { sb_add(s, str, strlen(str)); }
+static void sb_strz(struct sbuf *s, const char *str) { sb_add(s, str, strlen(str) + 1); }
+static void sb_u16(struct sbuf *s, uint16_t v) { sb_add(s, &v, 2); }
+static void sb_u32(struct sbuf *s, uint32_t v) { sb_add(s, &v, 4); }
+static void sb_u64(struct sbuf *s, uint64_t v) { sb_add(s, &v, 8); }
+
+static void sb_printf(struct sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (n > 0)
+		sb_add(s, buf, n);
+}
+
+struct td_evtext {
+	char *system;
+	struct sbuf text;	/* the tracefs-style format */
+};
+
+struct td_cmd {
+	uint32_t pid;
+	uint32_t seq;		/* call order: the last name given for a pid wins */
+	char *comm;
+};
+
+struct td_sym {
+	uint64_t addr;
+	char *name;
+};
+
+struct td_writer {
+	char *dir;
+	unsigned ncpus;
+	double tsc_hz;
+	char *uname, *version;
+	struct td_evtext *events;
+	unsigned nevents;
+	char *bufname[TD_MAX_BUFFERS];
+	struct td_lane *lanes[TD_MAX_BUFFERS];
+	unsigned nbuffers;
+	struct td_cmd *cmds;
+	size_t ncmds, capcmds;
+	struct td_sym *syms;
+	size_t nsyms, capsyms;
+	unsigned chunk_pages;	/* pages per lane between writes: fewer when there are many lanes */
+	int err_no;		/* the first failed write's errno; sticky */
+	const char *err_what;
+	uint8_t scratch[TD_PAGE];	/* where an entry goes that cannot be written */
+};
+
+static void lane_fail(struct td_lane *l, const char *what)
+{
+	if (!l->w->err_no) {
+		l->w->err_no = errno ? errno : EIO;
+		l->w->err_what = what;
+	}
+}
+
+struct td_writer *td_create(const char *dir, unsigned ncpus, double tsc_hz, struct hg_err *err)
+{
+	struct td_writer *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->dir = strdup(dir)) || !(w->version = strdup("hourglass export"))) {
+		if (w)
+			free(w->dir);
+		free(w);
+		hg_err_set(err, "%s: out of memory", dir);
+		return NULL;
+	}
+	if (!ncpus || !(tsc_hz > 0)) {
+		hg_err_set(err, "trace.dat writer: %u CPUs at %g Hz: need at least one CPU and a TSC frequency",
+			   ncpus, tsc_hz);
+		td_destroy(w);
+		return NULL;
+	}
+	w->ncpus = ncpus;
+	w->tsc_hz = tsc_hz;
+	if (td_buffer(w, "", err) < 0) {
+		td_destroy(w);
+		return NULL;
+	}
+	return w;
+}
+
+void td_destroy(struct td_writer *w)
+{
+	unsigned b, c;
+	size_t i;
+
+	if (!w)
+		return;
+	for (b = 0; b < w->nbuffers; b++) {
+		for (c = 0; c < w->ncpus; c++) {
+			struct td_lane *l = &w->lanes[b][c];
+
+			if (l->fd >= 0)
+				close(l->fd);
+			free(l->chunk);
+		}
+		free(w->lanes[b]);
+		free(w->bufname[b]);
+	}
+	for (i = 0; i < w->nevents; i++) {
+		free(w->events[i].system);
+		free(w->events[i].text.p);
+	}
+	for (i = 0; i < w->ncmds; i++)
+		free(w->cmds[i].comm);
+	for (i = 0; i < w->nsyms; i++)
+		free(w->syms[i].name);
+	free(w->events);
+	free(w->cmds);
+	free(w->syms);
+	free(w->uname);
+	free(w->version);
+	free(w->dir);
+	free(w);
+}
+
+int td_buffer(struct td_writer *w, const char *name, struct hg_err *err)
+{
+	unsigned c;
+
+	if (w->nbuffers == TD_MAX_BUFFERS)
+		return hg_err_set(err, "trace.dat writer: more than %d buffers", TD_MAX_BUFFERS);
+	w->lanes[w->nbuffers] = calloc(w->ncpus, sizeof(struct td_lane));
+	w->bufname[w->nbuffers] = strdup(name);
+	if (!w->lanes[w->nbuffers] || !w->bufname[w->nbuffers]) {
+		free(w->lanes[w->nbuffers]);
+		free(w->bufname[w->nbuffers]);
+		return hg_err_set(err, "trace.dat writer: out of memory");
+	}
+	for (c = 0; c < w->ncpus; c++) {
+		w->lanes[w->nbuffers][c].fd = -1;
+		w->lanes[w->nbuffers][c].w = w;
+	}
+	return w->nbuffers++;
+}
+
+struct td_lane *td_lane(struct td_writer *w, int buffer, unsigned cpu)
+{
+	return &w->lanes[buffer][cpu];
+}
+
+/* which fields are signed: Python's rule, so that the formats read the same */
+static int field_signed(const char *type)
+{
+	return !(strncmp(type, "unsigned", 8) == 0 || !strcmp(type, "char") || !strcmp(type, "u64") ||
+		 !strcmp(type, "u32"));
+}
+
+int td_event(struct td_writer *w, const char *system, const char *name, const struct td_field *fields,
+	     unsigned nfields, const char *print_fmt, struct td_event *ev, struct hg_err *err)
+{
+	static const char *const common =
+		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n";
+	struct td_evtext *t, *grown;
+	unsigned off = 8, i;
+
+	if (nfields > TD_MAX_FIELDS)
+		return hg_err_set(err, "event %s:%s: more than %d fields", system, name, TD_MAX_FIELDS);
+	if (TD_FIRST_ID + w->nevents > 32767)
+		return hg_err_set(err, "event %s:%s: too many events for int16 ids", system, name);
+	grown = realloc(w->events, (w->nevents + 1) * sizeof(*w->events));
+	if (!grown)
+		return hg_err_set(err, "event %s:%s: out of memory", system, name);
+	w->events = grown;
+	t = &w->events[w->nevents];
+	memset(t, 0, sizeof(*t));
+	memset(ev, 0, sizeof(*ev));
+	ev->id = TD_FIRST_ID + w->nevents;
+	ev->nfields = nfields;
+	sb_printf(&t->text, "name: %s\nID: %u\nformat:\n", name, ev->id);
+	sb_str(&t->text, common);
+	sb_str(&t->text, "\n");
+	for (i = 0; i < nfields; i++) {
+		const struct td_field *f = &fields[i];
+		int kind = !strcmp(f->type, "char") ? TD_STR :
+			   !strcmp(f->type, "__data_loc char[]") ? TD_LOC : TD_INT;
+		unsigned align = kind != TD_INT ? 4 : f->size < 8 ? f->size : 8;
+
+		if (kind == TD_INT && f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)
+			return hg_err_set(err, "event %s:%s: field %s of %u bytes", system, name, f->name, f->size);
+		off = (off + align - 1) / align * align;
+		if (kind == TD_STR)
+			sb_printf(&t->text, "\tfield:char %s[%u];", f->name, f->size);
+		else if (kind == TD_LOC)
+			sb_printf(&t->text, "\tfield:__data_loc char[] %s;", f->name);
+		else
+			sb_printf(&t->text, "\tfield:%s %s;", f->type, f->name);
+		sb_printf(&t->text, "\toffset:%u;\tsize:%u;\tsigned:%d;\n", off, f->size, field_signed(f->type));
+		ev->off[i] = off;
+		ev->kind[i] = kind;
+		off += f->size;
+	}
+	ev->fixed = (off + 3) & ~3u;
+	sb_printf(&t->text, "\nprint fmt: %s\n", print_fmt);
+	t->system = strdup(system);
+	if (t->text.oom || !t->system) {
+		free(t->text.p);
+		free(t->system);
+		return hg_err_set(err, "event %s:%s: out of memory", system, name);
+	}
+	w->nevents++;
+	return 0;
+}
+
+static int set_str(char **dst, const char *s)
+{
+	char *n = strdup(s ? s : "");
+
+	if (!n)
+		return -1;
+	free(*dst);
+	*dst = n;
+	return 0;
+}
+
+void td_set_uname(struct td_writer *w, const char *uname) { set_str(&w->uname, uname); }
+void td_set_version(struct td_writer *w, const char *version) { set_str(&w->version, version); }
+
+int td_cmdline(struct td_writer *w, uint32_t pid, const char *comm, struct hg_err *err)
+{
+	char *c;
+
+	if (w->ncmds == w->capcmds) {
+		size_t cap = w->capcmds ? 2 * w->capcmds : 256;
+		struct td_cmd *p = realloc(w->cmds, cap * sizeof(*p));
+
+		if (!p)
+			return hg_err_set(err, "trace.dat cmdlines: out of memory");
+		w->cmds = p;
+		w->capcmds = cap;
+	}
+	c = strdup(comm);
+	if (!c)
+		return hg_err_set(err, "trace.dat cmdlines: out of memory");
+	/* one line per task: a newline would end it early */
+	for (char *p = c; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	w->cmds[w->ncmds] = (struct td_cmd){ pid, (uint32_t)w->ncmds, c };
+	w->ncmds++;
+	return 0;
+}
+
+int td_kallsyms(struct td_writer *w, uint64_t addr, const char *name, struct hg_err *err)
+{
+	char *n;
+
+	if (w->nsyms == w->capsyms) {
+		size_t cap = w->capsyms ? 2 * w->capsyms : 64;
+		struct td_sym *p = realloc(w->syms, cap * sizeof(*p));
+
+		if (!p)
+			return hg_err_set(err, "trace.dat kallsyms: out of memory");
+		w->syms = p;
+		w->capsyms = cap;
+	}
+	n = strdup(name && *name ? name : "?");
+	if (!n)
+		return hg_err_set(err, "trace.dat kallsyms: out of memory");
+	/* libtraceevent reads a symbol as one word */
+	for (char *p = n; *p; p++)
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '[')
+			*p = '_';
+	w->syms[w->nsyms++] = (struct td_sym){ addr, n };
+	return 0;
+}
+
+/* the lane's unnamed temporary file, in the output's folder so that it can be copied cheaply */
+static int lane_open(struct td_lane *l)
+{
+	char *tmp;
+	int fd;
+
+	fd = open(l->w->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	/* no O_TMPFILE on this file system: a named file, removed at once */
+	tmp = malloc(strlen(l->w->dir) + 32);
+	if (!tmp)
+		return -1;
+	sprintf(tmp, "%s/.hgexport-pages.XXXXXX", l->w->dir);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	return fd;
+}
+
+static void lane_write_chunk(struct td_lane *l)
+{
+	size_t n = (size_t)l->npages * TD_PAGE;
+
+	if (!n)
+		return;
+	if (!l->w->err_no) {
+		if (l->fd < 0 && (l->fd = lane_open(l)) < 0)
+			lane_fail(l, "cannot create a temporary page file in");
+		else if (out_write_all(l->fd, l->chunk, n))
+			lane_fail(l, "cannot write a temporary page file in");
+		else
+			l->file_bytes += n;
+	}
+	memset(l->chunk, 0, n);
+	l->npages = 0;
+}
+
+static void lane_seal(struct td_lane *l)
+{
+	uint64_t commit = l->used;
+
+	if (l->page_lost) {
+		/* the count goes after the data when there is room for it */
+		if (l->used + 8 <= TD_DATA) {
+			memcpy(l->page + TD_PAGE_HDR + l->used, &l->page_lost, 8);
+			commit |= MISSING_EVENTS | MISSING_STORED;
+		} else {
+			commit |= MISSING_EVENTS;
+		}
+	}
+	memcpy(l->page, &l->page_ts, 8);
+	memcpy(l->page + 8, &commit, 8);
+	l->page = NULL;
+}
+
+static void lane_new_page(struct td_lane *l, uint64_t ts)
+{
+	if (l->page)
+		lane_seal(l);
+	if (!l->chunk) {
+		struct td_writer *w = l->w;
+
+		if (!w->chunk_pages) {
+			/* the buffers are all declared by the first entry */
+			w->chunk_pages = TD_CHUNKS_BYTES / TD_PAGE / (w->nbuffers * w->ncpus);
+			if (w->chunk_pages > TD_CHUNK_PAGES)
+				w->chunk_pages = TD_CHUNK_PAGES;
+			if (w->chunk_pages < 2)
+				w->chunk_pages = 2;
+		}
+		l->chunk = calloc(w->chunk_pages, TD_PAGE);
+		if (!l->chunk) {
+			errno = ENOMEM;
+			lane_fail(l, "out of memory for pages of");
+			l->page = l->w->scratch;
+			return;
+		}
+	}
+	if (l->npages == l->w->chunk_pages)
+		lane_write_chunk(l);
+	l->page = l->chunk + (size_t)l->npages++ * TD_PAGE;
+	l->used = 0;
+	l->page_ts = ts;
+	l->last = ts;
+	l->page_lost = l->lost;
+	l->lost = 0;
+	l->reserve = l->page_lost ? 8 : 0;
+	l->marks += !!l->page_lost;
+}
+
+uint8_t *td_reserve_slow(struct td_lane *l, uint64_t ts, unsigned n)
+{
+	unsigned head = n > TD_SMALL_MAX ? 8 : 4, ext;
+	uint64_t delta;
+	uint8_t *p;
+
+	if (head + n + 8 > TD_DATA) {
+		errno = EMSGSIZE;
+		lane_fail(l, "an event larger than a page for");
+		memset(l->w->scratch, 0, sizeof(l->w->scratch));
+		return l->w->scratch;
+	}
+	if (ts < l->last)
+		ts = l->last;		/* callers keep each lane in order; never go back */
+	if (!l->page || l->lost)
+		lane_new_page(l, ts);
+	if (l->page == l->w->scratch) {
+		memset(l->w->scratch, 0, sizeof(l->w->scratch));
+		return l->w->scratch;
+	}
+	delta = ts - l->last;
+	ext = delta >= (1u << TD_TS_BITS) ? 8 : 0;
+	if (l->used + ext + head + n + l->reserve > TD_DATA) {
+		lane_new_page(l, ts);
+		delta = 0;
+		ext = 0;
+	}
+	p = l->page + TD_PAGE_HDR + l->used;
+	if (ext) {
+		/* a time extend: the delta's high bits in the next word */
+		td_put32(p, TYPE_EXTEND | (uint32_t)(delta & ((1u << TD_TS_BITS) - 1)) << 5);
+		td_put32(p + 4, (uint32_t)(delta >> TD_TS_BITS));
+		p += 8;
+		delta = 0;
+	}
+	if (head == 4) {
+		td_put32(p, (n >> 2) | (uint32_t)delta << 5);
+	} else {
+		/* type_len 0: the length (with its own word) in the next word */
+		td_put32(p, (uint32_t)delta << 5);
+		td_put32(p + 4, n + 4);
+	}
+	p += head;
+	l->used = (unsigned)(p + n - (l->page + TD_PAGE_HDR));
+	l->last = ts;
+	l->entries++;
+	return p;
+}
+
+int td_failed(struct td_writer *w, struct hg_err *err)
+{
+	if (!w->err_no)
+		return 0;
+	return hg_err_set(err, "%s %s: %s", w->err_what, w->dir, strerror(w->err_no));
+}
+
+int td_flush(struct td_writer *w, struct hg_err *err)
+{
+	unsigned b, c;
+
+	for (b = 0; b < w->nbuffers; b++)
+		for (c = 0; c < w->ncpus; c++) {
+			struct td_lane *l = &w->lanes[b][c];
+
+			if (l->page && l->page != w->scratch)
+				lane_seal(l);
+			l->page = NULL;
+			if (l->chunk)
+				lane_write_chunk(l);
+		}
+	return td_failed(w, err);
+}
+
+void td_tsc2nsec(double tsc_hz, uint32_t *mult, uint32_t *shift)
+{
+	/* trace-cmd keeps mult in an int: below 2^31, with the largest shift that allows */
+	int s = 32;
+	double m = 1e9 / tsc_hz * 4294967296.0;
+
+	while (s > 0 && m + 0.5 >= 2147483648.0) {
+		s--;
+		m /= 2;
+	}
+	*shift = s;
+	*mult = (uint32_t)(m + 0.5);
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct td_cmd *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void add_option(struct sbuf *s, uint16_t id, const void *data, uint32_t n)
+{
+	sb_u16(s, id);
+	sb_u32(s, n);
+	sb_add(s, data, n);
+}
+
+/* the header: everything before the flyrecord data; @table[b] is where buffer b's table is */
+static void build_header(struct td_writer *w, struct sbuf *s, int top, const int *extra, unsigned nextra,
+			 size_t *table)
+{
+	static const uint8_t magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g', '6', 0, 0, 8 };
+	size_t opt_at[TD_MAX_BUFFERS];
+	unsigned i, j, nsys = 0;
+	uint32_t mult, shift;
+	struct sbuf text = { 0 };
+	char **systems = calloc(w->nevents + 1, sizeof(char *));
+
+	if (!systems) {
+		s->oom = 1;
+		return;
+	}
+	sb_add(s, magic, sizeof(magic));
+	sb_u32(s, TD_PAGE);
+	sb_strz(s, "header_page");
+	sb_u64(s, sizeof(HEADER_PAGE) - 1);
+	sb_str(s, HEADER_PAGE);
+	sb_strz(s, "header_event");
+	sb_u64(s, sizeof(HEADER_EVENT) - 1);
+	sb_str(s, HEADER_EVENT);
+	sb_u32(s, 0);			/* no ftrace formats */
+	/* systems in the order of their first event */
+	for (i = 0; i < w->nevents; i++) {
+		for (j = 0; j < nsys && strcmp(systems[j], w->events[i].system); j++)
+			;
+		if (j == nsys)
+			systems[nsys++] = w->events[i].system;
+	}
+	sb_u32(s, nsys);
+	for (j = 0; j < nsys; j++) {
+		uint32_t n = 0;
+
+		for (i = 0; i < w->nevents; i++)
+			n += !strcmp(w->events[i].system, systems[j]);
+		sb_strz(s, systems[j]);
+		sb_u32(s, n);
+		for (i = 0; i < w->nevents; i++)
+			if (!strcmp(w->events[i].system, systems[j])) {
+				sb_u64(s, w->events[i].text.n);
+				sb_add(s, w->events[i].text.p, w->events[i].text.n);
+			}
+	}
+	free(systems);
+	for (i = 0; i < w->nsyms; i++)
+		sb_printf(&text, "%016llx T %s\n", (unsigned long long)w->syms[i].addr, w->syms[i].name);
+	sb_u32(s, text.n);
+	sb_add(s, text.p, text.n);
+	sb_u32(s, 0);			/* no printk formats */
+	text.n = 0;
+	if (w->ncmds)
+		qsort(w->cmds, w->ncmds, sizeof(*w->cmds), by_pid);
+	for (i = 0; i < w->ncmds; i++)
+		if (i + 1 == w->ncmds || w->cmds[i + 1].pid != w->cmds[i].pid)
+			sb_printf(&text, "%u %s\n", w->cmds[i].pid, w->cmds[i].comm);
+	sb_u64(s, text.n);
+	sb_add(s, text.p, text.n);
+	s->oom |= text.oom;
+	free(text.p);
+	sb_u32(s, w->ncpus);
+	sb_add(s, "options  ", 10);
+	add_option(s, OPT_TRACECLOCK, "[x86-tsc]", sizeof(CLOCK));
+	td_tsc2nsec(w->tsc_hz, &mult, &shift);
+	{
+		uint8_t d[16] = { 0 };
+
+		memcpy(d, &mult, 4);
+		memcpy(d + 4, &shift, 4);
+		add_option(s, OPT_TSC2NSEC, d, 16);
+	}
+	if (w->uname && *w->uname)
+		add_option(s, OPT_UNAME, w->uname, strlen(w->uname) + 1);
+	add_option(s, OPT_VERSION, w->version, strlen(w->version) + 1);
+	for (i = 0; i < nextra; i++) {
+		const char *name = w->bufname[extra[i]];
+		uint64_t zero = 0;
+
+		sb_u16(s, OPT_BUFFER);
+		sb_u32(s, 8 + strlen(name) + 1);
+		opt_at[i] = s->n;	/* the offset of its flyrecord table, known below */
+		sb_u64(s, zero);
+		sb_strz(s, name);
+	}
+	sb_u16(s, 0);
+	sb_strz(s, "flyrecord");
+	table[top] = s->n;
+	for (i = 0; i < 2 * w->ncpus; i++)
+		sb_u64(s, 0);
+	sb_u64(s, sizeof(CLOCK) - 1);
+	sb_str(s, CLOCK);
+	for (i = 0; i < nextra; i++) {
+		uint64_t at = s->n;
+
+		if (!s->oom)
+			memcpy(s->p + opt_at[i], &at, 8);
+		sb_strz(s, "flyrecord");
+		table[extra[i]] = s->n;
+		for (j = 0; j < 2 * w->ncpus; j++)
+			sb_u64(s, 0);
+	}
+}
+
+/* copy @n bytes of @in from 0 to @out at *off: in the kernel when it can, else through memory */
+static int copy_lane(int in, int out, uint64_t *off, uint64_t n)
+{
+	loff_t ioff = 0, ooff = *off;
+	uint64_t left = n;
+
+	while (left) {
+		ssize_t c = copy_file_range(in, &ioff, out, &ooff, left, 0);
+
+		if (c <= 0)
+			break;
+		left -= c;
+	}
+	while (left) {
+		char buf[1 << 16];
+		size_t want = left < sizeof(buf) ? left : sizeof(buf);
+		ssize_t r = pread(in, buf, want, ioff);
+
+		if (r <= 0 || pwrite(out, buf, r, ooff) != r)
+			return -1;
+		ioff += r;
+		ooff += r;
+		left -= r;
+	}
+	*off += n;
+	return 0;
+}
+
+int td_write(struct td_writer *w, const char *path, int top, const int *extra, unsigned nextra,
+	     char **tmp_out, struct hg_err *err)
+{
+	size_t table[TD_MAX_BUFFERS] = { 0 };
+	struct sbuf s = { 0 };
+	char *tmp = NULL;
+	uint64_t off;
+	unsigned i, c;
+	int fd = -1, order[TD_MAX_BUFFERS + 1];
+
+	*tmp_out = NULL;
+	if (td_failed(w, err))
+		return -1;
+	build_header(w, &s, top, extra, nextra, table);
+	if (s.oom) {
+		free(s.p);
+		return hg_err_set(err, "%s: out of memory for the header", path);
+	}
+	/* every CPU's data page-aligned and whole pages, the tables saying where */
+	order[0] = top;
+	for (i = 0; i < nextra; i++)
+		order[i + 1] = extra[i];
+	off = (s.n + TD_PAGE - 1) / TD_PAGE * TD_PAGE;
+	for (i = 0; i <= nextra; i++)
+		for (c = 0; c < w->ncpus; c++) {
+			struct td_lane *l = &w->lanes[order[i]][c];
+			uint64_t at = l->file_bytes ? off : 0;
+
+			memcpy(s.p + table[order[i]] + 16 * c, &at, 8);
+			memcpy(s.p + table[order[i]] + 16 * c + 8, &l->file_bytes, 8);
+			off += l->file_bytes;
+		}
+	fd = out_create(path, &tmp, err);
+	if (fd < 0) {
+		free(s.p);
+		return -1;
+	}
+	if (out_write_all(fd, s.p, s.n))
+		goto fail_errno;
+	off = (s.n + TD_PAGE - 1) / TD_PAGE * TD_PAGE;
+	if (off > s.n) {
+		static const char zeros[TD_PAGE];
+
+		if (out_write_all(fd, zeros, off - s.n))
+			goto fail_errno;
+	}
+	for (i = 0; i <= nextra; i++)
+		for (c = 0; c < w->ncpus; c++) {
+			struct td_lane *l = &w->lanes[order[i]][c];
+
+			if (l->file_bytes && copy_lane(l->fd, fd, &off, l->file_bytes))
+				goto fail_errno;
+		}
+	if (close(fd)) {
+		fd = -1;
+		goto fail_errno;
+	}
+	free(s.p);
+	*tmp_out = tmp;
+	return 0;
+fail_errno:
+	hg_err_set(err, "%s: cannot write %s: %s", path, tmp, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	out_discard(tmp);
+	free(s.p);
+	return -1;
+}
+
+int td_scan(struct td_writer *w, int buffer, unsigned cpu,
+	    int (*fn)(void *arg, uint64_t ts, uint64_t missed), void *arg, struct hg_err *err)
+{
+	struct td_lane *l = &w->lanes[buffer][cpu];
+	enum { PAGES = 64 };
+	uint8_t *buf;
+	uint64_t off;
+	int stop = 0;
+
+	if (!l->file_bytes)
+		return 0;
+	buf = malloc(PAGES * TD_PAGE);
+	if (!buf)
+		return hg_err_set(err, "%s: out of memory to read pages back", w->dir);
+	for (off = 0; off < l->file_bytes && !stop; off += PAGES * TD_PAGE) {
+		size_t want = l->file_bytes - off < PAGES * TD_PAGE ? l->file_bytes - off : PAGES * TD_PAGE;
+		ssize_t got = pread(l->fd, buf, want, off);
+		size_t pg;
+
+		if (got != (ssize_t)want) {
+			free(buf);
+			return hg_err_set(err, "%s: cannot read a temporary page file back: %s", w->dir,
+					  got < 0 ? strerror(errno) : "short read");
+		}
+		for (pg = 0; pg < want && !stop; pg += TD_PAGE) {
+			const uint8_t *p = buf + pg;
+			uint64_t ts, commit, missed = 0;
+			unsigned at = 0, size;
+			int first = 1;
+
+			memcpy(&ts, p, 8);
+			memcpy(&commit, p + 8, 8);
+			size = commit & 0xfffff;
+			if (commit & MISSING_EVENTS) {
+				missed = ~0ULL;
+				if (commit & MISSING_STORED)
+					memcpy(&missed, p + TD_PAGE_HDR + size, 8);
+			}
+			while (at + 4 <= size && !stop) {
+				uint32_t h;
+				unsigned tl, len;
+
+				memcpy(&h, p + TD_PAGE_HDR + at, 4);
+				tl = h & 31;
+				ts += h >> 5;
+				if (tl == TYPE_EXTEND) {
+					uint32_t hi;
+
+					memcpy(&hi, p + TD_PAGE_HDR + at + 4, 4);
+					ts += (uint64_t)hi << TD_TS_BITS;
+					at += 8;
+					continue;
+				}
+				if (tl == 0) {
+					memcpy(&len, p + TD_PAGE_HDR + at + 4, 4);
+					at += 4 + len;
+				} else if (tl <= 28) {
+					at += 4 + tl * 4;
+				} else {
+					break;	/* not written by this writer */
+				}
+				stop = fn(arg, ts, first ? missed : 0);
+				first = 0;
+			}
+		}
+	}
+	free(buf);
+	return 0;
+}

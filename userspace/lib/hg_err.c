@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hg_err.c - the library's one way of saying what was wrong (hg_err.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "hg_err.h"
+
+int hg_err_set(struct hg_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!e)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *hg_quote(char *out, size_t len, const void *s, size_t n)
+{
+	const unsigned char *p = s;
+	size_t o = 0, i;
+
+	out[o++] = '"';
+	for (i = 0; i < n; i++) {
+		unsigned char c = p[i];
+		size_t need = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? 1 : c == '"' || c == '\\' ? 2 : 4;
+
+		if (o + need + 5 > len) {	/* room for ...", NUL */
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (need == 1)
+			out[o++] = c;
+		else if (need == 2) {
+			out[o++] = '\\';
+			out[o++] = c;
+		} else {
+			o += snprintf(out + o, len - o, "\\x%02x", c);
+		}
+	}
+	out[o++] = '"';
+	out[o] = 0;
+	return out;
+}

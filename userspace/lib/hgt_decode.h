@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hgt_decode.h - a chunk's records out of the file: read, inflated or
+ * unpacked, and checked record by record. Private to the library: the
+ * file (hgt_read.c) and each cursor own a decoder.
+ */
+#ifndef HGT_DECODE_H
+#define HGT_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+#include "hg_hgt.h"
+
+struct hgt_decoder {
+	int fd;
+	const char *path;
+	unsigned char *in;	/* the chunk's payload as it is in the file */
+	size_t incap;
+	unsigned char *out;	/* records inflated or unpacked */
+	size_t outcap;
+	unsigned char *cols;	/* a packed chunk's columns */
+	size_t colcap;
+	z_stream z;
+	int zready;
+};
+
+void hgt_decoder_init(struct hgt_decoder *d, int fd, const char *path);
+void hgt_decoder_free(struct hgt_decoder *d);
+/* hgt_decode - the records of chunk @c (chnk, zchk or pchk), each checked */
+int hgt_decode(struct hgt_decoder *d, const struct hgt_chunk_info *c, const char **recs, size_t *len,
+	       struct hg_err *err);
+
+/* hgt_pread_all - @len bytes at @off: 0, or -1 when the file is shorter or unreadable */
+int hgt_pread_all(int fd, void *buf, size_t len, uint64_t off);
+/* checks of a coded chunk's own header, shared by hgt_open() and hgt_decode(): NULL or why not */
+const char *hgt_zchunk_bad(const struct hgt_zchunk *zh, const struct hgt_chunk_info *c);
+const char *hgt_pchunk_bad(const struct hgt_pchunk *ph, const struct hgt_chunk_info *c);
+
+#endif

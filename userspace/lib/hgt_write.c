@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hgt_write.c - write .hgt files (hg_hgt_write.h, docs/hgtrace-file.md).
+ *
+ * A file is a prelude, text metadata (provenance), then the chunks exactly as
+ * the module's read() returned them (or each deflated), then the trailer:
+ * the window, one stats chunk per CPU, and the END marker that says the
+ * recording finished.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "hg_hgt_write.h"
+#include "hg_utf8.h"
+
+static const char zeros[8];
+
+static int fail(struct hgt_writer *w, int errnum, const char *what)
+{
+	if (!w->error) {
+		w->error = errnum ? errnum : -1;
+		if (errnum)
+			hg_err_set(&w->err, "%s: %s: %s", w->path, what, strerror(errnum));
+		else
+			hg_err_set(&w->err, "%s: %s", w->path, what);
+	}
+	return -1;
+}
+
+int hgt_writer_open(struct hgt_writer *w, const char *path, uint32_t version, const char *meta)
+{
+	struct hgt_file_prelude p;
+	size_t len = strlen(meta), padded = (len + 8) & ~(size_t)7;
+
+	memset(w, 0, sizeof(*w));
+	w->path = path;
+	if (padded > UINT32_MAX)
+		return fail(w, EINVAL, "metadata too long");
+	w->f = fopen(path, "wb");
+	if (!w->f)
+		return fail(w, errno, "cannot create it");
+	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	memcpy(p.magic, HGT_FILE_MAGIC, 8);
+	p.version = version;
+	p.meta_bytes = (uint32_t)padded;
+	if (hgt_writer_put(w, &p, sizeof(p)) || hgt_writer_put(w, meta, len) ||
+	    hgt_writer_put(w, zeros, padded - len))
+		return -1;
+	return 0;
+}
+
+int hgt_writer_put(struct hgt_writer *w, const void *buf, size_t len)
+{
+	if (w->error)
+		return -1;
+	if (len && fwrite(buf, 1, len, w->f) != len)
+		return fail(w, errno ? errno : EIO, "writing");
+	w->bytes += len;
+	return 0;
+}
+
+/*
+ * hgt_writer_chunks - the chunks of one read(), as they are or deflated
+ *
+ * Each chunk is compressed on its own (zlib level 1: the recorder runs on the
+ * machine under test, so it must stay cheap), so a damaged chunk loses only
+ * itself and readers can still walk the file chunk by chunk.
+ */
+int hgt_writer_chunks(struct hgt_writer *w, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (!w->compress)
+		return hgt_writer_put(w, buf, len);
+	while (off + sizeof(struct hgt_chunk) <= len) {
+		const struct hgt_chunk *c = (const void *)(buf + off);
+		struct hgt_chunk zc = *c;
+		struct hgt_zchunk zh;
+		uLongf zlen;
+		size_t need = compressBound(c->nr_bytes);
+
+		if (c->nr_bytes > len - off - sizeof(*c))
+			return fail(w, 0, "a chunk longer than the buffer it came in");
+		if (need > w->zcap) {
+			free(w->zbuf);
+			w->zbuf = malloc(need);
+			w->zcap = w->zbuf ? need : 0;
+			if (!w->zbuf)
+				return fail(w, ENOMEM, "compressing a chunk");
+		}
+		zlen = w->zcap;
+		if (compress2(w->zbuf, &zlen, (const Bytef *)(c + 1), c->nr_bytes, 1) != Z_OK)
+			return fail(w, 0, "compressing a chunk failed");
+		zh.raw_bytes = c->nr_bytes;
+		zh.z_bytes = zlen;
+		zc.magic = HGT_ZCHUNK_MAGIC;
+		zc.nr_bytes = sizeof(zh) + ((zlen + 7) & ~7ul);
+		if (hgt_writer_put(w, &zc, sizeof(zc)) || hgt_writer_put(w, &zh, sizeof(zh)) ||
+		    hgt_writer_put(w, w->zbuf, zlen) || hgt_writer_put(w, zeros, (8 - zlen % 8) % 8))
+			return -1;
+		off += sizeof(*c) + c->nr_bytes;
+	}
+	return 0;
+}
+
+int hgt_writer_trailer(struct hgt_writer *w, const struct hgt_file_window *win,
+		       const struct hgt_cpu_stats *stats, const uint32_t *cpus, size_t nstats)
+{
+	struct hgt_chunk tc = { .magic = HGT_TIME_MAGIC, .nr_bytes = sizeof(*win), .nr_records = 1 };
+	size_t i;
+
+	if (win && (hgt_writer_put(w, &tc, sizeof(tc)) || hgt_writer_put(w, win, sizeof(*win))))
+		return -1;
+	for (i = 0; i < nstats; i++) {
+		struct hgt_chunk c = { .magic = HGT_STATS_MAGIC, .cpu = cpus[i],
+				       .nr_bytes = sizeof(stats[i]), .nr_records = 1 };
+
+		if (hgt_writer_put(w, &c, sizeof(c)) || hgt_writer_put(w, &stats[i], sizeof(stats[i])))
+			return -1;
+	}
+	return 0;
+}
+
+int hgt_writer_end(struct hgt_writer *w)
+{
+	struct hgt_chunk end = { .magic = HGT_END_MAGIC };
+
+	return hgt_writer_put(w, &end, sizeof(end));
+}
+
+int hgt_writer_close(struct hgt_writer *w)
+{
+	int ret = w->error ? -1 : 0;
+
+	free(w->zbuf);
+	w->zbuf = NULL;
+	if (w->f && fclose(w->f) && !ret)
+		ret = fail(w, errno ? errno : EIO, "closing");
+	w->f = NULL;
+	return ret;
+}
+
+void hgt_meta_sanitize(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t n = strlen(s), i = 0, k;
+
+	while (i < n) {
+		if (p[i] < 0x20 || p[i] == 0x7f) {
+			p[i++] = '?';
+			continue;
+		}
+		k = p[i] < 0x80 ? 1 : hg_utf8_seq(p + i, n - i);
+		if (!k) {
+			p[i++] = '?';
+			continue;
+		}
+		i += k;
+	}
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * jsonw.c - write JSON with correct commas and escapes (hg_jsonw.h).
+ *
+ * A NULL key means an array element or a top-level value; a value finished
+ * at the top level ends its line, so a program can write one document per
+ * line (hgtrace dump --json) or one pretty document (hourglass --json).
+ * Whatever bytes a caller hands in, the output stays valid JSON: strings are
+ * escaped and what is not UTF-8 becomes U+FFFD, numbers that are not finite
+ * become null.
+ */
+#include <math.h>
+#include <string.h>
+#include "hg_jsonw.h"
+#include "hg_utf8.h"
+
+static const char hex[] = "0123456789abcdef";
+
+void jw_put_string(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+
+	fputc('"', f);
+	while (i < n) {
+		unsigned char c = p[i];
+		size_t k;
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			run++;
+			i++;
+			continue;
+		}
+		if (c >= 0x80 && (k = hg_utf8_seq(p + i, n - i))) {
+			run += k;
+			i += k;
+			continue;
+		}
+		if (run)
+			fwrite(p + i - run, 1, run, f);
+		run = 0;
+		i++;
+		switch (c) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\b': fputs("\\b", f); break;
+		case '\f': fputs("\\f", f); break;
+		default:
+			if (c < 0x20) {
+				char u[7] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0 };
+
+				fputs(u, f);
+			} else {
+				fputs("\xef\xbf\xbd", f);	/* U+FFFD for a byte that is not UTF-8 */
+			}
+		}
+	}
+	if (run)
+		fwrite(p + n - run, 1, run, f);
+	fputc('"', f);
+}
+
+static void indent(struct jsonw *w)
+{
+	int i;
+
+	fputc('\n', w->f);
+	for (i = 0; i < w->depth; i++)
+		fputs("  ", w->f);
+}
+
+static void lead(struct jsonw *w, const char *key)
+{
+	if (!w->depth)
+		return;
+	if (!w->first[w->depth])
+		fputc(',', w->f);
+	w->first[w->depth] = false;
+	if (w->pretty)
+		indent(w);
+	if (key) {
+		jw_put_string(w->f, key, strlen(key));
+		fputs(w->pretty ? ": " : ":", w->f);
+	}
+}
+
+/* done - a value finished at the top level ends its line */
+static void done(struct jsonw *w)
+{
+	if (!w->depth)
+		fputc('\n', w->f);
+}
+
+void jw_begin(struct jsonw *w, FILE *f)
+{
+	memset(w, 0, sizeof(*w));
+	w->f = f;
+	w->first[0] = true;
+}
+
+static void open_(struct jsonw *w, const char *key, char c)
+{
+	lead(w, key);
+	fputc(c, w->f);
+	/* deeper than JW_MAX_DEPTH is a caller's bug: stay in bounds, the commas go wrong */
+	if (w->depth < JW_MAX_DEPTH - 1)
+		w->depth++;
+	w->first[w->depth] = true;
+}
+
+static void close_(struct jsonw *w, char c)
+{
+	bool empty = w->first[w->depth];
+
+	if (w->depth > 0)
+		w->depth--;
+	if (w->pretty && !empty)
+		indent(w);
+	fputc(c, w->f);
+	done(w);
+}
+
+void jw_obj(struct jsonw *w, const char *key) { open_(w, key, '{'); }
+void jw_arr(struct jsonw *w, const char *key) { open_(w, key, '['); }
+void jw_end_obj(struct jsonw *w) { close_(w, '}'); }
+void jw_end_arr(struct jsonw *w) { close_(w, ']'); }
+
+void jw_strn(struct jsonw *w, const char *key, const char *v, size_t n)
+{
+	lead(w, key);
+	if (v)
+		jw_put_string(w->f, v, n);
+	else
+		fputs("null", w->f);
+	done(w);
+}
+
+void jw_str(struct jsonw *w, const char *key, const char *v)
+{
+	jw_strn(w, key, v, v ? strlen(v) : 0);
+}
+
+void jw_int(struct jsonw *w, const char *key, long long v)
+{
+	lead(w, key);
+	fprintf(w->f, "%lld", v);
+	done(w);
+}
+
+void jw_uint(struct jsonw *w, const char *key, unsigned long long v)
+{
+	lead(w, key);
+	fprintf(w->f, "%llu", v);
+	done(w);
+}
+
+void jw_num(struct jsonw *w, const char *key, double v)
+{
+	lead(w, key);
+	if (isfinite(v))
+		fprintf(w->f, "%.17g", v);
+	else
+		fputs("null", w->f);
+	done(w);
+}
+
+void jw_numf(struct jsonw *w, const char *key, double v, int decimals)
+{
+	lead(w, key);
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 17)
+		decimals = 17;
+	if (isfinite(v))
+		fprintf(w->f, "%.*f", decimals, v);
+	else
+		fputs("null", w->f);
+	done(w);
+}
+
+void jw_bool(struct jsonw *w, const char *key, bool v)
+{
+	lead(w, key);
+	fputs(v ? "true" : "false", w->f);
+	done(w);
+}
+
+void jw_null(struct jsonw *w, const char *key)
+{
+	lead(w, key);
+	fputs("null", w->f);
+	done(w);
+}
+
+/*
+ * jw_raw - a checked document as the value; compact output drops the
+ * whitespace between its tokens, so that it stays on one line
+ */
+void jw_raw(struct jsonw *w, const char *key, const char *json, size_t n)
+{
+	size_t i, run = 0;
+	bool in_str = false;
+
+	lead(w, key);
+	if (w->pretty) {
+		fwrite(json, 1, n, w->f);
+		done(w);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		char c = json[i];
+
+		if (in_str) {
+			if (c == '\\' && i + 1 < n) {
+				run += 2;
+				i++;
+				continue;
+			}
+			if (c == '"')
+				in_str = false;
+		} else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+			if (run)
+				fwrite(json + i - run, 1, run, w->f);
+			run = 0;
+			continue;
+		} else if (c == '"') {
+			in_str = true;
+		}
+		run++;
+	}
+	if (run)
+		fwrite(json + n - run, 1, run, w->f);
+	done(w);
+}

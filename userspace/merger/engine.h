@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * engine.h - hgmerge's parts and what they share.
+ *
+ * hgmerge aligns hourglass's timeline and the kernel's on the TSC in one
+ * streaming pass and decides, for every gap, what the kernel says happened
+ * and what hourglass's own data lets one infer (docs/merge.md). The flow:
+ *
+ *   hgside.c   hourglass's records, per thread in file order, merged into
+ *              one time-ordered stream of interval starts and ends, and of
+ *              wake-up and missed-deadline windows
+ *   gapper.c   the gaps that stream implies on each CPU
+ *   infer.c    the inferences: calibrated in one hourglass-only pass, then
+ *              decided per gap once the stream is a tick period past it
+ *   kstream.c  the kernel's records, each CPU's chunks in order, merged by time
+ *   sweep.c    per CPU: what runs, which handlers; every open gap and window
+ *              charged, judged when it closes (struct hgg_gap)
+ *   judge.c    the aggregates of the report; latency.c the windows;
+ *              micro.c on-CPU time per thread; sbf.c supply-bound functions
+ *   names.c    what every output calls a task, an irq, a cause
+ *   report.c   the report JSON (docs/report-json.md)
+ *   main.c     options, the passes, the exporters (userspace/export)
+ *
+ * Memory does not grow with the trace: each side is read through cursors,
+ * what is held is bounded by the disorder of the inputs (a job's record
+ * comes when the job ends), one tick period of gaps waiting for their
+ * inference, and the figures' quantile sketches (quant.c).
+ */
+#ifndef HGMERGE_ENGINE_H
+#define HGMERGE_ENGINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stddef.h>
+
+#include "hg_err.h"
+#include "hg_hgl.h"
+#include "hg_hgt.h"
+#include "hg_gaps.h"
+#include "quant.h"
+
+struct jsonw;
+
+#define HGMERGE_VERSION "2.0"
+#define SHOW_EVENTS 12		/* kernel events kept per gap, for its disagreement */
+#define EXIT_BAD_USAGE 2
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void fail_err(const struct hg_err *e) __attribute__((noreturn));
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* growable arrays */
+#define VEC_PUSH(arr, n, cap, val) do {						\
+	if ((n) == (cap)) {							\
+		(cap) = (cap) ? 2 * (cap) : 16;					\
+		(arr) = xrealloc((arr), (cap) * sizeof(*(arr)));		\
+	}									\
+	(arr)[(n)++] = (val);							\
+} while (0)
+
+/* ---- the run: hourglass's configuration of its threads ---- */
+struct thread_cfg {
+	uint32_t tid;
+	int rt;			/* SCHED_FIFO or SCHED_RR */
+	int prio;
+	int cpu_workload;	/* CPU, CPU_SCAN or CPU_PERIODIC: never blocks by itself */
+	int cpu_bound;		/* CPU or CPU_SCAN: never yields (paper section 4) */
+	char name[24];		/* "hg-thread-K": every output's name for it */
+};
+
+struct run {
+	struct hgl_file *hgl;
+	struct hgt_file *hgt;
+	const struct hgl_info *info;
+	const char *kernel_name;	/* the recording as messages name it */
+	double hz;
+	int64_t margin;		/* wake-up windows open this much before the intended expiry */
+	int64_t base;		/* the one time base of every output (TSC) */
+	int nthreads;
+	struct thread_cfg *th;
+	uint32_t ncpus;		/* CPUs named by either side */
+	long long rt_runtime_us, rt_period_us;	/* RT throttling as hourglass read it; -1 unknown */
+	int have_window;
+	int64_t window[2];
+	char **warnings;
+	size_t nwarnings, capwarnings;
+};
+
+void warn(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int thread_of_tid(const struct run *r, uint32_t tid);	/* -1 if not hourglass's */
+void set_tids(struct run *r);
+static inline double us_of(const struct run *r, double cycles) { return cycles / r->hz * 1e6; }
+static inline double t_of(const struct run *r, int64_t tsc) { return (double)(tsc - r->base) / r->hz; }
+
+/* ---- hgside.c: hourglass's records as one time-ordered stream ---- */
+enum hg_ev_kind { HGE_START, HGE_END, HGE_WOPEN, HGE_WCLOSE };
+
+struct hg_ev {
+	int64_t t;
+	uint64_t seq;		/* order of the record in the merged stream: ties */
+	uint8_t kind;		/* enum hg_ev_kind */
+	struct hgl_rec rec;	/* the interval, or the window's record */
+	int64_t w0, w1;		/* a window's span */
+	uint8_t wkind;		/* 1 a wake-up, 2 a missed period */
+};
+
+struct hgside;
+/* hgside_open - a stream over @r's hourglass trace; @on_record, if set, sees
+ * every record in merged order (exporters) */
+struct hgside *hgside_open(struct run *r, void (*on_record)(void *ctx, const struct hgl_rec *rec), void *ctx);
+/* hgside_peek - the time of the next event, INT64_MAX at the end */
+int64_t hgside_peek(struct hgside *s);
+int hgside_next(struct hgside *s, struct hg_ev *ev);	/* 0 at the end */
+void hgside_close(struct hgside *s);
+/* hgside_measure_disorder - pass 0: how late each thread's records come, for the reorder */
+void hgside_measure_disorder(struct run *r);
+
+/* ---- gapper.c: the gaps of each CPU from the stream ---- */
+struct gapdef {
+	int64_t g0, g1;
+	uint32_t cpu;
+	uint16_t thread, next_thread;
+	uint8_t vol;
+};
+
+struct gapper {
+	struct run *r;
+	uint32_t ncpu;
+	struct gp_cpu { int have; uint64_t seq; struct hgl_rec cur; } *cpu;
+	uint64_t overlaps;	/* two intervals on one CPU at once: no gap between them */
+	struct hgl_rec overlap_a, overlap_b;	/* the first such pair, for the warning */
+	/* per thread, for migrations: the CPU of its last interval and where it ended */
+	struct gp_thread { int have; uint32_t cpu; int64_t t1; } *th;
+};
+
+void gapper_init(struct gapper *gp, struct run *r);
+void gapper_free(struct gapper *gp);
+/*
+ * gapper_event - feed one stream event. START closes the CPU's pending gap:
+ * returns 1 with *g set. END opens one: returns 2 with g->g0 and the thread
+ * set (g1 unknown yet). Otherwise 0. *migrated: the START's thread ran last
+ * on another CPU (its previous interval ended at *mig_t1).
+ */
+int gapper_event(struct gapper *gp, const struct hg_ev *ev, struct gapdef *g, int *migrated, int64_t *mig_t1);
+
+/* ---- infer.c ---- */
+struct infer;
+/* infer_calibrate - the two hourglass-only passes: the tick of each CPU, the switch and hidden limits */
+struct infer *infer_calibrate(struct run *r);
+/* infer_seen - every event of the decision pass's hourglass stream, with what the gapper made of it */
+void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g);
+/* infer_ready - can @g be decided: has the stream been read far enough past it for rule 2? */
+int infer_ready(struct infer *in, const struct hgg_gap *g);
+void infer_end(struct infer *in);	/* the stream is over: everything is ready */
+/* infer_decide - the inference for @g (ready): sets g->inferred and g->rule */
+void infer_decide(struct infer *in, struct hgg_gap *g);
+void infer_report(struct infer *in, struct run *r, struct jsonw *w);	/* the calibration section */
+const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size_t len);
+/* per-thread facts pass 1 learnt: span and count of intervals (sbf.c) */
+void infer_thread_span(struct infer *in, int thread, int64_t *first, int64_t *last, uint64_t *n);
+void infer_free(struct infer *in);
+
+/* ---- kstream.c: the kernel's records, merged by time across CPUs ---- */
+struct kstream;
+struct kstream *kstream_open(struct run *r);
+int64_t kstream_peek(struct kstream *k);	/* INT64_MAX at the end */
+/* kstream_next - 1 with the CPU and the record (valid until the next call), 0 at the end */
+int kstream_next(struct kstream *k, uint32_t *cpu, const struct hgt_rec **rec);
+uint64_t kstream_events(const struct kstream *k);
+void kstream_close(struct kstream *k);
+
+/* ---- names.c ---- */
+struct names;
+void names_init(struct run *r);
+void names_record(const struct hgt_rec *rec);		/* COMM and NAME records, the merge's table */
+struct names *names_new(void);				/* another table: the exporters' thread */
+void names_record_in(struct names *t, const struct hgt_rec *rec);
+void names_use(struct names *t);	/* the table names_*() read in this thread (NULL: the merge's) */
+const char *names_comm(uint32_t pid);			/* NULL if unknown */
+const char *names_irq(uint32_t irq);
+const char *names_func(uint32_t id);
+/* names_task - "hg-thread-K", "idle", "comm:pid" or "?:pid" */
+const char *names_task(int64_t pid, char *buf, size_t len);
+/* names_comp - a component as the report names it ("irq 30 virtio0", "softirq NET_RX", "local_timer") */
+const char *names_comp(uint8_t kind, int64_t id, char *buf, size_t len);
+/* names_cause - what a gap went to: "switched to X", a component, or the kind */
+const char *names_cause(const struct hgg_gap *g, char *buf, size_t len);
+void names_each_comm(void (*fn)(void *arg, uint32_t pid, const char *comm), void *arg);
+extern const char *const why_text[HGG_W_N];
+const char *vector_name(unsigned v);
+const char *softirq_text(unsigned v);
+
+/* ---- labels.c: the user's names for loads (--label) ---- */
+int labels_add(const char *spec);	/* "PID=NAME", "comm:PREFIX=NAME", "irq:N=NAME"; -1 if malformed */
+int labels_any(void);
+size_t labels_count(void);
+const char *labels_name(size_t i);
+int labels_task(uint32_t pid);		/* the label's index, -1 if none */
+int labels_irq(uint32_t irq);
+int labels_comp(uint8_t kind, int64_t id);
+
+/* ---- sweep.c: the kernel's account of gaps and windows ---- */
+struct kev { int64_t tsc; uint32_t arg; uint8_t typ, flags; };
+
+/* what a closed gap carries besides its record: for the disagreement and the time lost */
+struct gap_detail {
+	struct kev ev[SHOW_EVENTS];
+	int nev;
+	const struct hgg_comp *comp;	/* every component, largest first */
+	int ncomp;
+};
+
+/* a closed window (wake-up or missed period) */
+struct window {
+	uint8_t kind;			/* 1 wake-up, 2 missed period */
+	uint16_t thread;
+	uint32_t cpu, tid;
+	int64_t g0, g1;
+	struct hgl_rec rec;
+	int has_woken, has_in, has_irq;
+	int64_t woken, in, irq;
+	const struct hgg_comp *comp;	/* largest first */
+	int ncomp;
+};
+
+struct sweep_sink {
+	void *ctx;
+	void (*gap)(void *ctx, struct hgg_gap *g, const struct gap_detail *d);
+	void (*window)(void *ctx, const struct window *w);
+	void (*switched)(void *ctx, int thread, int64_t tsc, int in);	/* every switch of a thread */
+	void (*migrated)(void *ctx, int thread, int64_t tsc);		/* the kernel moved a thread */
+};
+
+struct sweep;
+struct sweep *sweep_new(struct run *r, struct infer *in, const struct sweep_sink *sink);
+void sweep_kernel(struct sweep *s, uint32_t cpu, const struct hgt_rec *rec);
+void sweep_open_gap(struct sweep *s, const struct gapdef *g);	/* at g0 */
+void sweep_close_gap(struct sweep *s, const struct gapdef *g);	/* at g1: the same CPU's open gap */
+void sweep_open_window(struct sweep *s, const struct hg_ev *ev);
+void sweep_close_window(struct sweep *s, const struct hg_ev *ev);
+void sweep_finish(struct sweep *s);	/* judge what waits for a next event */
+uint64_t sweep_backwards(const struct sweep *s);
+uint64_t sweep_losses(const struct sweep *s, uint32_t cpu);
+void sweep_free(struct sweep *s);
+
+/* ---- judge.c, latency.c, micro.c, sbf.c: the figures ---- */
+struct judge;
+struct judge *judge_new(struct run *r, const char *tmpdir);
+void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d, struct infer *in);
+void judge_migration_inferred(struct judge *j, int confirmed);
+void judge_kernel_migration(struct judge *j);
+void judge_report(struct judge *j, struct jsonw *w, struct infer *in);
+void judge_charts(struct judge *j, struct jsonw *w);		/* the map and the histograms */
+int judge_summary(struct judge *j, char *line1, char *line2, size_t len);	/* lines written: 0 or 2 */
+void judge_chart_map(struct judge *j, int64_t tsc0, int64_t tsc1);	/* gaps and intervals drawn on the map */
+void judge_interval(struct judge *j, const struct hgl_rec *iv);
+uint64_t judge_gaps(const struct judge *j);
+void judge_free(struct judge *j);
+
+struct latency;
+struct latency *latency_new(struct run *r, const char *tmpdir);
+void latency_window(struct latency *l, const struct window *w);
+void latency_report(struct latency *l, struct jsonw *w);
+int latency_summary(struct latency *l, char *line, size_t len);
+void latency_free(struct latency *l);
+
+struct micro;
+struct micro *micro_new(struct run *r, struct infer *in);
+void micro_switch(struct micro *m, int thread, int64_t tsc, int in);
+void micro_handlers(struct micro *m, int thread, uint64_t cycles);
+void micro_report(struct micro *m, struct jsonw *w);
+void micro_free(struct micro *m);
+
+struct sbf;
+struct sbf *sbf_new(struct run *r, struct infer *in);
+void sbf_interval(struct sbf *s, const struct hgl_rec *iv);
+void sbf_report(struct sbf *s, struct jsonw *w);
+void sbf_free(struct sbf *s);
+
+/* ---- tmpfile helpers ---- */
+FILE *tmp_stream(const char *dir);	/* an unlinked temporary file */
+
+#endif

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hgside.c - hourglass's records as one stream in time order.
+ *
+ * hourglass writes each thread's records in the order it made them, threads
+ * interleaved in blocks. That order is time order for intervals, but not
+ * for everything: a job's record (its release is its time) is written when
+ * the job ends, up to a period later. Pass 0 measures, per thread, how far
+ * behind the thread's newest record an older one can still come (its
+ * disorder); the stream then holds each thread's records in a small heap
+ * until nothing earlier can follow, and merges the threads by time.
+ * Memory: the records of one disorder's span per thread.
+ *
+ * Each record becomes events: an interval starts (its t0) and ends (t1); a
+ * wake-up opens a window at its intended expiry less the margin and closes
+ * it at the first user-space read; a missed job opens a window at its
+ * release and closes it at its deadline. Ends wait in a second heap.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+static int64_t *disorder;	/* per thread, from pass 0 */
+
+struct pend {
+	int64_t key;
+	uint64_t seq;
+	struct hgl_rec rec;
+};
+
+struct heap {
+	struct pend *v;
+	size_t n, cap;
+};
+
+static int pend_less(const struct pend *a, const struct pend *b)
+{
+	return a->key != b->key ? a->key < b->key : a->seq < b->seq;
+}
+
+static void heap_push(struct heap *h, const struct pend *p)
+{
+	size_t i;
+
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 16;
+		h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
+	}
+	i = h->n++;
+	while (i && pend_less(p, &h->v[(i - 1) / 2])) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = *p;
+}
+
+static void heap_pop(struct heap *h)
+{
+	struct pend last = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && pend_less(&h->v[c + 1], &h->v[c]))
+			c++;
+		if (!pend_less(&h->v[c], &last))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+}
+
+/* the time at which a record enters the stream */
+static int64_t key_of(const struct run *r, const struct hgl_rec *x)
+{
+	if (x->type == HGL_REC_WAKE)
+		return (int64_t)x->t0 - r->margin;
+	return (int64_t)x->t0;
+}
+
+struct thread_stream {
+	struct hgl_cursor *c;
+	int done;
+	int64_t frontier;	/* the newest key read */
+	uint64_t tseq;
+	struct heap h;
+};
+
+struct hgside {
+	struct run *r;
+	struct thread_stream *th;
+	struct heap ends;	/* events waiting for their time: interval ends, window closes */
+	uint64_t seq;
+	void (*on_record)(void *ctx, const struct hgl_rec *rec);
+	void *ctx;
+	int have_next;		/* next merged record, if read */
+	struct pend next;
+	int *ready;		/* threads with a record that can go, as a heap by its time */
+	int nready;
+};
+
+void hgside_measure_disorder(struct run *r)
+{
+	struct hgl_cursor *c;
+	struct hgl_rec x;
+	struct hg_err err;
+	int64_t *front = xcalloc(r->nthreads + 1, sizeof(*front));
+	char *seen = xcalloc(r->nthreads + 1, 1);
+	int rc;
+
+	free(disorder);
+	disorder = xcalloc(r->nthreads + 1, sizeof(*disorder));
+	c = hgl_cursor_open(r->hgl, -1, &err);
+	if (!c)
+		fail_err(&err);
+	while ((rc = hgl_cursor_next(c, &x, &err)) > 0) {
+		int64_t k = key_of(r, &x);
+		int t = x.thread;
+
+		if (seen[t] && front[t] - k > disorder[t])
+			disorder[t] = front[t] - k;
+		if (!seen[t] || k > front[t])
+			front[t] = k;
+		seen[t] = 1;
+	}
+	if (rc < 0)
+		fail_err(&err);
+	hgl_cursor_close(c);
+	free(front);
+	free(seen);
+}
+
+/* fill - read thread @t until its heap's top can go: nothing earlier can follow */
+static void fill(struct hgside *s, int t)
+{
+	struct thread_stream *ts = &s->th[t];
+	struct hg_err err;
+
+	while (!ts->done && (!ts->h.n || ts->h.v[0].key > ts->frontier - disorder[t])) {
+		struct pend p;
+		int rc = hgl_cursor_next(ts->c, &p.rec, &err);
+
+		if (rc < 0)
+			fail_err(&err);
+		if (!rc) {
+			ts->done = 1;
+			break;
+		}
+		p.key = key_of(s->r, &p.rec);
+		if (!ts->tseq || p.key > ts->frontier)
+			ts->frontier = p.key;
+		p.seq = ts->tseq++;
+		heap_push(&ts->h, &p);
+	}
+}
+
+static int thread_before(struct hgside *s, int a, int b)
+{
+	const struct pend *x = &s->th[a].h.v[0], *y = &s->th[b].h.v[0];
+
+	return x->key != y->key ? x->key < y->key : a < b;
+}
+
+/* ready_fix - restore the heap of threads from position @i down */
+static void ready_fix(struct hgside *s, int i)
+{
+	for (;;) {
+		int c = 2 * i + 1, t;
+
+		if (c >= s->nready)
+			return;
+		if (c + 1 < s->nready && thread_before(s, s->ready[c + 1], s->ready[c]))
+			c++;
+		if (!thread_before(s, s->ready[c], s->ready[i]))
+			return;
+		t = s->ready[c];
+		s->ready[c] = s->ready[i];
+		s->ready[i] = t;
+		i = c;
+	}
+}
+
+/* pick - the next record of the merged stream, across threads (ties: lower thread first) */
+static int pick(struct hgside *s)
+{
+	int t;
+
+	if (s->have_next)
+		return 1;
+	if (!s->nready)
+		return 0;
+	t = s->ready[0];
+	s->next = s->th[t].h.v[0];
+	heap_pop(&s->th[t].h);
+	fill(s, t);
+	if (!s->th[t].h.n)
+		s->ready[0] = s->ready[--s->nready];
+	ready_fix(s, 0);
+	s->have_next = 1;
+	return 1;
+}
+
+struct hgside *hgside_open(struct run *r, void (*on_record)(void *, const struct hgl_rec *), void *ctx)
+{
+	struct hgside *s = xcalloc(1, sizeof(*s));
+	struct hg_err err;
+	int t;
+
+	if (!disorder)
+		hgside_measure_disorder(r);
+	s->r = r;
+	s->on_record = on_record;
+	s->ctx = ctx;
+	s->th = xcalloc(r->nthreads + 1, sizeof(*s->th));
+	s->ready = xcalloc(r->nthreads + 1, sizeof(*s->ready));
+	for (t = 0; t < r->nthreads; t++) {
+		s->th[t].c = hgl_cursor_open(r->hgl, t, &err);
+		if (!s->th[t].c)
+			fail_err(&err);
+		fill(s, t);
+		if (s->th[t].h.n)
+			s->ready[s->nready++] = t;
+	}
+	for (t = s->nready / 2; t >= 0; t--)
+		ready_fix(s, t);
+	return s;
+}
+
+int64_t hgside_peek(struct hgside *s)
+{
+	int64_t t = INT64_MAX;
+
+	if (pick(s))
+		t = s->next.key;
+	if (s->ends.n && s->ends.v[0].key < t)
+		t = s->ends.v[0].key;
+	return t;
+}
+
+/* an end waiting in s->ends: the record, and the kind in its type's place */
+static void push_end(struct hgside *s, int64_t t, uint64_t seq, const struct hgl_rec *x, uint8_t kind)
+{
+	struct pend p = { .key = t, .seq = seq, .rec = *x };
+
+	/* the kind travels in the low bit of seq, which orders ties: the record's own order */
+	p.seq = seq << 1 | (kind == HGE_WCLOSE);
+	heap_push(&s->ends, &p);
+}
+
+static void window_span(const struct run *r, const struct hgl_rec *x, int64_t *w0, int64_t *w1, uint8_t *kind)
+{
+	if (x->type == HGL_REC_WAKE) {
+		*w0 = (int64_t)x->t0 - r->margin;
+		*w1 = (int64_t)x->t1;
+		*kind = 1;
+	} else {
+		*w0 = (int64_t)x->t0;
+		*w1 = (int64_t)x->t2;
+		*kind = 2;
+	}
+}
+
+static int is_window(const struct run *r, const struct hgl_rec *x)
+{
+	if (x->type == HGL_REC_WAKE)
+		return (int64_t)x->t1 > (int64_t)x->t0 - r->margin;
+	return x->type == HGL_REC_JOB && (x->flags & HGL_JOB_MISSED) && x->t2 > x->t0;
+}
+
+int hgside_next(struct hgside *s, struct hg_ev *ev)
+{
+	int have;
+
+again:
+	have = pick(s);
+	memset(ev, 0, sizeof(*ev));
+	/* an end first when it is earlier, or at the same time (it belongs to an earlier record) */
+	if (s->ends.n && (!have || s->ends.v[0].key <= s->next.key)) {
+		struct pend p = s->ends.v[0];
+
+		heap_pop(&s->ends);
+		ev->t = p.key;
+		ev->seq = p.seq >> 1;
+		ev->rec = p.rec;
+		ev->kind = p.seq & 1 ? HGE_WCLOSE : HGE_END;
+		if (ev->kind == HGE_WCLOSE)
+			window_span(s->r, &ev->rec, &ev->w0, &ev->w1, &ev->wkind);
+		return 1;
+	}
+	if (!have)
+		return 0;
+	s->have_next = 0;
+	ev->t = s->next.key;
+	ev->seq = s->seq++;
+	ev->rec = s->next.rec;
+	if (s->on_record)
+		s->on_record(s->ctx, &ev->rec);
+	if (ev->rec.type == HGL_REC_INTERVAL) {
+		ev->kind = HGE_START;
+		push_end(s, (int64_t)ev->rec.t1, ev->seq, &ev->rec, HGE_END);
+		return 1;
+	}
+	if (is_window(s->r, &ev->rec)) {
+		ev->kind = HGE_WOPEN;
+		window_span(s->r, &ev->rec, &ev->w0, &ev->w1, &ev->wkind);
+		ev->t = ev->w0;
+		push_end(s, ev->w1, ev->seq, &ev->rec, HGE_WCLOSE);
+		return 1;
+	}
+	/* a record that opens nothing (a job met, a wake-up too early to count): next one */
+	goto again;
+}
+
+void hgside_close(struct hgside *s)
+{
+	int t;
+
+	if (!s)
+		return;
+	for (t = 0; t < s->r->nthreads; t++) {
+		hgl_cursor_close(s->th[t].c);
+		free(s->th[t].h.v);
+	}
+	free(s->th);
+	free(s->ready);
+	free(s->ends.v);
+	free(s);
+}

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * names.c - what every output calls a task, an interrupt, a cause.
+ *
+ * The recording names tasks (COMM records, at first sight), irqs and
+ * functions (NAME records); hourglass's threads are hg-thread-K in every
+ * output, whatever their comm. One function per kind of name, so that the
+ * report, the trace.dat and the Perfetto trace agree.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "export.h"
+
+/* hgg_class_name, hgg_kind_name, hgt_vector_name and softirq_name: export_names.c */
+const char *const why_text[HGG_W_N] = {
+	"", "outside the recording window", "the recorder lost events on this CPU during the gap",
+	"no kernel event at all: hypervisor, emulator, SMI", "kernel events but no handler or other task",
+	"switched out",
+};
+
+/* a map from a 32-bit id to a short name, open addressing */
+struct nmap {
+	uint32_t *id;
+	char (*s)[33];
+	unsigned char *used;
+	size_t cap, n;
+};
+
+/*
+ * The names the recording gave, as of some point in it. The merge pass keeps
+ * one table; the exporters' thread keeps its own, fed by the same records in
+ * the same order, so that each sees the names as they were at its point of
+ * the stream and neither waits for the other.
+ */
+struct names {
+	struct nmap comm, irq, func;
+};
+
+static struct names main_tab;
+static __thread struct names *cur = &main_tab;	/* the table names_*() read in this thread */
+static struct run *run;
+
+static size_t slot(const struct nmap *m, uint32_t id)
+{
+	size_t i = (size_t)(id * 0x9e3779b1u) & (m->cap - 1);
+
+	while (m->used[i] && m->id[i] != id)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static void nmap_put(struct nmap *m, uint32_t id, const char *s, size_t n)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct nmap o = *m;
+
+		m->cap = m->cap ? 2 * m->cap : 256;
+		m->id = xcalloc(m->cap, sizeof(*m->id));
+		m->s = xcalloc(m->cap, sizeof(*m->s));
+		m->used = xcalloc(m->cap, 1);
+		m->n = 0;
+		for (i = 0; i < o.cap; i++)
+			if (o.used[i])
+				nmap_put(m, o.id[i], o.s[i], strlen(o.s[i]));
+		free(o.id);
+		free(o.s);
+		free(o.used);
+	}
+	i = slot(m, id);
+	if (!m->used[i])
+		m->n++;
+	m->used[i] = 1;
+	m->id[i] = id;
+	if (n > 32)
+		n = 32;
+	memcpy(m->s[i], s, n);
+	m->s[i][n] = 0;
+	/* names end at their first NUL; control bytes would garble every output */
+	for (n = 0; m->s[i][n]; n++)
+		if ((unsigned char)m->s[i][n] < 0x20)
+			m->s[i][n] = '?';
+}
+
+static const char *nmap_get(const struct nmap *m, uint32_t id)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	i = slot(m, id);
+	return m->used[i] ? m->s[i] : NULL;
+}
+
+void names_init(struct run *r)
+{
+	run = r;
+}
+
+struct names *names_new(void)
+{
+	return xcalloc(1, sizeof(struct names));
+}
+
+void names_use(struct names *n)
+{
+	cur = n ? n : &main_tab;
+}
+
+void names_record_in(struct names *t, const struct hgt_rec *rec)
+{
+	const char *pay = (const char *)(rec + 1);
+
+	if (rec->type == HGT_REC_COMM && rec->len >= sizeof(*rec) + sizeof(struct hgt_comm)) {
+		const struct hgt_comm *c = (const void *)pay;
+
+		nmap_put(&t->comm, rec->arg, c->comm, strnlen(c->comm, sizeof(c->comm)));
+	} else if (rec->type == HGT_REC_NAME && rec->len >= sizeof(*rec) + sizeof(struct hgt_name)) {
+		const struct hgt_name *n = (const void *)pay;
+
+		nmap_put(rec->flags == HGT_NAME_IRQ ? &t->irq : &t->func, rec->arg, n->name,
+			 strnlen(n->name, sizeof(n->name)));
+	}
+}
+
+void names_record(const struct hgt_rec *rec)
+{
+	names_record_in(&main_tab, rec);
+}
+
+const char *names_comm(uint32_t pid)
+{
+	int k = thread_of_tid(run, pid);
+
+	return k >= 0 ? run->th[k].name : nmap_get(&cur->comm, pid);
+}
+
+const char *names_irq(uint32_t irq)
+{
+	return nmap_get(&cur->irq, irq);
+}
+
+const char *names_func(uint32_t id)
+{
+	return nmap_get(&cur->func, id);
+}
+
+void names_each_comm(void (*fn)(void *arg, uint32_t pid, const char *comm), void *arg)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < cur->comm.cap; i++)
+		if (cur->comm.used[i] && thread_of_tid(run, cur->comm.id[i]) < 0)
+			fn(arg, cur->comm.id[i], cur->comm.s[i]);
+	for (k = 0; k < run->nthreads; k++)
+		if (run->th[k].tid)
+			fn(arg, run->th[k].tid, run->th[k].name);
+}
+
+const char *names_task(int64_t pid, char *buf, size_t len)
+{
+	const char *c;
+	int l;
+
+	if (pid < 0)
+		snprintf(buf, len, "unknown task");
+	else if (pid == 0)
+		snprintf(buf, len, "idle");
+	else if (thread_of_tid(run, (uint32_t)pid) >= 0)
+		snprintf(buf, len, "%s", names_comm((uint32_t)pid));
+	else if ((l = labels_task((uint32_t)pid)) >= 0)
+		snprintf(buf, len, "%s:%lld [%s]", (c = nmap_get(&cur->comm, (uint32_t)pid)) ? c : "?", (long long)pid,
+			 labels_name(l));
+	else
+		snprintf(buf, len, "%s:%lld", (c = nmap_get(&cur->comm, (uint32_t)pid)) ? c : "?", (long long)pid);
+	return buf;
+}
+
+const char *vector_name(unsigned v)
+{
+	return v < HGT_VEC_MAX ? hgt_vector_name[v] : "vector";
+}
+
+const char *softirq_text(unsigned v)
+{
+	return v < 10 ? softirq_name[v] : NULL;
+}
+
+const char *names_comp(uint8_t kind, int64_t id, char *buf, size_t len)
+{
+	char t[64];
+	const char *n;
+
+	switch (kind) {
+	case HGG_K_SELF:
+		snprintf(buf, len, "self");
+		break;
+	case HGG_K_TASK:
+		if (id == 0 || id < 0)
+			names_task(id, buf, len);
+		else
+			snprintf(buf, len, "task %s", names_task(id, t, sizeof(t)));
+		break;
+	case HGG_K_IRQ: {
+		int l = id >= 0 ? labels_irq((uint32_t)id) : -1;
+
+		n = names_irq((uint32_t)id);
+		snprintf(buf, len, n && *n ? "irq %lld %s" : "irq %lld", (long long)id, n);
+		if (l >= 0 && strlen(buf) + 4 < len)
+			snprintf(buf + strlen(buf), len - strlen(buf), " [%s]", labels_name(l));
+		break;
+	}
+	case HGG_K_VEC:
+		if (id >= 0 && id < HGT_VEC_MAX)
+			snprintf(buf, len, "%s", hgt_vector_name[id]);
+		else
+			snprintf(buf, len, "vector kind %lld", (long long)id);
+		break;
+	case HGG_K_SOFTIRQ:
+		if ((n = id >= 0 ? softirq_text((unsigned)id) : NULL))
+			snprintf(buf, len, "softirq %s", n);
+		else
+			snprintf(buf, len, "softirq %lld", (long long)id);
+		break;
+	default:
+		snprintf(buf, len, "nmi");
+	}
+	return buf;
+}
+
+const char *names_cause(const struct hgg_gap *g, char *buf, size_t len)
+{
+	char t[64];
+
+	if ((g->cls == HGG_C_SWITCH_HG || g->cls == HGG_C_SWITCH_OTHER) && (g->flags & HGG_F_OUT))
+		snprintf(buf, len, "switched to %s", names_task(g->out_pid, t, sizeof(t)));
+	else if (g->flags & HGG_F_PRIMARY)
+		names_comp(g->primary_kind, g->primary_id, buf, len);
+	else
+		snprintf(buf, len, "%s", hgg_kind_name[g->kind]);
+	return buf;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * report.h - what the report is written from.
+ */
+#ifndef HGMERGE_REPORT_H
+#define HGMERGE_REPORT_H
+
+#include <stdio.h>
+#include "engine.h"
+
+struct report_in {
+	struct run *r;
+	const char *dir;		/* the run directory, as the report names it */
+	double seconds;			/* the merge's own time */
+	uint64_t events;		/* kernel records read */
+	struct infer *infer;
+	struct judge *judge;
+	struct latency *lat;
+	struct micro *micro;
+	struct sbf *sbf;
+	const char *gaps_path, *ks_path, *pf_path;	/* files written beside it, or NULL */
+};
+
+void report_write(struct report_in *in, FILE *f);
+
+#endif
