@@ -71,15 +71,15 @@ def timed(cmd):
 def run_variant(name, cpus, i):
     if name == "none":
         return timed(workload_cmd(cpus))[0], None
-    sys.path.insert(0, os.path.join(TOP, "tools"))
-    from hgtrace_file import read_hgt
+    sys.path.insert(0, os.path.join(TOP, "tests"))
+    from helpers.recordings import read_hgt   # the library's reader, through hgtrace dump
     path = f"/tmp/cpu-scale-{i}.hgt"     # the guest's own tmpfs, not the 9p share
     extra = ["-b", "16384", "-i", "10s"] if name == "probes" else []
     # timed around the recorder: its start and stop are the same in every run,
     # and the workload's own time cannot be read from perf bench across pairs
     t, _ = timed([os.path.join(TOP, "build", "hgtrace"), "record", "-q", *extra, "-o", path, "--",
                   *workload_cmd(cpus)])
-    rec = read_hgt(path)
+    rec = read_hgt(path, records=False)     # the library checks the records against the stats
     os.remove(path)
     produced = sum(st["produced"] for st in rec.stats.values())
     lost = sum(st["refused"] + st["overwritten"] + st["reader_fault"] for st in rec.stats.values())

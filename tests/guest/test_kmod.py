@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from harness import HGTRACE, KO, TESTBIN, load, module_loaded, run, unload
-from hgtrace_file import read_hgt
+from helpers.recordings import read_hgt  # the library's reader, through hgtrace dump
 
 # ABI 1.0's module and recorder, built by scripts/vm from the last commit of ABI 1.0
 OLD_KO = os.environ.get("HGT_KO_ABI_1_0", "")
