@@ -11,7 +11,7 @@ import sys
 from harness import HGTRACE, KO, TESTBIN, TOP, dmesg_lines, load, module_loaded, run, unload
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
-import ftrace_text
+from helpers import ftrace_text  # noqa: E402  (moved from tools/ to tests/helpers/)
 import matching
 
 KO_ABI99 = os.environ.get("HGT_KO_ABI99", "")
