@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 import subprocess
 from dataclasses import dataclass
@@ -55,7 +56,14 @@ def hg(hourglass_bin, tmp_path):
         cmd = [*prefix, hourglass_bin, *args.split(), *room, "--cpu-column", "--json", str(js)]
         if trace:
             cmd += ["--trace", str(tr)]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        # SCHED_DEADLINE's bandwidth is the machine's: another program's
+        # reservations (a second test run on a shared host) can fill it for
+        # a moment, and admission control refuses ours with EBUSY
+        for _ in range(10):
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+            if expect != 0 or p.returncode != 2 or "admission control" not in p.stderr:
+                break
+            time.sleep(1)
         assert p.returncode == expect, f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr}"
         ivs = []
         for l in p.stdout.splitlines():
