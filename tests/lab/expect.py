@@ -197,11 +197,12 @@ def found_gaps(spec: str, run: Dict[str, Any]) -> Tuple[Optional[List[Dict[str, 
         return sel, len(sel), f"gaps with a part matching /{arg}/"
     if kind == "ticks":
         # the recorder (hgtrace record) sleeps on an hrtimer between its reads of the module's
-        # buffer: a local timer interrupt too, but not the tick; the report names its gaps
-        # after the recorder
+        # buffer: a local timer interrupt too, but not the tick; the gaps it ran in (woken
+        # directly, or on PREEMPT_RT through ktimers) are left out
         sel = [g for g in gaps if "local_timer" in (g.get("components") or {})
+               and not any(k.startswith("task hgtrace:") for k in g.get("components") or {})
                and not str(g.get("cause", "")).startswith("switched to hgtrace:")]
-        return sel, len(sel), "gaps with a local_timer part, less those that woke the recorder (its own timer)"
+        return sel, len(sel), "gaps with a local_timer part, less those the recorder ran in (its own timer)"
     if kind == "class":
         sel = [g for g in gaps if g.get("actual") == arg]
         return sel, len(sel), f"gaps of actual class {arg}"

@@ -51,7 +51,7 @@ EXPECTED = {
 }
 # found = ...: which gaps the report attributes to the expectation
 FOUND = {
-    "ticks": "gaps with a local_timer part, less those in which the timer woke the recorder (hgtrace's own hrtimer)",
+    "ticks": "gaps with a local_timer part, less those the recorder ran in (hgtrace's own hrtimer woke it)",
     "load": "gaps the report names after load N (its label: switched to it, or its primary cause)",
     "touched": "gaps load N caused or took any part of (the report's loads section)",
     "unscored": "gaps neither scored nor unexplainable (total - scored - unexplainable): left out as voluntary",

@@ -556,3 +556,24 @@ def test_a_load_that_recurs_at_a_tick_period_but_costs_more_than_two_switches_is
     for g in m.gaps:
         lens.setdefault(g["g1"] - g["g0"], set()).add(g["inferred"])
     assert lens[2_000_000] == {"switch_other"} and lens[28_000] == {"timer"} and lens[60_000] == {"switch_hg"}
+
+
+def test_the_tick_with_its_softirqs_is_the_tick_up_to_the_tick_and_a_switch(tmp_path):
+    """Ticks of 28 us; the threads switch in 43 us. At the tick's phase a gap of 52 us
+    (the tick and its softirqs) is over the switch limit (49 us, between a tick and two
+    switches) but under the tick and a switch (56 us, capped at two ticks): the tick.
+    One of 120 us there (the tick, a switch out and one back) is another task."""
+    gaps = []
+    for k in range(1, 100):
+        length = 52_000 if k % 5 == 0 else 120_000 if k % 7 == 0 else 28_000
+        gaps.append((k * 4_000_000, length, False))
+    gaps += [(j * 10_000_000 + 1_300_000, 43_000, True) for j in range(40)]
+    m = merged(tmp_path, timeline(gaps, 400_000_000), [])
+    cal = m.report["inference"]["calibration"]
+    assert cal["switch_limit_us"] == pytest.approx(49.07, abs=0.05)
+    assert cal["phase_limit_us"] == pytest.approx(56.0, abs=0.05)
+    lens = {}
+    for g in m.gaps:
+        lens.setdefault(g["g1"] - g["g0"], set()).add(g["inferred"])
+    assert lens[52_000] == {"timer"} and lens[120_000] == {"switch_other"} and lens[28_000] == {"timer"}
+    assert lens[43_000] == {"switch_hg"}

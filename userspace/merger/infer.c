@@ -98,6 +98,7 @@ struct infer {
 	uint32_t ncpu;
 	int *top_rt;			/* per thread: rule 4 applies */
 	double switch_limit, hidden_limit, throttle;
+	double phase_limit;		/* rule 2: at the tick's phase, the tick and its softirqs below this */
 	int basis;
 	int steal;			/* the CPUs take turns */
 	double overlap_share;
@@ -677,6 +678,12 @@ struct infer *infer_calibrate(struct run *r)
 	if (in->switch_gaps && ticks.n) {
 		in->switch_limit = sqrt(tick * 2.0 * (double)in->min_switch);
 		in->basis = 0;
+		/*
+		 * At the tick's phase another task costs the tick, a switch out and one back:
+		 * more than the tick and the fastest switch seen. Capped at twice the tick: where
+		 * hourglass's threads switch only at the tick, their fastest switch holds a tick.
+		 */
+		in->phase_limit = fmin(2.0 * tick, tick + (double)in->min_switch);
 	} else if (ticks.n) {
 		in->switch_limit = sqrt(tick * 3 * tick);
 		in->basis = 1;
@@ -687,6 +694,8 @@ struct infer *infer_calibrate(struct run *r)
 		in->switch_limit = 50e-6 * r->hz;
 		in->basis = 2;
 	}
+	if (in->phase_limit < in->switch_limit)
+		in->phase_limit = in->switch_limit;
 	/* RT throttling holds real-time tasks back for period - runtime of every period */
 	in->throttle = r->rt_period_us > 0 && r->rt_runtime_us >= 0 && r->rt_runtime_us < r->rt_period_us ?
 		       (double)(r->rt_period_us - r->rt_runtime_us) * 1e-6 * r->hz / 2 : 0;
@@ -724,7 +733,7 @@ void infer_decide(struct infer *in, struct hgg_gap *g)
 		/* RT throttling: every real-time task waits, and another task runs */
 		g->inferred = HGG_C_SWITCH_OTHER;
 		g->rule = HGG_R_LONG;
-	} else if (phase == 1 || (phase == 2 && (len < in->switch_limit || in->top_rt[g->thread]))) {
+	} else if (phase == 1 || (phase == 2 && (len < in->phase_limit || in->top_rt[g->thread]))) {
 		/* the tick; longer than its band but shorter than two switches (or in the way of a
 		 * thread only interrupts can stop), the tick and what it ran (its softirqs) */
 		g->inferred = HGG_C_TIMER;
@@ -763,8 +772,8 @@ const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size
 				 "tick (%.2f to %.2f us)", tk->p / hz * 1e3, g->cpu, tk->lo / hz * 1e6, tk->hi / hz * 1e6);
 		else
 			snprintf(buf, len, "it recurs every %.3f ms, the tick found on CPU %u; longer than the tick but "
-				 "shorter than two switches (%.1f us): the tick and its softirqs", tk->p / hz * 1e3, g->cpu,
-				 in->switch_limit / hz * 1e6);
+				 "shorter than the tick and a switch (%.1f us): the tick and its softirqs", tk->p / hz * 1e3,
+				 g->cpu, in->phase_limit / hz * 1e6);
 		break;
 	case HGG_R_HIDDEN:
 		if (glen < in->hidden_limit)
@@ -800,6 +809,7 @@ void infer_report(struct infer *in, struct run *r, struct jsonw *w)
 	jw_obj(w, "calibration");
 	jw_num(w, "switch_limit_us", in->switch_limit / r->hz * 1e6);
 	jw_str(w, "switch_limit_basis", basis_text[in->basis]);
+	jw_num(w, "phase_limit_us", in->phase_limit / r->hz * 1e6);
 	jw_obj(w, "tick");
 	for (c = 0; c < in->ncpu; c++) {
 		struct tick *t = &in->tick[c];
