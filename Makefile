@@ -5,7 +5,8 @@
 #                     whose headers are installed; it ends by saying what it skipped and why
 #   make test         the unit tests (C and Python), as any user, in seconds
 #   make check        set up, unit and native tests here, the guest tests in each of
-#                     $(KERNELS), then make demo and a check of what it left
+#                     $(KERNELS), then make demo and a check of what it left, then
+#                     make paper's quick mode on 6.1 and a check of its page (out/paper-quick)
 #                     (what CI runs: warnings are errors there, WERROR=1)
 #   make check KERNELS=6.1        the guest tests in one kernel only
 #   make demo         record (natively when this kernel loads modules, else in the 6.1 guest)
@@ -14,6 +15,7 @@
 #                     pages and the module's DKMS source; make uninstall takes them away
 #   make bench        benchmarks: hourglass's loop here, the recorder in the 6.1 guest
 #   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
+#   make lab          the truth lab: scenarios x kernels x guests into out/lab/ (docs/lab.md)
 #   make setup        install what is missing (apt packages, virtual environment)
 #   make fuzz         each fuzz target for FUZZ_SECONDS (default 180): executions, edges, crashes
 #                     (tests/fuzz/README.md); make soak: 10 minutes of recording in a guest
@@ -35,7 +37,8 @@ field = $(subst $(comma), ,$(word $(2),$(subst :, ,$(1))))
 # Programs that need a library this machine may lack, one entry each:
 #   program:directory whose Makefile builds $(B)/program:pkg-config modules:Debian packages
 # make builds the ones pkg-config finds everything for, and names the others at the end.
-OPTIONAL := hgtrace-import:userspace/recorder:libtracecmd,libtracefs,libtraceevent:libtracecmd-dev,libtracefs-dev,libtraceevent-dev
+OPTIONAL := hgtrace-import:userspace/recorder:libtracecmd,libtracefs,libtraceevent:libtracecmd-dev,libtracefs-dev,libtraceevent-dev \
+	hgtrace-ftrace:userspace/ftrace:libtracefs,libtraceevent:libtracefs-dev,libtraceevent-dev
 
 # the pkg-config modules of entry $(1) that are missing (all of them without pkg-config)
 pc_missing = $(shell for m in $(call field,$(1),3); do pkg-config --exists $$m 2>/dev/null || echo $$m; done)
@@ -66,7 +69,8 @@ SKIPPED  += $(foreach k,$(patsubst -%,%,$(filter -%,$(VM_LIST))),'skipped hgtrac
 endif
 
 # man pages: page:doc in docs/ (a page whose doc does not exist yet is skipped)
-MAN_PAGES := hourglass.1:hourglass.md hgtrace.1:hgtrace.md hourglass-record.1:merge.md \
+MAN_PAGES := hourglass.1:hourglass.md hgtrace.1:hgtrace.md hgtrace-ftrace.1:hgtrace-ftrace.md \
+	hourglass-record.1:merge.md \
 	hourglass-export.1:export.md hgmerge.1:hgmerge.md hgtrace.4:hgtrace-abi.md \
 	hgtrace-file.5:hgtrace-file.md hourglass-trace.5:hourglass-trace.md report-json.5:report-json.md
 # more names for a page: name:page that documents it
@@ -114,19 +118,24 @@ modules:
 # the programs, one part per directory; the library (and the exporters) first, once they exist
 HAVE_LIB    := $(if $(wildcard userspace/lib/Makefile),lib)
 HAVE_EXPORT := $(if $(wildcard userspace/export/Makefile),export)
-userspace: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT) recorder merger hourglass progs)
+userspace: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT) recorder ftrace merger hourglass progs)
 us-lib:
 	$(MAKE) -s -C userspace/lib
 us-export: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/export
 us-recorder: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/recorder OUT=$(B) $(B)/hgtrace $(call opt_targets,userspace/recorder)
+# the module-less recorder (hourglass record --ftrace, --ftrace-only), where libtracefs is
+us-ftrace: $(addprefix us-,$(HAVE_LIB))
+	$(if $(call opt_targets,userspace/ftrace),$(MAKE) -s -C userspace/ftrace OUT=$(B) \
+		$(call opt_targets,userspace/ftrace))
 us-merger: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT))
 	$(MAKE) -s -C userspace/merger
 us-hourglass: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/hourglass
 us-progs:
 	$(MAKE) -s -C tests/guest/progs
+	$(MAKE) -s -C tests/lab/progs
 
 man: $(MAN_FILES)
 	@:
@@ -148,6 +157,7 @@ $(foreach e,$(MAN_LINKS),$(eval $(call man-link,$(call field,$(e),1),$(call fiel
 # the unit tests only: C (the library's, once it exists) and Python; no root, no guest
 test: userspace
 	$(if $(wildcard userspace/lib/Makefile),$(MAKE) -s -C userspace/lib test)
+	$(if $(call opt_targets,userspace/ftrace),$(MAKE) -s -C userspace/ftrace OUT=$(B) check)
 	@$(PYTEST) --version >/dev/null 2>&1 || { echo "make test: no pytest for $(firstword \
 	$(PYTEST)): make setup (or apt install python3-pytest)" >&2; exit 2; }
 	$(PYTEST) -q tests/unit
@@ -166,6 +176,8 @@ check: setup userspace man
 	$(PY) tests/demo/check_demo.py out/demo
 	$(PY) tests/demo/check_tutorial.py out/demo
 	$(PY) tests/demo/check_screens.py out/demo
+	HG_GUEST_LOCK=held scripts/paper --quick -o out/paper-quick
+	$(PY) scripts/paper-check out/paper-quick
 
 demo: setup userspace
 	@scripts/demo
@@ -186,6 +198,13 @@ fuzz-smoke:
 # at 1, 5 and 10 minutes, on the host: about 25 minutes, outside make check; out/soak/soak.txt
 soak: setup userspace
 	@scripts/soak
+
+# the paper's experiments on today's kernels (docs/paper.md): out/paper/index.html, paper-today.md,
+# data/. QUICK=1: every experiment, short, on one kernel (6.1; KERNELS=... chooses); EXP="fig4 dl": those only
+.PHONY: paper
+paper: setup userspace
+	@scripts/paper $(if $(filter 1,$(QUICK)),--quick) $(if $(filter command line,$(origin \
+		KERNELS)),-k "$(KERNELS)") $(EXP)
 
 bench: setup userspace bench-loop
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
@@ -210,7 +229,7 @@ bench-loop: build/bench/loopcost
 # (hourglass itself rebuilt to find its Python package in PYTHONDIR), the Python package
 # (plain files: nothing to pip at run time), the man pages, and kmod/ as a DKMS source tree
 # in /usr/src/hgtrace-VERSION, where `dkms add -m hgtrace -v VERSION` looks for it.
-PROGRAMS  := hourglass hgtrace hgtrace-import hgmerge
+PROGRAMS  := hourglass hgtrace hgtrace-import hgtrace-ftrace hgmerge
 PY_PKGS   := hgtools
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
@@ -273,9 +292,12 @@ uninstall:
 
 FORCE:
 
+lab: setup userspace
+	@scripts/lab
+
 clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all modules userspace us-lib us-export us-recorder us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install fuzz fuzz-smoke soak \
+.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install fuzz fuzz-smoke soak lab \
 	uninstall clean FORCE

@@ -2,20 +2,15 @@
 /*
  * buffer.c - per-CPU storage of records, loss accounting, and draining.
  *
- * Two stores, chosen by the mode. Stop-when-full (the default) writes to our
- * own per-CPU ring (ring.c): a reservation, a copy and a commit, where the
- * kernel's ring buffer also reads a second clock and keeps time stamps we do
- * not use. Overwrite uses the kernel's own ring buffer, which already solves
- * a writer reclaiming space under a reader, and counts what it overwrote.
- * Both nest safely (task, softirq, hard irq, NMI). We add:
+ * Both modes store to hgtrace's own per-CPU ring (ring.c): stop when full
+ * refuses a record that does not fit, overwrite frees the oldest records to
+ * make room. Writers nest safely (task, softirq, hard irq, NMI). We add:
  *  - a producer-side count of every record attempted and refused, so that
  *    delivered + lost = produced can be checked exactly;
  *  - HGT_REC_LOST markers in the stream at the place where events went
  *    missing, from the producer (refused) and from the reader (overwritten),
  *    so an analysis knows which stretch of time is incomplete.
- * Records carry their own TSC stamp; the ring buffer's own clock is unused.
  */
-#include <linux/ring_buffer.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -25,41 +20,19 @@
 
 DEFINE_PER_CPU(struct hgt_pcpu, hgt_pcpu);
 
-/* In overwrite mode a read() chunk is built in this bounce buffer, under hgt.read_lock. */
-#define HGT_BOUNCE	(64 * 1024)
-static char *bounce;
-
 /*
- * hgt_buffer_alloc - (re)create the store of a mode; caller holds both locks, stopped
+ * hgt_buffer_alloc - (re)create the store for a mode; caller holds both locks, stopped
  *
  * On failure the old store is kept as it was.
  */
 int hgt_buffer_alloc(unsigned long bytes, u32 mode)
 {
-	static struct lock_class_key key;
-	struct trace_buffer *rb = NULL;
-	int ret;
+	int ret = hgt_ring_alloc(bytes);
 
-	if (!bounce) {
-		bounce = kvmalloc(HGT_BOUNCE, GFP_KERNEL);
-		if (!bounce)
-			return -ENOMEM;
-	}
-	if (mode == HGT_MODE_OVERWRITE) {
-		rb = __ring_buffer_alloc(bytes, RB_FL_OVERWRITE, &key);
-		if (!rb)
-			return -ENOMEM;
-		hgt_ring_free();
-	} else {
-		ret = hgt_ring_alloc(bytes);
-		if (ret)
-			return ret;
-	}
-	if (hgt.rb)
-		ring_buffer_free(hgt.rb);
-	hgt.rb = rb;
+	if (ret)
+		return ret;
 	hgt.rb_bytes = bytes;
-	hgt.buf_bytes = rb ? ring_buffer_size(rb, 0) : hgt_ring_bytes(bytes);
+	hgt.buf_bytes = hgt_ring_bytes(bytes);
 	hgt.mode = mode;
 	hgt.buffer_ready = true;
 	hgt_buffer_reset();
@@ -70,20 +43,7 @@ int hgt_buffer_alloc(unsigned long bytes, u32 mode)
 void hgt_buffer_free(void)
 {
 	hgt.buffer_ready = false;
-	if (hgt.rb)
-		ring_buffer_free(hgt.rb);
-	hgt.rb = NULL;
 	hgt_ring_free();
-	kvfree(bounce);
-	bounce = NULL;
-}
-
-/* hgt_store - one record into this CPU's store; non-zero when it did not fit */
-static inline int hgt_store(void *rec, unsigned int len)
-{
-	if (likely(hgt.mode == HGT_MODE_STOP))
-		return hgt_ring_write(rec, len);
-	return hgt_rb_write(hgt.rb, len, rec);
 }
 
 /* hgt_buffer_reset - empty every CPU and zero the counters; stopped only */
@@ -91,10 +51,7 @@ void hgt_buffer_reset(void)
 {
 	int cpu;
 
-	if (hgt.rb)
-		ring_buffer_reset(hgt.rb);
-	else
-		hgt_ring_reset();
+	hgt_ring_reset();
 	for_each_possible_cpu(cpu) {
 		struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
 
@@ -103,7 +60,6 @@ void hgt_buffer_reset(void)
 		local64_set(&pc->refused, 0);
 		local64_set(&pc->pending_lost, 0);
 		pc->read = 0;
-		pc->overwritten = 0;
 		pc->reader_fault = 0;
 		pc->hard_depth = 0;
 	}
@@ -116,22 +72,6 @@ void hgt_buffer_reset(void)
  * interrupts us here) cannot report the same losses twice; if the marker
  * itself does not fit, the count is put back for the next writer.
  */
-/* A LOST marker: aux 0 = refused at the producer, 1 = overwritten before read. */
-struct hgt_lost_rec {
-	struct hgt_rec h;
-	struct hgt_lost l;
-};
-
-static void hgt_lost_fill(struct hgt_lost_rec *m, u64 tsc, u64 count, u8 overwritten)
-{
-	memset(m, 0, sizeof(*m));
-	m->h.tsc = tsc;
-	m->h.type = HGT_REC_LOST;
-	m->h.len = sizeof(*m);
-	m->h.aux = overwritten;
-	m->l.count = count;
-}
-
 static void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc)
 {
 	struct hgt_lost_rec m;
@@ -142,7 +82,7 @@ static void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc)
 	if (local64_cmpxchg(&pc->pending_lost, n, 0) != n)
 		return;
 	hgt_lost_fill(&m, tsc, n, 0);
-	if (hgt_store(&m, sizeof(m)))
+	if (hgt_ring_write(&m, sizeof(m)))
 		local64_add(n, &pc->pending_lost);
 }
 
@@ -163,7 +103,7 @@ void hgt_emit(void *rec, unsigned int len)
 		return;
 	}
 	hgt_flush_lost(pc, h->tsc);
-	if (unlikely(hgt_store(rec, len))) {
+	if (unlikely(hgt_ring_write(rec, len))) {
 		local64_inc(&pc->refused);
 		local64_inc(&pc->pending_lost);
 		return;
@@ -184,15 +124,14 @@ static bool final_lost(int cpu, struct hgt_lost_rec *m)
 	struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
 	u64 n = local64_read(&pc->pending_lost);
 
-	if (READ_ONCE(hgt.running) || !n ||
-	    !(hgt.rb ? ring_buffer_empty_cpu(hgt.rb, cpu) : hgt_ring_empty(cpu)))
+	if (READ_ONCE(hgt.running) || !n || !hgt_ring_empty(cpu))
 		return false;
 	hgt_lost_fill(m, hgt.stop_tsc, n, 0);
 	return true;
 }
 
 /*
- * ring_chunk_to_user - one CPU's chunk straight from our ring (stop mode)
+ * ring_chunk_to_user - one CPU's chunk straight from our ring
  *
  * The records are copied once, ring to user; the chunk header goes in front
  * of them afterwards, when they are counted. Returns the bytes written, 0
@@ -232,73 +171,6 @@ static long ring_chunk_to_user(int cpu, char __user *ubuf, size_t room, u64 *dat
 }
 
 /*
- * rb_chunk_fill - records of one CPU from the kernel's ring buffer into dst
- * (overwrite mode); returns bytes used, 0 when the CPU had nothing
- */
-static size_t rb_chunk_fill(int cpu, char *dst, size_t room, u64 *data_records)
-{
-	struct hgt_pcpu *pc = per_cpu_ptr(&hgt_pcpu, cpu);
-	struct hgt_chunk *c = (struct hgt_chunk *)dst;
-	size_t used = sizeof(*c);
-	/* the largest record plus the LOST marker that may precede it */
-	const size_t worst = 64 + sizeof(struct hgt_lost_rec);
-
-	c->magic = HGT_CHUNK_MAGIC;
-	c->cpu = cpu;
-	c->nr_bytes = 0;
-	c->nr_records = 0;
-
-	/* room is left for the final LOST marker below */
-	while (room - used >= worst) {
-		struct ring_buffer_event *ev;
-		unsigned long lost = 0;
-		struct hgt_rec *r;
-		unsigned int evlen;
-		u64 ts;
-
-		ev = ring_buffer_consume(hgt.rb, cpu, &ts, &lost);
-		if (!ev)
-			break;
-		r = ring_buffer_event_data(ev);
-		evlen = ring_buffer_event_length(ev);
-		if (lost) {
-			/* overwritten before we could read them */
-			hgt_lost_fill((struct hgt_lost_rec *)(dst + used),
-				      evlen >= sizeof(*r) ? r->tsc : 0, lost, 1);
-			used += sizeof(struct hgt_lost_rec);
-			c->nr_records++;
-			pc->overwritten += lost;
-		}
-		if (WARN_ON_ONCE(evlen < sizeof(*r) || r->len > evlen || r->len < sizeof(*r) ||
-				 r->len % 8))
-			continue;
-		memcpy(dst + used, r, r->len);
-		used += r->len;
-		c->nr_records++;
-		if (r->type != HGT_REC_LOST)
-			(*data_records)++;
-	}
-	if (room - used >= sizeof(struct hgt_lost_rec) &&
-	    final_lost(cpu, (struct hgt_lost_rec *)(dst + used))) {
-		local64_set(&pc->pending_lost, 0);
-		used += sizeof(struct hgt_lost_rec);
-		c->nr_records++;
-	}
-	c->nr_bytes = used - sizeof(*c);
-	return c->nr_records ? used : 0;
-}
-
-/* rb_chunk_to_user - one CPU's chunk from the kernel's ring buffer, through the bounce buffer */
-static long rb_chunk_to_user(int cpu, char __user *ubuf, size_t room, u64 *data)
-{
-	size_t used = rb_chunk_fill(cpu, bounce, min_t(size_t, room, HGT_BOUNCE), data);
-
-	if (used && copy_to_user(ubuf, bounce, used))
-		return -EFAULT;
-	return used;
-}
-
-/*
  * hgt_buffer_read - drain whole chunks into a user buffer
  *
  * Visits CPUs round-robin from where the last read stopped so that a busy CPU
@@ -328,8 +200,7 @@ ssize_t hgt_buffer_read(char __user *ubuf, size_t count)
 		if (!cpu_possible(cpu))
 			continue;
 		pc = per_cpu_ptr(&hgt_pcpu, cpu);
-		used = hgt.rb ? rb_chunk_to_user(cpu, ubuf + done, room, &data) :
-				ring_chunk_to_user(cpu, ubuf + done, room, &data);
+		used = ring_chunk_to_user(cpu, ubuf + done, room, &data);
 		if (used < 0) {
 			/* consumed but not delivered: count it, never hide it */
 			pc->reader_fault += data;
@@ -353,6 +224,6 @@ void hgt_buffer_stats(int cpu, struct hgt_cpu_stats *s)
 	s->written = local64_read(&pc->written);
 	s->refused = local64_read(&pc->refused);
 	s->reader_fault = pc->reader_fault;
-	s->overwritten = hgt.rb ? ring_buffer_overrun_cpu(hgt.rb, cpu) : 0;	/* our ring never overwrites */
+	s->overwritten = hgt_ring_freed(cpu);
 	s->read = pc->read;
 }

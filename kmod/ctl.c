@@ -2,9 +2,9 @@
 /*
  * ctl.c - /dev/hgtrace: the control interface and the reader's data path.
  *
- * Root only (CAP_SYS_ADMIN, device mode 0600). Every open file must first
- * agree on the ABI with HGT_IOC_HELLO; until then everything else fails with
- * -EPROTO. The device holds a module reference while open, so rmmod is
+ * Root only (CAP_SYS_ADMIN at open and at every call, device mode 0600).
+ * Every open file must first agree on the ABI with HGT_IOC_HELLO; until then
+ * everything else fails with -EPROTO. The device holds a module reference while open, so rmmod is
  * refused while a reader is attached. Recording state does not belong to a
  * file: a recorder that dies leaves it running, like tracefs, and the next
  * HGT_IOC_STOP or rmmod ends it.
@@ -15,6 +15,8 @@
 #include <linux/capability.h>
 #include <linux/uaccess.h>
 #include <linux/slab.h>
+#include <linux/bitmap.h>
+#include <linux/string.h>
 #include <asm/tsc.h>
 #include "hgtrace.h"
 
@@ -61,29 +63,47 @@ static long hgt_hello(struct hgt_file *hf, void __user *arg)
 	return ok ? 0 : -EPROTONOSUPPORT;
 }
 
+/* hgt_get_config - the settings in force; caller holds ctl_lock */
 static void hgt_get_config(struct hgt_config *c)
 {
-	int cpu;
-
 	memset(c, 0, sizeof(*c));
 	c->buffer_bytes = hgt.rb_bytes;
 	c->mode = hgt.mode;
 	c->events = hgt.events;
 	c->msa_threads = hgt.msa_capacity;
-	for_each_cpu(cpu, &hgt.cpus)
-		if (cpu < 256)
-			c->cpumask[cpu / 64] |= 1ull << (cpu % 64);
 }
 
-/* hgt_set_config - validate everything first, then apply; stopped only */
-static long hgt_set_config(const struct hgt_config *c)
+/*
+ * hgt_cpus_from_bits - the CPUs named by the first nbits bits of words;
+ * none named means every CPU; EINVAL for a CPU that is not possible
+ */
+static int hgt_cpus_from_bits(const unsigned long *words, unsigned int nbits, struct cpumask *mask)
 {
-	struct cpumask mask;
-	int cpu, ret;
-	bool any = false;
+	unsigned int cpu;
+
+	cpumask_clear(mask);
+	for_each_set_bit(cpu, words, nbits) {
+		if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+			return -EINVAL;
+		cpumask_set_cpu(cpu, mask);
+	}
+	if (cpumask_empty(mask))
+		cpumask_copy(mask, cpu_possible_mask);
+	return 0;
+}
+
+/*
+ * hgt_set_config - validate everything first, then apply; stopped only;
+ * caller holds ctl_lock. cpus: the CPUs to record, NULL to keep them.
+ */
+static long hgt_set_config(const struct hgt_config *c, const struct cpumask *cpus)
+{
+	int ret;
 
 	if (hgt.running)
 		return -EBUSY;
+	if (c->flags || memchr_inv(c->reserved, 0, sizeof(c->reserved)))
+		return -EINVAL;
 	if (c->mode > HGT_MODE_OVERWRITE || (c->events & ~HGT_EV_ALL) || !c->events)
 		return -EINVAL;
 	if (c->events & ~hgt.events_available)
@@ -92,17 +112,6 @@ static long hgt_set_config(const struct hgt_config *c)
 		return -EINVAL;
 	if (c->msa_threads > (1u << 20))
 		return -EINVAL;
-	cpumask_clear(&mask);
-	for (cpu = 0; cpu < 256; cpu++) {
-		if (!(c->cpumask[cpu / 64] & (1ull << (cpu % 64))))
-			continue;
-		if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
-			return -EINVAL;
-		cpumask_set_cpu(cpu, &mask);
-		any = true;
-	}
-	if (!any)
-		cpumask_copy(&mask, cpu_possible_mask);
 
 	if ((c->buffer_bytes && c->buffer_bytes != hgt.rb_bytes) || c->mode != hgt.mode) {
 		mutex_lock(&hgt.read_lock);
@@ -117,8 +126,113 @@ static long hgt_set_config(const struct hgt_config *c)
 			return ret;
 	}
 	hgt.events = c->events;
-	cpumask_copy(&hgt.cpus, &mask);
+	if (cpus)
+		cpumask_copy(&hgt.cpus, cpus);
 	return 0;
+}
+
+/* ABI 1.0's CONFIG: the same settings, and CPUs 0..255 as a 256-bit mask */
+static long hgt_set_config_1_0(const struct hgt_config_1_0 *old)
+{
+	struct hgt_config c = {
+		.buffer_bytes = old->buffer_bytes, .mode = old->mode,
+		.events = old->events, .msa_threads = old->msa_threads,
+	};
+	cpumask_var_t mask;
+	long ret;
+
+	BUILD_BUG_ON(sizeof(old->cpumask[0]) != sizeof(unsigned long));
+	if (!alloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
+	ret = hgt_cpus_from_bits((const unsigned long *)old->cpumask, 256, mask);
+	if (!ret)
+		ret = hgt_set_config(&c, mask);
+	free_cpumask_var(mask);
+	return ret;
+}
+
+static void hgt_get_config_1_0(struct hgt_config_1_0 *old)
+{
+	struct hgt_config c;
+	int cpu;
+
+	hgt_get_config(&c);
+	memset(old, 0, sizeof(*old));
+	old->buffer_bytes = c.buffer_bytes;
+	old->mode = c.mode;
+	old->events = c.events;
+	old->msa_threads = c.msa_threads;
+	/* all that 1.0 can say; a reader of a machine with more CPUs needs 1.1 */
+	for_each_cpu(cpu, &hgt.cpus)
+		if (cpu < 256)
+			old->cpumask[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+/* hgt_set_cpus - HGT_IOC_SET_CPUS: the CPUs to record, a set of any size */
+static long hgt_set_cpus(void __user *arg)
+{
+	unsigned long *bits = NULL;
+	struct hgt_cpus a;
+	cpumask_var_t mask;
+	long ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || memchr_inv(a.reserved, 0, sizeof(a.reserved)) || a.nbits > HGT_CPUS_MAX_BITS)
+		return -EINVAL;
+	if (!alloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
+	bits = bitmap_zalloc(max(a.nbits, 1u), GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!bits)
+		goto out;
+	ret = -EFAULT;
+	if (a.nbits && copy_from_user(bits, u64_to_user_ptr(a.bits),
+				      BITS_TO_LONGS(a.nbits) * sizeof(long)))
+		goto out;
+	ret = hgt_cpus_from_bits(bits, a.nbits, mask);
+	if (ret)
+		goto out;
+	mutex_lock(&hgt.ctl_lock);
+	if (hgt.running)
+		ret = -EBUSY;
+	else
+		cpumask_copy(&hgt.cpus, mask);
+	mutex_unlock(&hgt.ctl_lock);
+out:
+	bitmap_free(bits);
+	free_cpumask_var(mask);
+	return ret;
+}
+
+/* hgt_get_cpus - HGT_IOC_GET_CPUS: the CPUs recorded, nr_cpu_ids bits */
+static long hgt_get_cpus(void __user *arg)
+{
+	unsigned long *bits;
+	struct hgt_cpus a;
+	u32 room;
+	long ret = 0;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || memchr_inv(a.reserved, 0, sizeof(a.reserved)))
+		return -EINVAL;
+	room = a.nbits;
+	a.nbits = nr_cpu_ids;
+	if (copy_to_user(arg, &a, sizeof(a)))
+		return -EFAULT;
+	if (room < nr_cpu_ids)
+		return -ENOSPC;
+	bits = bitmap_zalloc(nr_cpu_ids, GFP_KERNEL);
+	if (!bits)
+		return -ENOMEM;
+	mutex_lock(&hgt.ctl_lock);
+	bitmap_copy(bits, cpumask_bits(&hgt.cpus), nr_cpu_ids);
+	mutex_unlock(&hgt.ctl_lock);
+	if (copy_to_user(u64_to_user_ptr(a.bits), bits, BITS_TO_LONGS(nr_cpu_ids) * sizeof(long)))
+		ret = -EFAULT;
+	bitmap_free(bits);
+	return ret;
 }
 
 static long hgt_set_filter(const struct hgt_filter *flt)
@@ -142,36 +256,47 @@ static long hgt_reset(void)
 		return -EBUSY;
 	mutex_lock(&hgt.read_lock);
 	hgt_buffer_reset();
+	hgt_probes_reset();
 	mutex_unlock(&hgt.read_lock);
 	hgt_msa_reset();
-	hgt_probes_reset();
 	return 0;
 }
 
-static long hgt_stats(void __user *arg)
+/*
+ * hgt_stats - HGT_IOC_STATS of either version: 1.0's layout is the start of
+ * 1.1's, so @size bytes are written back
+ */
+static long hgt_stats(void __user *arg, size_t size)
 {
 	struct hgt_stats st;
 
-	if (copy_from_user(&st, arg, sizeof(st)))
+	BUILD_BUG_ON(offsetof(struct hgt_stats, msa_overflow) !=
+		     offsetof(struct hgt_stats_1_0, msa_overflow));
+	memset(&st, 0, sizeof(st));
+	if (copy_from_user(&st.cpu, arg, sizeof(st.cpu)))
 		return -EFAULT;
 	if (st.cpu >= nr_cpu_ids || !cpu_possible(st.cpu))
 		return -EINVAL;
-	memset(&st.s, 0, sizeof(st.s));
 	/* read_lock: HGT_IOC_CONFIG may be replacing the buffer under us */
 	mutex_lock(&hgt.read_lock);
 	hgt_buffer_stats(st.cpu, &st.s);
 	mutex_unlock(&hgt.read_lock);
 	st.state = hgt.running ? HGT_STATE_RUNNING : HGT_STATE_STOPPED;
 	st.msa_overflow = hgt_msa_overflow();
-	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
+	st.funcs_unnamed = hgt_funcs_unnamed();
+	return copy_to_user(arg, &st, size) ? -EFAULT : 0;
 }
 
-static long hgt_msa_ioctl(void __user *arg)
+/* hgt_msa_ioctl - HGT_IOC_MSA of either version: 1.0's layout is the start of 1.1's */
+static long hgt_msa_ioctl(void __user *arg, size_t size)
 {
 	struct hgt_msa m;
 	int ret;
 
-	if (copy_from_user(&m, arg, sizeof(m)))
+	BUILD_BUG_ON(offsetof(struct hgt_msa, cycles) != offsetof(struct hgt_msa_1_0, cycles) ||
+		     sizeof(struct hgt_msa_1_0) > offsetof(struct hgt_msa, reserved));
+	memset(&m, 0, sizeof(m));
+	if (copy_from_user(&m.pid, arg, sizeof(m.pid)))
 		return -EFAULT;
 	/* ctl_lock: HGT_IOC_CONFIG may be replacing the table under us */
 	mutex_lock(&hgt.ctl_lock);
@@ -179,7 +304,7 @@ static long hgt_msa_ioctl(void __user *arg)
 	mutex_unlock(&hgt.ctl_lock);
 	if (ret)
 		return ret;
-	return copy_to_user(arg, &m, sizeof(m)) ? -EFAULT : 0;
+	return copy_to_user(arg, &m, size) ? -EFAULT : 0;
 }
 
 static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
@@ -188,10 +313,14 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	void __user *uarg = (void __user *)arg;
 	union {
 		struct hgt_config c;
+		struct hgt_config_1_0 c10;
 		struct hgt_filter flt;
 	} u;
 	long ret;
 
+	/* checked at every call, not only at open: a file passed to another process */
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	if (cmd == HGT_IOC_HELLO)
 		return hgt_hello(hf, uarg);
 	if (!hf->hello)
@@ -202,7 +331,14 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		if (copy_from_user(&u.c, uarg, sizeof(u.c)))
 			return -EFAULT;
 		mutex_lock(&hgt.ctl_lock);
-		ret = hgt_set_config(&u.c);
+		ret = hgt_set_config(&u.c, NULL);
+		mutex_unlock(&hgt.ctl_lock);
+		return ret;
+	case HGT_IOC_CONFIG_1_0:
+		if (copy_from_user(&u.c10, uarg, sizeof(u.c10)))
+			return -EFAULT;
+		mutex_lock(&hgt.ctl_lock);
+		ret = hgt_set_config_1_0(&u.c10);
 		mutex_unlock(&hgt.ctl_lock);
 		return ret;
 	case HGT_IOC_GET_CONFIG:
@@ -210,6 +346,15 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		hgt_get_config(&u.c);
 		mutex_unlock(&hgt.ctl_lock);
 		return copy_to_user(uarg, &u.c, sizeof(u.c)) ? -EFAULT : 0;
+	case HGT_IOC_GET_CONFIG_1_0:
+		mutex_lock(&hgt.ctl_lock);
+		hgt_get_config_1_0(&u.c10);
+		mutex_unlock(&hgt.ctl_lock);
+		return copy_to_user(uarg, &u.c10, sizeof(u.c10)) ? -EFAULT : 0;
+	case HGT_IOC_SET_CPUS:
+		return hgt_set_cpus(uarg);
+	case HGT_IOC_GET_CPUS:
+		return hgt_get_cpus(uarg);
 	case HGT_IOC_FILTER:
 		if (copy_from_user(&u.flt, uarg, sizeof(u.flt)))
 			return -EFAULT;
@@ -217,6 +362,11 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		ret = hgt_set_filter(&u.flt);
 		mutex_unlock(&hgt.ctl_lock);
 		return ret;
+	case HGT_IOC_GET_FILTER:
+		mutex_lock(&hgt.ctl_lock);
+		u.flt = hgt.filter;
+		mutex_unlock(&hgt.ctl_lock);
+		return copy_to_user(uarg, &u.flt, sizeof(u.flt)) ? -EFAULT : 0;
 	case HGT_IOC_START:
 		mutex_lock(&hgt.ctl_lock);
 		ret = hgt_start();
@@ -233,9 +383,11 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		mutex_unlock(&hgt.ctl_lock);
 		return ret;
 	case HGT_IOC_STATS:
-		return hgt_stats(uarg);
+	case HGT_IOC_STATS_1_0:
+		return hgt_stats(uarg, _IOC_SIZE(cmd));
 	case HGT_IOC_MSA:
-		return hgt_msa_ioctl(uarg);
+	case HGT_IOC_MSA_1_0:
+		return hgt_msa_ioctl(uarg, _IOC_SIZE(cmd));
 	default:
 		return -ENOTTY;
 	}
@@ -245,6 +397,8 @@ static ssize_t hgt_read(struct file *f, char __user *buf, size_t count, loff_t *
 {
 	struct hgt_file *hf = f->private_data;
 
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	if (!hf->hello)
 		return -EPROTO;
 	return hgt_buffer_read(buf, count);

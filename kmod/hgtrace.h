@@ -2,8 +2,8 @@
 /*
  * hgtrace.h - internal declarations shared by the module's files.
  *
- * main.c owns the global state; buffer.c the stores and loss counters, ring.c
- * our own per-CPU ring (stop mode);
+ * main.c owns the global state; buffer.c the store and loss counters, ring.c
+ * our own per-CPU ring (both modes);
  * tracepoints.c finds and attaches the tracepoints; probes.c turns each event
  * into a record; msa.c keeps microstates; ctl.c is /dev/hgtrace; proc.c is
  * /proc/hgtrace.
@@ -15,22 +15,23 @@
 #include <linux/mutex.h>
 #include <linux/cpumask.h>
 #include <linux/percpu.h>
+#include <linux/mm.h>
+#include <linux/string.h>
 #include <asm/local64.h>
 #include "uapi/hgtrace.h"
 
 #define HGT_NAME "hgtrace"
+#define HGT_NAME_LEN	sizeof(((struct hgt_name *)0)->name)
 
-struct trace_buffer;
 struct task_struct;
 
 /* Per-CPU counters. Written from probes in any context, so local64_t. */
 struct hgt_pcpu {
 	local64_t produced;
 	local64_t written;
-	local64_t refused;	/* ring_buffer_write() said no: full, or nested too deep */
+	local64_t refused;	/* the ring said no: full (stop mode), or no room could be freed */
 	local64_t pending_lost;	/* refused but not yet reported by a HGT_REC_LOST */
 	u64 read;		/* records given to readers; under hgt.read_lock */
-	u64 overwritten;	/* sum of lost counts the ring buffer reported to readers */
 	u64 reader_fault;	/* consumed, but copy_to_user() failed */
 	int hard_depth;		/* hard irq nesting on this CPU, for microstates */
 };
@@ -38,7 +39,6 @@ struct hgt_pcpu {
 struct hgt_state {
 	struct mutex ctl_lock;		/* config, filter, start, stop, reset */
 	struct mutex read_lock;		/* consumers of the ring buffer */
-	struct trace_buffer *rb;	/* HGT_MODE_OVERWRITE's store; NULL in stop mode (ring.c) */
 	unsigned long rb_bytes;		/* per CPU, as asked for */
 	unsigned long buf_bytes;	/* per CPU, as allocated */
 	bool buffer_ready;		/* a store of hgt.mode exists */
@@ -57,6 +57,19 @@ struct hgt_state {
 };
 
 extern struct hgt_state hgt;
+
+/*
+ * hgt_mem_fits - may @bytes be taken now without pressing the machine?
+ *
+ * Half of what the kernel estimates available, as the kernel's ring buffer
+ * does for its own pages: a CONFIG asking for a gigabyte per CPU on a small
+ * machine is refused with ENOMEM before it drives the machine into reclaim
+ * or the OOM killer.
+ */
+static inline bool hgt_mem_fits(u64 bytes)
+{
+	return bytes / PAGE_SIZE < (u64)si_mem_available() / 2;
+}
 DECLARE_PER_CPU(struct hgt_pcpu, hgt_pcpu);
 
 /* buffer.c */
@@ -67,7 +80,23 @@ void hgt_emit(void *rec, unsigned int len);
 ssize_t hgt_buffer_read(char __user *ubuf, size_t count);
 void hgt_buffer_stats(int cpu, struct hgt_cpu_stats *s);
 
-/* ring.c: the stop-when-full store */
+/* A LOST marker: aux 0 = refused at the producer, 1 = overwritten before read. */
+struct hgt_lost_rec {
+	struct hgt_rec h;
+	struct hgt_lost l;
+};
+
+static inline void hgt_lost_fill(struct hgt_lost_rec *m, u64 tsc, u64 count, u8 overwritten)
+{
+	memset(m, 0, sizeof(*m));
+	m->h.tsc = tsc;
+	m->h.type = HGT_REC_LOST;
+	m->h.len = sizeof(*m);
+	m->h.aux = overwritten;
+	m->l.count = count;
+}
+
+/* ring.c: the store of both modes */
 unsigned long hgt_ring_bytes(unsigned long bytes);
 int hgt_ring_alloc(unsigned long bytes);
 void hgt_ring_free(void);
@@ -75,6 +104,8 @@ void hgt_ring_reset(void);
 int hgt_ring_write(const void *rec, unsigned int len);
 long hgt_ring_read_user(int cpu, char __user *dst, size_t room, u32 *nr, u64 *data);
 bool hgt_ring_empty(int cpu);
+u64 hgt_ring_freed(int cpu);
+u64 hgt_ring_overtaken(void);
 
 /* tracepoints.c */
 int hgt_tracepoints_find(void);
@@ -96,6 +127,10 @@ int hgt_probes_init(void);
 void hgt_probes_exit(void);
 void hgt_probes_reset(void);
 bool hgt_task_traced(struct task_struct *p);
+void hgt_func_name(u32 id, char *name);
+void hgt_funcs_resolve(void);
+u64 hgt_funcs_unnamed(void);
+void hgt_name_fill(struct hgt_rec *r);
 
 /* msa.c */
 int hgt_msa_alloc(u32 capacity);

@@ -15,7 +15,16 @@
 #include <linux/moduleparam.h>
 #include <asm/tsc.h>
 #include <asm/msr.h>
+#include <linux/utsname.h>
 #include "hgtrace.h"
+#include "compat.h"
+
+/* a notice, not #warning: -Werror must not stop a build for a newer kernel */
+#if HGT_RELEASE_UNVALIDATED && !defined(__clang__)
+#pragma message("hgtrace: this kernel is newer than the releases the module was validated on (" \
+		HGT_VALIDATED_RELEASES "); see compat.h")
+#endif
+/* clang reports #pragma message as a warning, which -Werror makes an error: the load-time notice must do */
 
 struct hgt_state hgt;
 
@@ -69,6 +78,7 @@ void hgt_stop(void)
 	hgt_tracepoints_detach();
 	hgt.stop_tsc = rdtsc_ordered();
 	WRITE_ONCE(hgt.running, false);
+	hgt_funcs_resolve();
 }
 
 static int __init hgt_init(void)
@@ -110,6 +120,9 @@ static int __init hgt_init(void)
 
 	pr_info(HGT_NAME ": ABI %u.%u, %lu KiB per CPU, TSC %u kHz, events 0x%x of 0x%x\n",
 		HGT_ABI_MAJOR, HGT_ABI_MINOR, buffer_kb, tsc_khz, hgt.events, HGT_EV_ALL);
+	if (HGT_RELEASE_UNVALIDATED)
+		pr_notice(HGT_NAME ": Linux %s is newer than the releases this module was validated "
+			  "on (" HGT_VALIDATED_RELEASES "); see compat.h\n", init_utsname()->release);
 	return 0;
 
 err_proc:
@@ -141,4 +154,4 @@ module_init(hgt_init);
 module_exit(hgt_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("hourglass ground-truth recorder: scheduler, irq, softirq, timer and IPI events stamped with the TSC");
-MODULE_VERSION("1.0");
+MODULE_VERSION("1.1");

@@ -47,13 +47,49 @@ struct hgt_msa_ent {
 
 static struct hgt_msa_ent *tab;
 static u32 cap;			/* power of two */
-static atomic64_t overflow;
+
 /*
- * msa_sched_at(): switch sides placed at the scheduler's clock, their lag,
- * stale ones; and sides that fell before the thread's last transition (an
- * irq exit after the scheduler's clock read) with the cycles by which they did
+ * Counters of the table and of msa_sched_at(): tasks that found no slot;
+ * switch sides placed at the scheduler's clock, their lag, stale ones; and
+ * sides that fell before the thread's last transition (an irq exit after the
+ * scheduler's clock read) with the cycles by which they did. Per CPU, summed
+ * when read: a counter shared by every CPU would put one cache line on every
+ * traced switch of the machine. Probes add with this_cpu_add(), one
+ * instruction that no interrupt on this CPU can split.
  */
-static atomic64_t lag_n, lag_ns, lag_stale, lag_before, lag_before_cyc;
+struct hgt_msa_counters {
+	u64 overflow;
+	u64 lag_n, lag_ns, lag_stale;
+	u64 lag_before, lag_before_cyc;
+};
+static DEFINE_PER_CPU(struct hgt_msa_counters, msa_cnt);
+
+/* msa_counters_sum - every CPU's counters added up; exact once stopped */
+static void msa_counters_sum(struct hgt_msa_counters *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct hgt_msa_counters *c = per_cpu_ptr(&msa_cnt, cpu);
+
+		sum->overflow += READ_ONCE(c->overflow);
+		sum->lag_n += READ_ONCE(c->lag_n);
+		sum->lag_ns += READ_ONCE(c->lag_ns);
+		sum->lag_stale += READ_ONCE(c->lag_stale);
+		sum->lag_before += READ_ONCE(c->lag_before);
+		sum->lag_before_cyc += READ_ONCE(c->lag_before_cyc);
+	}
+}
+
+/* msa_counters_zero - stopped only: no probe may be adding */
+static void msa_counters_zero(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(&msa_cnt, cpu), 0, sizeof(struct hgt_msa_counters));
+}
 
 int hgt_msa_alloc(u32 capacity)
 {
@@ -61,7 +97,11 @@ int hgt_msa_alloc(u32 capacity)
 	u32 i;
 
 	capacity = roundup_pow_of_two(clamp_t(u32, capacity, 16, 1u << 20));
-	t = vzalloc(array_size(capacity, sizeof(*t)));
+	if (!hgt_mem_fits(array_size(capacity, sizeof(*t))))
+		return -ENOMEM;
+	/* RETRY_MAYFAIL: fail rather than wake the OOM killer */
+	t = __vmalloc(array_size(capacity, sizeof(*t)),
+		      GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
 	if (!t)
 		return -ENOMEM;
 	hgt_msa_free();
@@ -70,7 +110,7 @@ int hgt_msa_alloc(u32 capacity)
 	hgt.msa_capacity = capacity;
 	for (i = 0; i < cap; i++)
 		raw_spin_lock_init(&tab[i].lock);
-	atomic64_set(&overflow, 0);
+	msa_counters_zero();
 	return 0;
 }
 
@@ -91,17 +131,15 @@ void hgt_msa_reset(void)
 	memset(tab, 0, array_size(cap, sizeof(*tab)));
 	for (i = 0; i < cap; i++)
 		raw_spin_lock_init(&tab[i].lock);
-	atomic64_set(&overflow, 0);
-	atomic64_set(&lag_n, 0);
-	atomic64_set(&lag_ns, 0);
-	atomic64_set(&lag_stale, 0);
-	atomic64_set(&lag_before, 0);
-	atomic64_set(&lag_before_cyc, 0);
+	msa_counters_zero();
 }
 
 u64 hgt_msa_overflow(void)
 {
-	return atomic64_read(&overflow);
+	struct hgt_msa_counters sum;
+
+	msa_counters_sum(&sum);
+	return sum.overflow;
 }
 
 /*
@@ -138,7 +176,7 @@ static struct hgt_msa_ent *msa_find(pid_t pid, bool create)
 			return &tab[slot];
 	}
 	if (create)
-		atomic64_inc(&overflow);
+		this_cpu_inc(msa_cnt.overflow);
 	return NULL;
 }
 
@@ -173,8 +211,8 @@ static void msa_set(struct hgt_msa_ent *e, u64 tsc, u8 state, s32 tgid)
 static void msa_set_side(struct hgt_msa_ent *e, u64 tsc, u8 state, s32 tgid)
 {
 	if (e->first_tsc && tsc < e->last_tsc) {
-		atomic64_inc(&lag_before);
-		atomic64_add(e->last_tsc - tsc, &lag_before_cyc);
+		this_cpu_inc(msa_cnt.lag_before);
+		this_cpu_add(msa_cnt.lag_before_cyc, e->last_tsc - tsc);
 	}
 	msa_set(e, tsc, state, tgid);
 }
@@ -213,7 +251,8 @@ static u8 msa_offcpu_state(unsigned int prev_state, bool preempt)
  * __schedule() updates the run queue's clock before it picks next; prev's
  * runtime is summed up to that instant (update_curr() leaves it in
  * se.exec_start) and next's starts at the clock of its pick (set_next_entity()
- * and the other classes' set_next_task). That is the sum_exec_runtime of
+ * and the other classes' set_next_task; compat.h says where this was
+ * checked). That is the sum_exec_runtime of
  * /proc/<pid>/schedstat. The two instants differ when a newly idle CPU pulled
  * next from another one: the clock moved on while it balanced. sched_switch
  * fires later, after the pick, and under emulation a host stall can fall in
@@ -227,14 +266,14 @@ static u8 msa_offcpu_state(unsigned int prev_state, bool preempt)
  */
 static u64 msa_sched_at(struct task_struct *p, u64 tsc, u64 now_tsc, u64 now_ns)
 {
-	s64 ns = (s64)(now_ns - p->se.exec_start);
+	s64 ns = (s64)(now_ns - hgt_sched_exec_start(p));
 
 	if (ns < 0 || ns > 10 * NSEC_PER_MSEC) {
-		atomic64_inc(&lag_stale);
+		this_cpu_inc(msa_cnt.lag_stale);
 		return tsc;
 	}
-	atomic64_inc(&lag_n);
-	atomic64_add(ns, &lag_ns);
+	this_cpu_inc(msa_cnt.lag_n);
+	this_cpu_add(msa_cnt.lag_ns, ns);
 	return now_tsc - div_u64((u64)ns * tsc_khz, USEC_PER_SEC);
 }
 
@@ -391,18 +430,18 @@ void hgt_msa_show(struct seq_file *m)
 	static const char * const names[HGT_MSA_NR] = {
 		"user", "sys", "runnable", "sleep", "disk", "interrupted", "stopped", "dead"
 	};
+	struct hgt_msa_counters c;
 	struct hgt_msa s;
 	u32 i, k;
-	u64 n;
 
+	msa_counters_sum(&c);
 	seq_puts(m, "# hgtrace microstates, ns (TSC at ");
 	seq_printf(m, "%u kHz); state = current state\n", tsc_khz);
-	n = atomic64_read(&lag_n);
 	seq_printf(m, "# switch sides placed at the scheduler's clock: %llu, on average %llu ns before "
-		   "sched_switch; at sched_switch (stale clock): %lld\n",
-		   n, n ? div64_u64(atomic64_read(&lag_ns), n) : 0, atomic64_read(&lag_stale));
-	seq_printf(m, "# switch sides before the thread's last transition: %lld, by %llu ns in all\n",
-		   atomic64_read(&lag_before), cyc2ns(atomic64_read(&lag_before_cyc)));
+		   "sched_switch; at sched_switch (stale clock): %llu\n",
+		   c.lag_n, c.lag_n ? div64_u64(c.lag_ns, c.lag_n) : 0, c.lag_stale);
+	seq_printf(m, "# switch sides before the thread's last transition: %llu, by %llu ns in all\n",
+		   c.lag_before, cyc2ns(c.lag_before_cyc));
 	seq_puts(m, "# pid tgid state switches");
 	for (k = 0; k < HGT_MSA_NR; k++)
 		seq_printf(m, " %s", names[k]);

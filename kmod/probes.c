@@ -16,6 +16,8 @@
 #include <linux/vmalloc.h>
 #include <linux/threads.h>
 #include <linux/tracepoint.h>
+#include <linux/kallsyms.h>
+#include <linux/log2.h>
 #include <trace/events/sched.h>
 #include <trace/events/irq.h>
 #include <trace/events/timer.h>
@@ -27,10 +29,29 @@
 #include "compat.h"
 
 #define HGT_IRQ_NAMED_MAX	8192	/* irqs above this are recorded but not named */
-#define HGT_FUNC_SLOTS		1024	/* distinct callbacks named per run */
+#define HGT_FUNC_SLOTS		1024	/* distinct callbacks named per recording */
+#define HGT_FUNC_PROBE		8	/* slots a probe looks at before it gives up */
 
 static siphash_key_t hgt_key;		/* keys the ids that stand for kernel pointers */
-static u32 func_named[HGT_FUNC_SLOTS];	/* open addressing, 0 = empty */
+
+/*
+ * The callbacks (hrtimer functions, NMI handlers) seen in this recording.
+ * A probe only claims a slot for a new id, notes the pointer and writes a
+ * NAME record whose name is still empty; the reader fills the name in when it
+ * copies that record out, or hgt_funcs_resolve() when recording stops, in
+ * process context: no symbol lookup and no long search inside a probe, where
+ * interrupts are off. The table is open addressing keyed by the id (a keyed
+ * hash, so evenly spread); a probe looks at HGT_FUNC_PROBE slots at most, and
+ * an id that finds none stays unnamed and is counted.
+ */
+struct hgt_func {
+	u32 id;			/* 0: free; claimed with cmpxchg */
+	bool resolved;		/* name[] is filled; under hgt.read_lock */
+	const void *fn;		/* set by the claimant before its NAME record */
+	char name[sizeof(((struct hgt_name *)0)->name)];
+};
+static struct hgt_func funcs[HGT_FUNC_SLOTS];
+static DEFINE_PER_CPU(u64, funcs_unnamed);
 
 /* hgt_ptr_id - a stable 32-bit id for a kernel pointer that does not reveal it */
 static inline u32 hgt_ptr_id(const void *p)
@@ -89,34 +110,120 @@ static void hgt_comm_once(u64 tsc, struct task_struct *p)
 	hgt_emit(&r, sizeof(r));
 }
 
-/* hgt_name_func - a NAME record the first time a callback appears */
-static void hgt_name_func(u64 tsc, u32 id, const void *fn)
+/*
+ * hgt_func_note - claim a slot for a callback's id; a NAME record, its name
+ * left for the reader, the first time the id appears. NMI-safe: one cmpxchg.
+ */
+static void hgt_func_note(u64 tsc, u32 id, const void *fn)
 {
 	struct {
 		struct hgt_rec h;
 		struct hgt_name n;
 	} r;
-	u32 i, slot = id % HGT_FUNC_SLOTS;
+	u32 i, cur, slot = id & (HGT_FUNC_SLOTS - 1);
 
-	for (i = 0; i < HGT_FUNC_SLOTS; i++, slot = (slot + 1) % HGT_FUNC_SLOTS) {
-		u32 cur = READ_ONCE(func_named[slot]);
-
+	BUILD_BUG_ON(!is_power_of_2(HGT_FUNC_SLOTS));
+	for (i = 0; i < HGT_FUNC_PROBE; i++, slot = (slot + 1) & (HGT_FUNC_SLOTS - 1)) {
+		cur = READ_ONCE(funcs[slot].id);
 		if (cur == id)
 			return;
 		if (cur)
 			continue;
-		if (cmpxchg(&func_named[slot], 0, id) == 0)
-			break;
-		if (READ_ONCE(func_named[slot]) == id)
+		cur = cmpxchg(&funcs[slot].id, 0, id);
+		if (cur == id)
 			return;
+		if (cur)
+			continue;
+		/* the NAME record's commit publishes fn to the reader */
+		WRITE_ONCE(funcs[slot].fn, fn);
+		hgt_hdr(&r.h, tsc, HGT_REC_NAME, id);
+		r.h.flags = HGT_NAME_FUNC;
+		memset(r.n.name, 0, sizeof(r.n.name));
+		hgt_emit(&r, sizeof(r));
+		return;
 	}
-	if (i == HGT_FUNC_SLOTS)
-		return;		/* table full: the id stays unnamed */
-	hgt_hdr(&r.h, tsc, HGT_REC_NAME, id);
-	r.h.flags = HGT_NAME_FUNC;
-	memset(r.n.name, 0, sizeof(r.n.name));
-	snprintf(r.n.name, sizeof(r.n.name), "%ps", fn);
-	hgt_emit(&r, sizeof(r));
+	this_cpu_inc(funcs_unnamed);
+}
+
+/* func_find - the slot of a claimed id, NULL if none */
+static struct hgt_func *func_find(u32 id)
+{
+	u32 i, slot = id & (HGT_FUNC_SLOTS - 1);
+
+	for (i = 0; id && i < HGT_FUNC_PROBE; i++, slot = (slot + 1) & (HGT_FUNC_SLOTS - 1))
+		if (READ_ONCE(funcs[slot].id) == id)
+			return &funcs[slot];
+	return NULL;
+}
+
+/*
+ * func_resolve - look the symbol up once; "?" when there is none, so that no
+ * raw kernel address (which sprint_symbol prints then) reaches user space
+ */
+static void func_resolve(struct hgt_func *f)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	const void *fn = READ_ONCE(f->fn);
+
+	if (f->resolved)
+		return;
+	if (!fn || (sprint_symbol_no_offset(sym, (unsigned long)fn), !strncmp(sym, "0x", 2)))
+		strscpy(sym, "?", sizeof(sym));
+	memset(f->name, 0, sizeof(f->name));
+	strscpy(f->name, sym, sizeof(f->name));
+	f->resolved = true;
+}
+
+/*
+ * hgt_func_name - the name of callback @id, for the NAME record being read
+ * out; reader side, under hgt.read_lock
+ */
+void hgt_func_name(u32 id, char *name)
+{
+	struct hgt_func *f = func_find(id);
+
+	memset(name, 0, HGT_NAME_LEN);
+	if (!f) {
+		strscpy(name, "?", HGT_NAME_LEN);
+		return;
+	}
+	func_resolve(f);
+	memcpy(name, f->name, HGT_NAME_LEN);
+}
+
+/* hgt_name_fill - name a callback's NAME record in a copy being read out; under hgt.read_lock */
+void hgt_name_fill(struct hgt_rec *r)
+{
+	if (r->type == HGT_REC_NAME && r->flags == HGT_NAME_FUNC &&
+	    r->len >= sizeof(*r) + HGT_NAME_LEN)
+		hgt_func_name(r->arg, ((struct hgt_name *)(r + 1))->name);
+}
+
+/*
+ * hgt_funcs_resolve - name every callback seen, once the probes are detached,
+ * so that a callback of a module unloaded before the reader gets to its NAME
+ * record is still named as it was
+ */
+void hgt_funcs_resolve(void)
+{
+	u32 i;
+
+	mutex_lock(&hgt.read_lock);
+	for (i = 0; i < HGT_FUNC_SLOTS; i++)
+		if (READ_ONCE(funcs[i].id))
+			func_resolve(&funcs[i]);
+	mutex_unlock(&hgt.read_lock);
+}
+
+/* hgt_funcs_unnamed - callbacks left unnamed because their part of the table was full */
+u64 hgt_funcs_unnamed(void)
+{
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(*per_cpu_ptr(&funcs_unnamed, cpu));
+	return n;
 }
 
 /*
@@ -316,7 +423,7 @@ static void probe_vec_exit(void *data, int vector)
 	hgt_msa_irq(tsc, true, false);
 }
 
-/* nmi_handler fires after each NMI handler with its duration; never names (NMI context) */
+/* nmi_handler fires after each NMI handler with its duration; named like a callback */
 static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
 {
 	u64 tsc = rdtsc_ordered();
@@ -324,10 +431,13 @@ static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
 		struct hgt_rec h;
 		struct hgt_nmi n;
 	} r;
+	u32 id;
 
 	if (!hgt_cpu_on())
 		return;
-	hgt_hdr(&r.h, tsc, HGT_REC_NMI, hgt_ptr_id(handler));
+	id = hgt_ptr_id(handler);
+	hgt_func_note(tsc, id, handler);
+	hgt_hdr(&r.h, tsc, HGT_REC_NMI, id);
 	r.n.delta_ns = delta_ns < 0 ? 0 : delta_ns > U32_MAX ? U32_MAX : (u32)delta_ns;
 	r.n.handled = handled;
 	hgt_emit(&r, sizeof(r));
@@ -349,7 +459,7 @@ static void hrtimer_entry_record(u64 tsc, struct hrtimer *t)
 	hgt_hdr(&r.h, tsc, HGT_REC_HRTIMER_ENTRY, hgt_ptr_id(t));
 	r.t.func_id = hgt_ptr_id(fn);
 	r.t.pad = 0;
-	hgt_name_func(tsc, r.t.func_id, fn);
+	hgt_func_note(tsc, r.t.func_id, fn);
 	hgt_emit(&r, sizeof(r));
 }
 
@@ -487,10 +597,17 @@ void hgt_probes_exit(void)
 	hgt.irq_named = NULL;
 }
 
-/* hgt_probes_reset - forget what was named, so a new recording is self-contained */
+/*
+ * hgt_probes_reset - forget what was named, so a new recording is
+ * self-contained; stopped, under hgt.read_lock (the reader names callbacks)
+ */
 void hgt_probes_reset(void)
 {
+	int cpu;
+
 	bitmap_zero(hgt.pid_seen, PID_MAX_LIMIT);
 	bitmap_zero(hgt.irq_named, HGT_IRQ_NAMED_MAX);
-	memset(func_named, 0, sizeof(func_named));
+	memset(funcs, 0, sizeof(funcs));
+	for_each_possible_cpu(cpu)
+		*per_cpu_ptr(&funcs_unnamed, cpu) = 0;
 }

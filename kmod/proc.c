@@ -23,12 +23,14 @@ static int status_show(struct seq_file *m, void *v)
 	seq_printf(m, "mode %s\n", hgt.mode == HGT_MODE_OVERWRITE ? "overwrite" : "stop");
 	seq_printf(m, "buffer_bytes_per_cpu %lu\n", hgt.rb_bytes);
 	seq_printf(m, "buffer_bytes_allocated_per_cpu %lu\n", hgt.buf_bytes);
-	seq_printf(m, "store %s\n", hgt.rb ? "kernel ring buffer" : "hgtrace ring");
+	seq_printf(m, "store hgtrace ring\n");
+	seq_printf(m, "reader_overtaken %llu\n", hgt_ring_overtaken());
 	seq_printf(m, "events 0x%x\nevents_available 0x%x\n", hgt.events, hgt.events_available);
 	seq_printf(m, "cpus %*pbl\n", cpumask_pr_args(&hgt.cpus));
 	seq_printf(m, "filter_pids %u\n", hgt.filter.nr);
 	seq_printf(m, "tsc_khz %u\n", tsc_khz);
 	seq_printf(m, "msa_capacity %u\nmsa_overflow %llu\n", hgt.msa_capacity, hgt_msa_overflow());
+	seq_printf(m, "funcs_unnamed %llu\n", hgt_funcs_unnamed());
 	seq_puts(m, "# cpu produced written refused overwritten read reader_fault\n");
 	mutex_lock(&hgt.read_lock);	/* the buffer may be being replaced */
 	for_each_possible_cpu(cpu) {

@@ -9,9 +9,19 @@
  *
  * Versioning: HGT_ABI_MAJOR changes when an existing layout or meaning
  * changes (old readers must refuse); HGT_ABI_MINOR changes when something is
- * added that old readers may ignore (a new record type, a new event bit).
- * Every open file must say HGT_IOC_HELLO with its version before anything
- * else; the module refuses another major with -EPROTONOSUPPORT.
+ * added that old readers may ignore (a new record type, a new event bit, a
+ * new ioctl, a control structure with more room). Every open file must say
+ * HGT_IOC_HELLO with its version before anything else; the module refuses
+ * another major with -EPROTONOSUPPORT. HELLO itself never changes.
+ *
+ * A module of minor N still answers the ioctls of every minor below it, with
+ * their own layouts (the "ABI 1.0" section at the end), so that an old reader
+ * keeps working; a reader learns the module's minor from HELLO and talks to
+ * an older module in that module's terms.
+ *
+ * Control structures end in reserved fields: zero in both directions today,
+ * refused with EINVAL when an input is not zero, so that a later minor can
+ * give them a meaning without a new ioctl.
  *
  * docs/hgtrace-abi.md describes each record in prose.
  */
@@ -24,7 +34,7 @@
 #ifndef HGT_ABI_MAJOR
 #define HGT_ABI_MAJOR		1
 #endif
-#define HGT_ABI_MINOR		0
+#define HGT_ABI_MINOR		1
 
 #define HGT_DEVICE		"/dev/hgtrace"
 #define HGT_PROC_DIR		"/proc/hgtrace"
@@ -169,6 +179,7 @@ struct hgt_chunk {
 #define HGT_MODE_STOP		0	/* when a CPU's buffer is full, new events are dropped (counted) */
 #define HGT_MODE_OVERWRITE	1	/* the oldest events are overwritten (counted) */
 
+/* The handshake; the same layout in every version. */
 struct hgt_hello {
 	__u32 abi_major;	/* in: the caller's HGT_ABI_MAJOR; out: the module's */
 	__u32 abi_minor;	/* in: the caller's HGT_ABI_MINOR; out: the module's */
@@ -178,14 +189,33 @@ struct hgt_hello {
 	__u32 pad;
 };
 
+/* The recording's settings (1.1). The CPUs recorded are set apart, with HGT_IOC_SET_CPUS. */
 struct hgt_config {
 	__u64 buffer_bytes;	/* per CPU; 0 keeps the current size */
 	__u32 mode;		/* HGT_MODE_* */
 	__u32 events;		/* HGT_EV_* */
-	__u64 cpumask[4];	/* CPUs to record (bit per CPU, 256 CPUs); all zero = all CPUs */
 	__u32 msa_threads;	/* capacity of the microstate table; 0 keeps the current one */
-	__u32 pad;
+	__u32 flags;		/* none defined yet: 0 */
+	__u64 reserved[6];	/* 0 */
 };
+
+/*
+ * A set of CPUs of any size (1.1): CPU n is bit n % 64 of the __u64 word
+ * n / 64 of the array at user address bits.
+ * HGT_IOC_SET_CPUS: nbits bits are read (at most HGT_CPUS_MAX_BITS); a CPU
+ * that is not possible (>= nr_cpu_ids, or a hole) is EINVAL; no bit set (or
+ * nbits 0) means every CPU.
+ * HGT_IOC_GET_CPUS: in, nbits is the room at bits; out, nr_cpu_ids, and the
+ * words that hold nr_cpu_ids bits are written. Too little room: ENOSPC, with
+ * nbits still set to what is needed.
+ */
+struct hgt_cpus {
+	__u64 bits;		/* user pointer to the words */
+	__u32 nbits;
+	__u32 flags;		/* none defined yet: 0 */
+	__u64 reserved[2];	/* 0 */
+};
+#define HGT_CPUS_MAX_BITS	8192	/* x86-64's largest NR_CPUS */
 
 /*
  * The pid filter. With nr == 0 everything is recorded. Otherwise a task is
@@ -194,6 +224,7 @@ struct hgt_config {
  * events (irq, softirq, vectors, NMI, hrtimer) are kept on every recorded CPU,
  * because they explain what happened to a traced task that was switched out.
  * Microstates are kept for the tasks a filter selects, and only with a filter.
+ * HGT_IOC_GET_FILTER (1.1) gives the filter in force back.
  */
 #define HGT_FILTER_MAX		64
 struct hgt_filter {
@@ -221,6 +252,8 @@ struct hgt_stats {
 	__u32 state;		/* out: HGT_STATE_* */
 	struct hgt_cpu_stats s;	/* out */
 	__u64 msa_overflow;	/* out: tasks not accounted because the table was full */
+	__u64 funcs_unnamed;	/* out (1.1): callbacks left unnamed, their part of the name table full */
+	__u64 reserved[6];	/* out: 0 */
 };
 
 #define HGT_STATE_STOPPED	0
@@ -247,6 +280,7 @@ struct hgt_msa {
 	__u64 first_tsc;	/* out: when the task was first seen */
 	__u64 now_tsc;		/* out: when this snapshot was taken (the open state runs to here) */
 	__u64 cycles[HGT_MSA_NR];	/* out */
+	__u64 reserved[8];	/* out: 0; a state added later takes the next word */
 };
 
 #define HGT_IOC_MAGIC		0xb7
@@ -259,5 +293,46 @@ struct hgt_msa {
 #define HGT_IOC_RESET		_IO(HGT_IOC_MAGIC, 6)
 #define HGT_IOC_STATS		_IOWR(HGT_IOC_MAGIC, 7, struct hgt_stats)
 #define HGT_IOC_MSA		_IOWR(HGT_IOC_MAGIC, 8, struct hgt_msa)
+/* 1.1 */
+#define HGT_IOC_SET_CPUS	_IOW(HGT_IOC_MAGIC, 9, struct hgt_cpus)
+#define HGT_IOC_GET_CPUS	_IOWR(HGT_IOC_MAGIC, 10, struct hgt_cpus)
+#define HGT_IOC_GET_FILTER	_IOR(HGT_IOC_MAGIC, 11, struct hgt_filter)
+
+/*
+ * ABI 1.0's layouts. A 1.1 module answers their ioctls as a 1.0 module did;
+ * a 1.1 reader uses them with a module that says minor 0 in HELLO. The
+ * commands that did not change (HELLO, FILTER, START, STOP, RESET) have one
+ * number for both.
+ */
+struct hgt_config_1_0 {
+	__u64 buffer_bytes;
+	__u32 mode;
+	__u32 events;
+	__u64 cpumask[4];	/* CPUs 0..255 to record; all zero = all CPUs */
+	__u32 msa_threads;
+	__u32 pad;
+};
+
+struct hgt_stats_1_0 {
+	__u32 cpu;
+	__u32 state;
+	struct hgt_cpu_stats s;
+	__u64 msa_overflow;
+};
+
+struct hgt_msa_1_0 {
+	__s32 pid;
+	__s32 tgid;
+	__u32 state;
+	__u32 nr_switches;
+	__u64 first_tsc;
+	__u64 now_tsc;
+	__u64 cycles[8];
+};
+
+#define HGT_IOC_CONFIG_1_0	_IOW(HGT_IOC_MAGIC, 1, struct hgt_config_1_0)
+#define HGT_IOC_GET_CONFIG_1_0	_IOR(HGT_IOC_MAGIC, 2, struct hgt_config_1_0)
+#define HGT_IOC_STATS_1_0	_IOWR(HGT_IOC_MAGIC, 7, struct hgt_stats_1_0)
+#define HGT_IOC_MSA_1_0		_IOWR(HGT_IOC_MAGIC, 8, struct hgt_msa_1_0)
 
 #endif /* _UAPI_HGTRACE_H */

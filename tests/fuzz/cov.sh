@@ -18,7 +18,7 @@ lib=$top/userspace/lib
 . "$here/env.sh"
 for t in "$@"; do
 	case $t in
-	hgt)	seeds=hgt files="$lib/hgt_read.c $lib/hgt_decode.c" ;;
+	hgt)	seeds=hgt files="$lib/hgt_read.c $lib/hgt_decode.c $lib/io.c" ;;
 	hgl)	seeds=hgl files="$lib/hgl_read.c $lib/json_parse.c" ;;
 	json)	seeds=json files="$lib/json_parse.c $lib/jsonw.c $lib/utf8.c" ;;
 	merge)	seeds=merge files="$(ls "$top"/userspace/merger/*.c | tr '\n' ' ')$lib/hgt_read.c $lib/hgl_read.c" ;;

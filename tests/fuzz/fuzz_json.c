@@ -14,41 +14,6 @@
 #include "hg_json.h"
 #include "hg_jsonw.h"
 
-static void write_value(struct jsonw *w, const char *key, const struct jv *v)
-{
-	size_t i;
-
-	switch (jv_type(v)) {
-	case JV_NULL:
-		jw_null(w, key);
-		break;
-	case JV_BOOL:
-		jw_bool(w, key, jv_bool(v));
-		break;
-	case JV_NUM:
-		if (jv_is_int(v))
-			jw_int(w, key, (long long)jv_int(v));
-		else
-			jw_num(w, key, jv_num(v));
-		break;
-	case JV_STR:
-		jw_str(w, key, jv_str(v));
-		break;
-	case JV_ARR:
-		jw_arr(w, key);
-		for (i = 0; i < jv_len(v); i++)
-			write_value(w, NULL, jv_at(v, i));
-		jw_end_arr(w);
-		break;
-	case JV_OBJ:
-		jw_obj(w, key);
-		for (i = 0; i < jv_len(v); i++)
-			write_value(w, jv_key_at(v, i), jv_at(v, i));
-		jw_end_obj(w);
-		break;
-	}
-}
-
 static void same(const struct jv *a, const struct jv *b, int depth)
 {
 	size_t i;
@@ -107,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!f)
 		abort();
 	jw_begin(&w, f);
-	write_value(&w, NULL, doc);
+	jw_jv(&w, NULL, doc);
 	fclose(f);
 	back = jv_parse(text, len, &err);
 	if (!back)

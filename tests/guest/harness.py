@@ -15,7 +15,10 @@ import time
 import traceback
 
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
-sys.path.insert(0, os.path.join(TOP, "tests"))      # helpers: the readers through hgtrace dump
+# as pytest.ini's pythonpath: helpers.recordings (the readers through hgtrace dump), and
+# the helpers imported by their own name (ftrace_text, since they moved to tests/helpers)
+sys.path.insert(0, os.path.join(TOP, "tests"))
+sys.path.insert(0, os.path.join(TOP, "tests", "helpers"))
 
 KO = os.environ.get("HGT_KO", "")
 KREL = os.environ.get("HGT_KREL", os.uname().release)

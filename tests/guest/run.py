@@ -9,8 +9,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import test_ftrace  # noqa: E402
 import test_hourglass  # noqa: E402
+import test_kmod  # noqa: E402
 import test_merge  # noqa: E402
+import test_record_loads  # noqa: E402
 import test_recorder  # noqa: E402
 import test_ux  # noqa: E402
 
@@ -19,5 +22,7 @@ if __name__ == "__main__":
         print("1..0 # SKIP needs root in a kernel that loads modules (run through scripts/vm)")
         sys.exit(4)
     wanted = sys.argv[1:]
-    tests = [t for t in test_recorder.TESTS + test_hourglass.TESTS + test_merge.TESTS + test_ux.TESTS if not wanted or any(w in t.__name__ for w in wanted)]
+    tests = [t for t in test_recorder.TESTS + test_kmod.TESTS + test_hourglass.TESTS + test_merge.TESTS
+             + test_record_loads.TESTS + test_ux.TESTS + test_ftrace.TESTS
+             if not wanted or any(w in t.__name__ for w in wanted)]
     sys.exit(harness.main(tests))

@@ -42,12 +42,11 @@ def test_record_report_three_threads(ctx):
     load()
     d, _ = record(ctx, "three", "-n 3 -d 2s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1",
                   extra=("--ftrace",))
-    for f in ("hourglass.hgl", "hourglass.json", "kernel.hgt", "record.json", "trace.dat"):
+    for f in ("hourglass.hgl", "hourglass.json", "kernel.hgt", "record.json", "ftrace.hgt"):
         assert os.path.exists(os.path.join(d, f)), f"{f} missing"
     assert not os.path.exists(os.path.join(d, "INCOMPLETE"))
     unload()
-    p = run(["trace-cmd", "report", "--stat", os.path.join(d, "trace.dat")], check=False)
-    assert p.returncode == 0, p.stderr[-500:]
+    assert read_hgt(os.path.join(d, "ftrace.hgt")).meta["recorder"].startswith("ftrace")
     text, js = report(ctx, d)
     for line in ("inferred (columns", "recall", "precision", "accuracy:", "actual causes"):
         assert line in text, f"'{line}' not in the report:\n{text[:3000]}"
@@ -85,13 +84,13 @@ def test_record_report_three_threads(ctx):
     ctx.note("CPU ms kernel/intervals/cputime/schedstat/rusage: " + "; ".join(
         f"{m['kernel_ns'] / 1e6:.1f}/{m['intervals_ns'] / 1e6:.1f}/{m['cputime_ns'] / 1e6:.1f}/"
         f"{m['schedstat_ns'] / 1e6:.1f}/{m['rusage_ns'] / 1e6:.1f}" for m in ms))
-    # trace-cmd's trace.dat, the independent ground truth, tells the same story
-    _, ft = report(ctx, d, "--kernel", os.path.join(d, "trace.dat"), name="report-ftrace.json")
+    # hgtrace-ftrace's recording, the independent ground truth, tells the same story
+    _, ft = report(ctx, d, "--kernel", os.path.join(d, "ftrace.hgt"), name="report-ftrace.json")
     fcl = ft["gaps"]["classes"]
     assert ft["gaps"]["total"] == js["gaps"]["total"]
     for c in ("switch_hg", "timer"):
         assert abs(fcl.get(c, 0) - cl.get(c, 0)) <= max(3, 0.05 * cl.get(c, 0)), (c, fcl, cl)
-    ctx.note("with trace.dat as the ground truth: " + ", ".join(f"{k} {v}" for k, v in sorted(fcl.items())))
+    ctx.note("with ftrace.hgt as the ground truth: " + ", ".join(f"{k} {v}" for k, v in sorted(fcl.items())))
     # the merged trace.dat for KernelShark: every gap is in it, with its causes
     merged = os.path.join(d, "merged.dat")
     run([HOURGLASS, "export", d, "--kernelshark", merged], timeout=300)
@@ -152,21 +151,22 @@ def test_known_interrupt_source(ctx):
 
 
 def test_record_without_the_module(ctx):
-    """--ftrace-only: trace-cmd alone records the ground truth, and the
-    report judges the same way from its trace.dat (read by hgtrace-import)."""
+    """--ftrace-only: hgtrace-ftrace alone records the ground truth, and the
+    report judges the same way from its ftrace.hgt."""
     unload()
     d, _ = record(ctx, "ftrace-only", "-n 3 -d 1s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a "
                   "--affinity 1", extra=("--ftrace-only",))
-    assert os.path.exists(os.path.join(d, "trace.dat")) and not os.path.exists(os.path.join(d, "kernel.hgt"))
+    assert os.path.exists(os.path.join(d, "ftrace.hgt")) and not os.path.exists(os.path.join(d, "kernel.hgt"))
     meta = json.load(open(os.path.join(d, "record.json")))
     assert meta["module"] is False and meta["status"] == "complete", meta
     text, js = report(ctx, d)
-    assert js["kernel_recording"]["path"].endswith("trace.dat")
+    assert js["kernel_recording"]["path"].endswith("ftrace.hgt")
+    assert js["kernel_recording"]["recorder"].startswith("ftrace"), js["kernel_recording"]
     inf = js["inference"]
     assert js["gaps"]["classes"].get("switch_hg", 0) >= 10, js["gaps"]["classes"]
     sw = inf["classes"]["switch_hg"]
     assert sw["precision"] >= 0.95 and sw["recall"] >= 0.95, sw
-    ctx.note(f"trace-cmd only: {js['kernel_recording']['events']} events, {js['gaps']['total']} gaps, "
+    ctx.note(f"hgtrace-ftrace only: {js['kernel_recording']['events']} events, {js['gaps']['total']} gaps, "
              f"headline {inf['headline']['correct']}/{inf['headline']['gaps']}")
 
 

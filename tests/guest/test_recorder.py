@@ -11,7 +11,7 @@ import sys
 from harness import HGTRACE, KO, TESTBIN, TOP, dmesg_lines, load, module_loaded, run, unload
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
-import ftrace_text
+from helpers import ftrace_text  # noqa: E402  (moved from tools/ to tests/helpers/)
 import matching
 
 KO_ABI99 = os.environ.get("HGT_KO_ABI99", "")
@@ -135,13 +135,11 @@ def _loss_check(ctx, mode):
     hgtrace("record", "-q", "-b", "8", "-i", "1s", "-m", mode, "-o", path, "--", "sh", "-c", HACKBENCH)
     rec = read_hgt(path)
     assert rec.stats, "no final counters in the file"
-    # stop mode writes to hgtrace's own ring (a power of two), overwrite to the kernel's ring buffer
+    # both modes write to hgtrace's own ring; the recorder puts the module back as it found it
+    assert (rec.meta["mode"], rec.meta["buffer_bytes_per_cpu"]) == (mode, "8192"), rec.meta
     status = dict(l.split(" ", 1) for l in open("/proc/hgtrace/status").read().splitlines() if " " in l)
-    assert status["mode"] == mode, status
-    if mode == "stop":
-        assert (status["store"], status["buffer_bytes_allocated_per_cpu"]) == ("hgtrace ring", "8192"), status
-    else:
-        assert status["store"] == "kernel ring buffer", status
+    assert (status["mode"], status["store"], status["buffer_bytes_per_cpu"]) == \
+        ("stop", "hgtrace ring", "2097152"), status
     tot_lost = 0
     for cpu, st in sorted(rec.stats.items()):
         delivered = len(data_records(rec, cpu))
@@ -230,9 +228,9 @@ def test_control_interface(ctx):
     run(["insmod", KO_ABI99])
     try:
         p = hgtrace("stat", check=False)
-        assert p.returncode == 2 and "ABI 99.0" in p.stderr and "ABI 1.0" in p.stderr, p.stderr
+        assert p.returncode == 2 and "ABI 99." in p.stderr and "ABI 1." in p.stderr, p.stderr
         p = hgtrace("record", "-d", "10ms", "-o", ctx.path("x.hgt"), check=False)
-        assert p.returncode == 2 and "ABI 99.0" in p.stderr, p.stderr
+        assert p.returncode == 2 and "ABI 99." in p.stderr, p.stderr
         ctx.note("wrong ABI: " + p.stderr.strip().splitlines()[0])
     finally:
         unload()

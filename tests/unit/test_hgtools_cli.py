@@ -147,7 +147,7 @@ def test_missing_merger_says_where_it_looked(run_dir, capsys, monkeypatch, tmp_p
     (None, ["report", "{tmp}/nope"], 3, "{tmp}/nope: no such directory"),
     ("file", ["report", "{tmp}/f"], 3, "{tmp}/f: not a directory"),
     ("empty", ["report", "{tmp}/e"], 3, "{tmp}/e: no hourglass.hgl (hourglass --trace) in this directory"),
-    ("nokernel", ["report", "{tmp}/r"], 3, "{tmp}/r: no kernel.hgt (hgtrace record) or trace.dat"),
+    ("nokernel", ["report", "{tmp}/r"], 3, "{tmp}/r: no kernel.hgt (hgtrace record), ftrace.hgt"),
     ("incomplete", ["report", "{tmp}/r"], 3, "{tmp}/r: the recording did not finish (interrupted by Ctrl-C)"),
     ("nokernel", ["report", "{tmp}/r", "--kernel", "{tmp}/k.hgt"], 3, "{tmp}/k.hgt: no such file"),
     ("v1", ["report", "{tmp}/old.json"], 3, "{tmp}/old.json: report_version 1; this hourglass reads version 2"),
@@ -230,8 +230,8 @@ def test_record_usage_and_a_directory_it_cannot_make(capsys, fake_bin, tmp_path)
     (tmp_path / "blocker").write_text("")
     rc = cli.main(["record", "-o", str(tmp_path / "blocker" / "run"), "--ftrace-only", "--", "-n", "1"])
     err = capsys.readouterr().err
-    if shutil.which("trace-cmd") is None:
-        assert rc == 2 and "--ftrace needs trace-cmd" in err
+    if paths.locate("hgtrace-ftrace") is None:
+        assert rc == 2 and "--ftrace-only needs hgtrace-ftrace" in err
     else:
         assert rc == 2 and f"cannot create {tmp_path}/blocker/run: not a directory" in err, err
     assert "Traceback" not in err

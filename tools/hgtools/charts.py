@@ -464,6 +464,7 @@ def supply_bounds(rep: Report) -> Optional[Chart]:
                  "the longest the thread went without the CPU.", fig)
 
 
-def _share(vals: Sequence[float], win: Sequence[float]) -> List[float]:
-    """CPU received as a share of each window."""
-    return [v / d if d > 0 else 0.0 for v, d in zip(vals, win)]
+def _share(vals: Sequence[Optional[float]], win: Sequence[float]) -> List[float]:
+    """CPU received as a share of each window; a window no stretch of the run
+    bounded (null in the JSON) is not drawn (nan breaks the line)."""
+    return [float("nan") if v is None else v / d if d > 0 else 0.0 for v, d in zip(vals, win)]

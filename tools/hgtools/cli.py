@@ -76,16 +76,18 @@ def report_main(argv: Sequence[str]) -> int:
                        "`trace-cmd report` on the exported trace. " + EXIT_EPILOG + " See docs/merge.md.")
     ap.add_argument("dir", help="run directory (hourglass record --dir DIR), or a report JSON to print again")
     ap.add_argument("--kernel", metavar="FILE",
-                    help="the ground truth: an hgtrace recording (.hgt) or a trace-cmd trace.dat "
-                         "recorded with -C x86-tsc (default DIR/kernel.hgt, else DIR/trace.dat)")
+                    help="the ground truth: an hgtrace recording (.hgt) or a trace-cmd trace.dat recorded "
+                         "with -C x86-tsc (default DIR/kernel.hgt, else DIR/ftrace.hgt, else DIR/trace.dat)")
     ap.add_argument("--json", metavar="FILE", help="also write the report as JSON ('-': to stdout, no text)")
     ap.add_argument("--gaps", metavar="OUT.hgg", help="also write the per-gap records (docs/merge.md)")
     ap.add_argument("--disagreements", type=int, default=20, metavar="N",
                     help="disagreements and missed deadlines listed in the text (default 20; all are in the JSON)")
+    _label_option(ap)
     a = ap.parse_args(argv)
+    _check_labels(ap, a.label)
     if a.json and a.json != "-":
         _check_output(a.json)
-    rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps))
+    rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps), a.label)
     if a.json == "-":
         _print(lambda out: out.write(json.dumps(rep, indent=1) + "\n"))
         return 0
@@ -127,7 +129,9 @@ def export_main(argv: Sequence[str]) -> int:
     ap.add_argument("--json", metavar="FILE", help="also write the report as JSON, from the same merge")
     ap.add_argument("--text", metavar="FILE", help="also write the report as text, from the same merge")
     ap.add_argument("--kernel", metavar="FILE", help="ground truth other than DIR/kernel.hgt (see report)")
+    _label_option(ap)
     a = ap.parse_args(argv)
+    _check_labels(ap, a.label)
     if not a.kernelshark and not a.perfetto and not a.html and not a.json and not a.text:
         ap.error("say what to write: --kernelshark OUT.dat, --perfetto OUT.perfetto-trace, --html OUT.html, "
                  "--json FILE and/or --text FILE")
@@ -151,7 +155,7 @@ def export_main(argv: Sequence[str]) -> int:
         from . import charts
         preload = threading.Thread(target=charts.preload, daemon=True)
         preload.start()
-    rep = _report_of(a.dir, a.kernel, exports)
+    rep = _report_of(a.dir, a.kernel, exports, a.label)
     if preload:
         preload.join()
     if a.json:
@@ -183,14 +187,28 @@ def export_main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _report_of(what: str, kernel: Optional[str], exports: engine.Exports) -> Dict[str, Any]:
+def _label_option(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--label", metavar="WHAT=NAME", action="append", default=[],
+                    help="name a load in the report: WHAT is a pid, comm:PREFIX (every task whose comm starts "
+                         "so) or irq:N (repeatable; the loads hourglass record --load ran are named already, "
+                         "from DIR/record.json)")
+
+
+def _check_labels(ap: argparse.ArgumentParser, labels: Sequence[str]) -> None:
+    for lab in labels:
+        if not engine.LABEL_RE.match(lab):
+            ap.error(f"--label {lab}: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME")
+
+
+def _report_of(what: str, kernel: Optional[str], exports: engine.Exports,
+               labels: Sequence[str] = ()) -> Dict[str, Any]:
     """A run directory, merged now; or a report JSON already written, read back."""
     if os.path.isfile(what) and what.endswith(".json"):
-        if kernel or exports.kernelshark or exports.perfetto or exports.gaps:
+        if kernel or exports.kernelshark or exports.perfetto or exports.gaps or labels:
             raise HgError(f"{what}: a report JSON holds no timeline: give the run directory to export it",
                           EXIT_USAGE)
         return report_json.load(what)
-    return engine.merge(what, kernel, exports)
+    return engine.merge(what, kernel, exports, labels=list(labels))
 
 
 def _check_output(path: str) -> None:

@@ -1,14 +1,19 @@
 """engine - run the C merger (hgmerge) on a run directory, and hgtrace-import
 first when the ground truth is trace-cmd's trace.dat; their bad-input exit
 (3, one line naming the file, the offset and what was wrong) becomes one
-clean error.
+clean error. The loads `hourglass record --load` ran are named to the merger
+from the run's record.json (its "labels"), with the user's own --label after.
 
     hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [--name DISPLAY_NAME] [--gaps OUT.hgg]
+            [--gaps-json OUT.jsonl (a run hourglass -b stopped)]
             [--kernelshark OUT.dat [--ks-session OUT.json]] [--perfetto OUT.perfetto-trace] [--progress]
+            [--label WHAT=NAME ...]
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,10 +21,35 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from . import paths, progress, report_json
+from . import breaktrace, paths, progress, report_json
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, HgError, cannot
 
 TRACE_DAT_MAGIC = b"\x17\x08\x44tracing"
+
+
+LABEL_RE = re.compile(r"^(\d+|comm:[^=]+|irq:\d+)=[^=]+$")
+
+
+def run_labels(run_dir: str) -> List[str]:
+    """The --label options of the loads recorded in @run_dir (record.json "labels"); none
+    without a record.json. A record.json that cannot be read, or labels that are not what
+    hgmerge takes, are an error naming the file."""
+    path = os.path.join(run_dir, "record.json")
+    if not os.path.exists(path):
+        return []
+    try:
+        with open(path) as f:
+            meta = json.load(f)
+    except OSError as e:
+        raise cannot("read", path, e)
+    except ValueError as e:
+        raise HgError(f"{path}: not JSON ({e})")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    if labels is None:
+        return []
+    if not isinstance(labels, list) or not all(isinstance(x, str) and LABEL_RE.match(x) for x in labels):
+        raise HgError(f"{path}: \"labels\" must be a list of PID=NAME, comm:PREFIX=NAME or irq:N=NAME")
+    return labels
 
 
 @dataclass
@@ -32,9 +62,9 @@ class Exports:
 
 
 def run_inputs(run_dir: str, kernel: Optional[str] = None) -> "tuple[str, str]":
-    """hourglass's trace and the ground truth of @run_dir (DIR/kernel.hgt,
-    else DIR/trace.dat, unless @kernel names one); a run that did not
-    finish recording is refused."""
+    """hourglass's trace and the ground truth of @run_dir (DIR/kernel.hgt, the
+    module's, else DIR/ftrace.hgt, hgtrace-ftrace's, else DIR/trace.dat,
+    unless @kernel names one); a run that did not finish recording is refused."""
     if not os.path.isdir(run_dir):
         raise HgError(f"{run_dir}: not a directory" if os.path.exists(run_dir) else f"{run_dir}: no such directory")
     hgl = os.path.join(run_dir, "hourglass.hgl")
@@ -52,12 +82,12 @@ def run_inputs(run_dir: str, kernel: Optional[str] = None) -> "tuple[str, str]":
         if not os.path.exists(kernel):
             raise HgError(f"{kernel}: no such file")
         return hgl, kernel
-    for name in ("kernel.hgt", "trace.dat"):
+    for name in ("kernel.hgt", "ftrace.hgt", "trace.dat"):
         p = os.path.join(run_dir, name)
         if os.path.exists(p):
             return hgl, p
-    raise HgError(f"{run_dir}: no kernel.hgt (hgtrace record) or trace.dat (trace-cmd record -C x86-tsc) "
-                  "in this directory")
+    raise HgError(f"{run_dir}: no kernel.hgt (hgtrace record), ftrace.hgt (hgtrace-ftrace record) or trace.dat "
+                  "(trace-cmd record -C x86-tsc) in this directory")
 
 
 def is_trace_dat(path: str) -> bool:
@@ -99,10 +129,14 @@ def _run(cmd: List[str]) -> None:
 
 
 def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports] = None,
-          show_progress: Optional[bool] = None) -> Dict[str, Any]:
+          show_progress: Optional[bool] = None, labels: Optional[List[str]] = None) -> Dict[str, Any]:
     """Merge @run_dir with hgmerge: the report (JSON v2, as a dictionary), and
-    the @exports written where they say."""
+    the @exports written where they say; the run's loads and @labels named. A
+    run hourglass -b stopped gets a "breaktrace" object: the sample and what
+    the kernel says of it."""
     hgl, kpath = run_inputs(run_dir, kernel)
+    trip = breaktrace.of_run(run_dir)
+    all_labels = run_labels(run_dir) + list(labels or [])
     exports = exports or Exports()
     if show_progress is None:
         show_progress = progress.enabled()
@@ -122,10 +156,18 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
             if path:
                 _check_writable(path)
                 cmd += [opt, path]
+        gaps_json = os.path.join(tmp, "gaps.jsonl") if trip and trip["kind"] == "gap" else None
+        if gaps_json:
+            cmd += ["--gaps-json", gaps_json]
+        for lab in all_labels:
+            cmd += ["--label", lab]
         if show_progress:
             cmd.append("--progress")
         _run(cmd)
-        return report_json.load(out)
+        rep = report_json.load(out)
+        if trip:
+            rep["breaktrace"] = breaktrace.explain(rep, trip, gaps_json)
+        return rep
 
 
 def _check_writable(path: str) -> None:

@@ -10,11 +10,13 @@ warnings, and each section the report has, tables beside their charts
 from __future__ import annotations
 
 import html as _html
+import io
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from . import charts as _charts
+from . import report_text
 from .errors import cannot
 from .report_json import CLASSES, STAGES, Report, lat_threads, pct, run_label, section, t, thread_name
 
@@ -23,6 +25,7 @@ body{font-family:sans-serif;margin:20px auto;max-width:1100px;color:#222;line-he
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#eee}td:first-child,th:first-child{text-align:left}
 .lead{font-size:15px;background:#f4f7fb;border-left:4px solid #1f77b4;padding:8px 12px}
+.break{background:#fdecea;border-left:4px solid #c0392b;padding:4px 10px;white-space:pre-wrap}
 .warn{color:#8a3a00;background:#fff4e5;border-left:4px solid #e08a00;padding:4px 10px;margin:4px 0}
 .summary li{font-family:monospace;font-size:13px}
 figure{margin:14px 0}figcaption{font-size:13px;color:#444;margin-bottom:4px}
@@ -91,6 +94,11 @@ def lead(reps: Sequence[Report]) -> str:
     rep = reps[0]
     out = ["Start with each run's three summary lines: how many gaps the kernel explains, how well "
            "hourglass's own inferences did, and the worst wake-up."]
+    nb = sum(1 for r in reps if r.get("breaktrace"))
+    if nb:
+        out.insert(0, f"{'A run' if nb == 1 else f'{nb} runs'} stopped at hourglass -b: the box at the top of "
+                      "its section names the sample that passed the threshold, what the kernel says of it, "
+                      "and the gaps that led there.")
     nw = sum(len(r.get("warnings") or []) for r in reps)
     if nw:
         out.append(f"Then read the {nw} warning{'s' if nw > 1 else ''} (orange): they say which figures "
@@ -162,6 +170,11 @@ def run_section(rep: Report, label: str, drawn: Dict[str, _charts.Chart], prefix
     def fig(name: str) -> str:
         return _figure(drawn.get(name), prefix)
     s = [f"<h2>{esc(label)}</h2>"]
+    if rep.get("breaktrace"):
+        # the same lines as the text report's first block: one wording of the trip
+        buf = io.StringIO()
+        report_text.breaktrace(rep, buf.write)
+        s.append(f"<pre class=break>{esc(buf.getvalue().rstrip())}</pre>")
     if rep.get("summary"):
         s.append("<ul class=summary>" + "".join(f"<li>{esc(x)}</li>" for x in rep["summary"]) + "</ul>")
     dur = r.get("duration_s")

@@ -1,4 +1,4 @@
-"""paths - where hourglass's programs are (hourglass, hgtrace, hgmerge, hgtrace-import).
+"""paths - where hourglass's programs are (hourglass, hgtrace, hgtrace-ftrace, hgmerge, hgtrace-import).
 
 Looked for, in order:
 1. beside the binary HG_BIN names (the C `hourglass` sets it to itself
@@ -22,6 +22,7 @@ HINTS = {
     "hgtrace": "make userspace",
     "hgmerge": "make userspace",
     "hgtrace-import": "make userspace; it needs libtracecmd-dev",
+    "hgtrace-ftrace": "make userspace; it needs libtracefs-dev and libtraceevent-dev",
 }
 
 

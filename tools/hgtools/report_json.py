@@ -366,7 +366,7 @@ REPORT = obj(
             "gap_hist": opt(obj(required={"edges_us": lst(POS), "classes": dmap(lst(COUNT))},
                                 rule=_gap_hist_rule)),
             "sbf": opt(dmap(obj(optional={"name": opt(text), "window_ms": opt(lst(num(above=0))),
-                                          "lower_ms": opt(lst(POS)), "upper_ms": opt(lst(POS))}, rule=_sbf_rule),
+                                          "lower_ms": opt(lst(opt(POS))), "upper_ms": opt(lst(opt(POS)))}, rule=_sbf_rule),
                             index_keys=True))})),
     })
 

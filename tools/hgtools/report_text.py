@@ -1,8 +1,11 @@
 """report_text - the text report of `hourglass report`, from the merger's
 report JSON (v2): every figure is the merger's, this only lays it out.
 
-The three summary lines come first, then the run and its warnings, then
-each section the report has; a section the merger left null (nothing to
+A run that hourglass -b stopped opens with the sample that passed the
+threshold and what the kernel says of it, the gaps that led there after it
+(what cyclictest -b and rtla -T users look at first). The three summary
+lines come next, then the run and its warnings, then each section the
+report has; a section the merger left null (nothing to
 say: no scored gaps, no wake-ups...) is not printed at all. Times are
 `t=S.ssssss s` on the report's one base, the clock trace-cmd and Perfetto
 show on the exports; threads are hg-thread-K.
@@ -17,6 +20,9 @@ from .report_json import CLASSES, STAGES, Report, lat_threads, pct, section, t, 
 def render(rep: Report, out: TextIO, max_dis: int = 20) -> None:
     """Write @rep as text to @out, at most @max_dis disagreements and missed deadlines listed."""
     w = out.write
+    if rep.get("breaktrace"):
+        breaktrace(rep, w)
+        w("\n")
     for line in rep.get("summary") or []:
         w(line + "\n")
     w("\n")
@@ -63,6 +69,49 @@ def _run(rep: Report, w: Writer) -> None:
           f"{' (gaps that overlap a loss are unexplainable, not guessed)' if lost else ''}\n")
     for msg in rep.get("warnings") or []:
         w(f"warning: {msg}\n")
+
+
+def breaktrace(rep: Report, w: Writer) -> None:
+    """The run hourglass -b stopped: the sample, what the kernel says of it, the gaps before it."""
+    b = rep.get("breaktrace")
+    if not b:
+        return
+    hz = (rep.get("run") or {}).get("tsc_hz") or 0
+    who = thread_name(rep, b.get("thread"))
+    if b.get("kind") == "gap":
+        w(f"stopped at -b {b['threshold_us']:.3f} us: {who} lost CPU {b.get('cpu', '?')} for "
+          f"{b['value_us']:.3f} us, {t(b.get('t'))} to {t(b.get('t_end'))}\n")
+        gaps = b.get("gaps") or []
+        if not gaps:
+            w("  the kernel: no gap of the merge falls in it (outside the kernel's recording?)\n")
+        for g in gaps:
+            w(f"  the kernel: {_gap_line(rep, g, hz)}\n")
+        if b.get("before"):
+            w(f"  the last gaps before it on CPU {b.get('cpu', '?')}:\n")
+            for g in b["before"]:
+                w(f"    {_gap_line(rep, g, hz)}\n")
+    else:
+        w(f"stopped at -b {b['threshold_us']:.3f} us: {who} woke {b['value_us']:.3f} us late at {t(b.get('t'))} "
+          f"on CPU {b.get('cpu', '?')}\n")
+        x = b.get("wakeup")
+        if x:
+            stages = ", ".join(f"{k} {v:.1f}" for k, v in (x.get("stages_us") or {}).items() if v is not None)
+            w(f"  the kernel: {x['latency_us']:.1f} us from due to user space: {stages} us; largest stage "
+              f"{x.get('largest_stage', '?')}{', during it ' + x['blame'] if x.get('blame') else ''}"
+              f"{'' if x.get('complete', True) else ' (not every stage was recorded)'}\n")
+        else:
+            w("  the kernel: this wake-up is not among the merge's decomposed ones (outside the kernel's "
+              "recording?)\n")
+
+
+def _gap_line(rep: Report, g: Dict[str, Any], hz: float) -> str:
+    """One merged gap (hgmerge --gaps-json) on a line: when, who, how long, what the kernel says."""
+    us = (g["g1"] - g["g0"]) / hz * 1e6 if hz else 0.0
+    comps = sorted(((v, k) for k, v in (g.get("components") or {}).items() if v), reverse=True)[:4]
+    parts = ", ".join(f"{k} {v / hz * 1e6:.1f} us" for v, k in comps) if hz else ""
+    return (f"{t(g.get('t'))} {thread_name(rep, g.get('thread'))}->{thread_name(rep, g.get('next_thread'))} "
+            f"{us:.2f} us: {g.get('actual', '?')}, {g.get('cause') or g.get('why') or '-'}"
+            f"{' (' + parts + ')' if parts else ''}; inferred {g.get('inferred', '?')}")
 
 
 def _gaps(rep: Report, w: Writer) -> None:

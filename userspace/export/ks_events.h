@@ -3,8 +3,7 @@
  * ks_events.h - the events of the KernelShark export: the kernel's standard
  * ones (sched, irq, irq_vectors, timer, nmi) in the top buffer, so that
  * KernelShark's sched_events plugin draws task graphs, and hourglass's own
- * in buffer "hourglass". The same set, fields and order as the Python
- * exporter (tools/hgexport/kernelshark.py), so files read the same.
+ * in buffer "hourglass", with the fields docs/export.md lists.
  */
 #ifndef KS_EVENTS_H
 #define KS_EVENTS_H

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json_out.h"
+#include "hg_jsonw.h"
 #include "ks_session.h"
 #include "out_tmp.h"
 
@@ -83,21 +83,6 @@ static char *abs_name(const char *path)
 	return out;
 }
 
-static void put_json_string(FILE *f, const char *s)
-{
-	size_t n = strlen(s);
-	char *e = malloc(6 * n + 1);
-
-	if (!e) {
-		fputs("\"\"", f);
-		return;
-	}
-	fputc('"', f);
-	fwrite(e, 1, json_escape(e, s, n), f);
-	fputc('"', f);
-	free(e);
-}
-
 static void put_stream(FILE *f, int sid, const char *file, long long mtime, const unsigned *cpus, unsigned ncpus,
 		       int plugins)
 {
@@ -105,7 +90,7 @@ static void put_stream(FILE *f, int sid, const char *file, long long mtime, cons
 
 	fprintf(f, "  {\n   \"type\": \"kshark.config.stream\",\n   \"stream id\": %d,\n", sid);
 	fputs("   \"data\": {\"type\": \"kshark.config.data\", \"file\": ", f);
-	put_json_string(f, file);
+	jw_put_string(f, file, strlen(file));
 	fprintf(f, ", \"name\": \"top buffer\", \"time\": %lld},\n", mtime);
 	fputs("   \"filters\": {\"type\": \"kshark.config.filter\", \"filter mask\": 7},\n", f);
 	fprintf(f, "   \"plugins\": {\"type\": \"kshark.config.plugins\", \"registered\": [%s]},\n",

@@ -36,7 +36,10 @@ void jw_bool(struct jsonw *w, const char *key, bool v);
 void jw_null(struct jsonw *w, const char *key);
 /* jw_raw - @json, already valid JSON (a checked document), as the value */
 void jw_raw(struct jsonw *w, const char *key, const char *json, size_t n);
-/* jw_str_escaped - @s as a JSON string literal onto @f (for writers of their own) */
+struct jv;
+/* jw_jv - a parsed value (hg_json.h) written again; NULL @v: null. Integers stay integers. */
+void jw_jv(struct jsonw *w, const char *key, const struct jv *v);
+/* jw_put_string - @s as a JSON string literal onto @f (for writers of their own) */
 void jw_put_string(FILE *f, const char *s, size_t n);
 
 #endif

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "hg_io.h"
 #include "hg_hgl.h"
 #include "hg_json.h"
 
@@ -57,24 +58,6 @@ struct hgl_cursor {
 	size_t span;
 	uint64_t done;		/* records of the span already read into buf */
 };
-
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
 
 static int bad_at(const struct hgl_file *f, struct hg_err *err, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -347,14 +330,14 @@ static int walk(struct hgl_file *f, struct hg_err *err)
 		if (f->size - off < sizeof(s))
 			return bad_at(f, err, off, "truncated section header (%llu bytes left, 16 needed)",
 				      (unsigned long long)(f->size - off));
-		if (pread_all(f->fd, &s, sizeof(s), off))
+		if (hg_pread_all(f->fd, &s, sizeof(s), off))
 			return bad_at(f, err, off, "truncated section header");
 		hg_quote(tag, sizeof(tag), s.tag, 4);
 		pad = -s.size & 7;
 		if (s.size > left || pad > left - s.size)
 			return bad_at(f, err, off, "section %s of %llu bytes runs past the end of the file "
 				      "(%llu bytes left)", tag, (unsigned long long)s.size, (unsigned long long)left);
-		if (pad && pread_all(f->fd, zero, pad, off + sizeof(s) + s.size))
+		if (pad && hg_pread_all(f->fd, zero, pad, off + sizeof(s) + s.size))
 			return bad_at(f, err, off, "truncated section padding");
 		for (i = 0; i < pad; i++)
 			if (zero[i])
@@ -370,7 +353,7 @@ static int walk(struct hgl_file *f, struct hg_err *err)
 			f->json = malloc(s.size + 1);
 			if (!f->json)
 				return hg_err_set(err, "%s: out of memory", f->path);
-			if (pread_all(f->fd, f->json, s.size, off + sizeof(s)))
+			if (hg_pread_all(f->fd, f->json, s.size, off + sizeof(s)))
 				return bad_at(f, err, off, "truncated info section");
 			f->json[s.size] = 0;
 			f->info.json = f->json;
@@ -392,7 +375,7 @@ static int walk(struct hgl_file *f, struct hg_err *err)
 			if (s.size != sizeof(f->end))
 				return bad_at(f, err, off, "bad END section: %llu bytes, 16 expected",
 					      (unsigned long long)s.size);
-			if (pread_all(f->fd, &f->end, sizeof(f->end), off + sizeof(s)))
+			if (hg_pread_all(f->fd, &f->end, sizeof(f->end), off + sizeof(s)))
 				return bad_at(f, err, off, "truncated END section");
 			f->complete = 1;
 			f->end_off = off;
@@ -417,7 +400,7 @@ static int check_prelude(struct hgl_file *f, struct hg_err *err)
 	if (!f->size)
 		return hg_err_set(err, "%s: offset 0: empty file", f->path);
 	memset(&p, 0, sizeof(p));
-	if (pread_all(f->fd, &p, have, 0))
+	if (hg_pread_all(f->fd, &p, have, 0))
 		return hg_err_set(err, "%s: cannot read it", f->path);
 	if (memcmp(p.magic, HGL_MAGIC, have < 8 ? have : 8))
 		return hg_err_set(err, "%s: offset 0: not an hourglass trace (bad magic %s)", f->path,
@@ -576,7 +559,7 @@ int hgl_cursor_next(struct hgl_cursor *c, struct hgl_rec *rec, struct hg_err *er
 		c->nbuf = f->spans[c->span].n - c->done;
 		if (c->nbuf > BLOCK_RECS)
 			c->nbuf = BLOCK_RECS;
-		if (pread_all(c->fd, c->buf, c->nbuf * sizeof(*c->buf),
+		if (hg_pread_all(c->fd, c->buf, c->nbuf * sizeof(*c->buf),
 			      f->spans[c->span].off + c->done * sizeof(*c->buf)))
 			return bad_at(f, err, f->spans[c->span].off + c->done * sizeof(*c->buf),
 				      "truncated record section (the file is shorter than when it was opened)");

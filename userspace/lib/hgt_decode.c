@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "hg_io.h"
 #include "hgt_columns.h"
 #include "hgt_decode.h"
 
@@ -37,24 +38,6 @@ void hgt_decoder_free(struct hgt_decoder *d)
 		inflateEnd(&d->z);
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
-}
-
-int hgt_pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
 }
 
 static int reserve(unsigned char **buf, size_t *cap, size_t need)
@@ -352,7 +335,7 @@ int hgt_decode(struct hgt_decoder *d, const struct hgt_chunk_info *c, const char
 	if (reserve(&d->in, &d->incap, (size_t)c->nr_bytes + 8))
 		return hg_err_set(err, "%s: offset %llu: no memory for a chunk of %u bytes", d->path,
 				  (unsigned long long)c->offset, c->nr_bytes);
-	if (hgt_pread_all(d->fd, d->in, c->nr_bytes, c->offset + sizeof(struct hgt_chunk)))
+	if (hg_pread_all(d->fd, d->in, c->nr_bytes, c->offset + sizeof(struct hgt_chunk)))
 		return hg_err_set(err, "%s: offset %llu: truncated chunk (the file is shorter than when it was "
 				  "opened, or unreadable)", d->path, (unsigned long long)c->offset);
 	if (c->magic == HGT_CHUNK_MAGIC) {

@@ -31,8 +31,6 @@ void hgt_decoder_free(struct hgt_decoder *d);
 int hgt_decode(struct hgt_decoder *d, const struct hgt_chunk_info *c, const char **recs, size_t *len,
 	       struct hg_err *err);
 
-/* hgt_pread_all - @len bytes at @off: 0, or -1 when the file is shorter or unreadable */
-int hgt_pread_all(int fd, void *buf, size_t len, uint64_t off);
 /* checks of a coded chunk's own header, shared by hgt_open() and hgt_decode(): NULL or why not */
 const char *hgt_zchunk_bad(const struct hgt_zchunk *zh, const struct hgt_chunk_info *c);
 const char *hgt_pchunk_bad(const struct hgt_pchunk *ph, const struct hgt_chunk_info *c);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "hg_io.h"
 #include "hg_utf8.h"
 #include "hgt_decode.h"
 
@@ -355,7 +356,7 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 		return bad_at(f, err, off, "truncated chunk header (%llu bytes left, 16 needed)",
 			      (unsigned long long)left);
 	}
-	if (hgt_pread_all(f->fd, &c, sizeof(c), off))
+	if (hg_pread_all(f->fd, &c, sizeof(c), off))
 		return bad_at(f, err, off, "truncated chunk header (cannot read it)");
 	ci = (struct hgt_chunk_info){ off, c.magic, c.cpu, c.nr_bytes, c.nr_records };
 	left -= sizeof(c);
@@ -395,7 +396,7 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 		if (f->has_window)
 			return bad_at(f, err, off, "a second time chunk (the first is at offset %llu)",
 				      (unsigned long long)f->window_offset);
-		if (hgt_pread_all(f->fd, &f->win, sizeof(f->win), off + sizeof(c)))
+		if (hg_pread_all(f->fd, &f->win, sizeof(f->win), off + sizeof(c)))
 			return bad_at(f, err, off, "truncated time chunk");
 		if (f->win.stop_tsc > HGT_MAX_TSC)
 			return bad_at(f, err, off, "a window stamped beyond 2^63 (stop_tsc %llu): not a TSC",
@@ -422,7 +423,7 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 		if (t->has_stats)
 			return bad_at(f, err, off, "a second stats chunk for CPU %u (the first is at offset %llu)",
 				      c.cpu, (unsigned long long)t->stats_offset);
-		if (hgt_pread_all(f->fd, &t->st, sizeof(t->st), off + sizeof(c)))
+		if (hg_pread_all(f->fd, &t->st, sizeof(t->st), off + sizeof(c)))
 			return bad_at(f, err, off, "truncated stats chunk");
 		t->has_stats = 1;
 		t->stats_offset = off;
@@ -441,7 +442,7 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 	} else if (c.magic == HGT_ZCHUNK_MAGIC) {
 		struct hgt_zchunk zh = { 0 };
 
-		if (c.nr_bytes >= sizeof(zh) && hgt_pread_all(f->fd, &zh, sizeof(zh), off + sizeof(c)))
+		if (c.nr_bytes >= sizeof(zh) && hg_pread_all(f->fd, &zh, sizeof(zh), off + sizeof(c)))
 			return bad_at(f, err, off, "truncated compressed chunk");
 		why = hgt_zchunk_bad(&zh, &ci);
 		if (why)
@@ -449,7 +450,7 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 	} else {
 		struct hgt_pchunk ph = { 0 };
 
-		if (c.nr_bytes >= sizeof(ph) && hgt_pread_all(f->fd, &ph, sizeof(ph), off + sizeof(c)))
+		if (c.nr_bytes >= sizeof(ph) && hg_pread_all(f->fd, &ph, sizeof(ph), off + sizeof(c)))
 			return bad_at(f, err, off, "truncated packed chunk");
 		why = hgt_pchunk_bad(&ph, &ci);
 		if (why)
@@ -523,7 +524,7 @@ static int check_prelude(struct hgt_file *f, uint32_t *meta_bytes, struct hg_err
 	if (!f->size)
 		return hg_err_set(err, "%s: offset 0: empty file", f->path);
 	memset(&p, 0, sizeof(p));
-	if (hgt_pread_all(f->fd, &p, have, 0))
+	if (hg_pread_all(f->fd, &p, have, 0))
 		return hg_err_set(err, "%s: cannot read it", f->path);
 	if (memcmp(p.magic, HGT_FILE_MAGIC, have < 8 ? have : 8))
 		return hg_err_set(err, "%s: offset 0: not an hgtrace recording (bad magic %s)", f->path,
@@ -582,7 +583,7 @@ int hgt_open(struct hgt_file **out, const char *path, unsigned flags, struct hg_
 		hg_err_set(err, "%s: out of memory", path);
 		goto fail;
 	}
-	if (hgt_pread_all(f->fd, raw, meta_bytes, sizeof(struct hgt_file_prelude))) {
+	if (hg_pread_all(f->fd, raw, meta_bytes, sizeof(struct hgt_file_prelude))) {
 		hg_err_set(err, "%s: offset 16: truncated in the metadata", path);
 		goto fail;
 	}

@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include "hg_json.h"
 #include "hg_jsonw.h"
 #include "hg_utf8.h"
 
@@ -234,4 +235,39 @@ void jw_raw(struct jsonw *w, const char *key, const char *json, size_t n)
 	if (run)
 		fwrite(json + n - run, 1, run, w->f);
 	done(w);
+}
+
+void jw_jv(struct jsonw *w, const char *key, const struct jv *v)
+{
+	size_t i;
+
+	switch (v ? jv_type(v) : JV_NULL) {
+	case JV_NULL:
+		jw_null(w, key);
+		break;
+	case JV_BOOL:
+		jw_bool(w, key, jv_bool(v));
+		break;
+	case JV_NUM:
+		if (jv_is_int(v))
+			jw_int(w, key, (long long)jv_int(v));
+		else
+			jw_num(w, key, jv_num(v));
+		break;
+	case JV_STR:
+		jw_str(w, key, jv_str(v));
+		break;
+	case JV_ARR:
+		jw_arr(w, key);
+		for (i = 0; i < jv_len(v); i++)
+			jw_jv(w, NULL, jv_at(v, i));
+		jw_end_arr(w);
+		break;
+	case JV_OBJ:
+		jw_obj(w, key);
+		for (i = 0; i < jv_len(v); i++)
+			jw_jv(w, jv_key_at(v, i), jv_at(v, i));
+		jw_end_obj(w);
+		break;
+	}
 }

@@ -17,7 +17,8 @@
  *    entering and leaving the kernel) and two switches at the fastest seen
  *    between hourglass threads (out and back: the least a gap in which
  *    another task ran can cost); without switches, two switches are taken
- *    as three ticks.
+ *    as three ticks. A band whose recurring gaps cost two switches or more
+ *    is a load woken by its own timer, never the tick.
  *  - steal: when the CPUs running hourglass's threads never run at the same
  *    time, they take turns on one physical CPU (a VM whose vCPUs share a
  *    host CPU, a single-threaded emulator).
@@ -310,6 +311,8 @@ static void calibrate(struct infer *in, struct tick *t)
 	int64_t *starts = xcalloc(t->nsample + 1, sizeof(*starts));
 	int64_t *lens = xcalloc(t->nsample + 1, sizeof(*lens));
 	double hz = in->r->hz, m[16], best = 0;
+	/* two switches at the fastest seen: what a gap in which another task ran costs at least */
+	double two_switches = in->switch_gaps ? 2.0 * (double)in->min_switch : INFINITY;
 	struct cand { double lo, hi, p, tol, score, cost; } c[NFLOORS + 16];
 	size_t nc = 0, f, i, ns, nl, nm, seen[NFLOORS + 16], nseen = 0;
 	int pick = -1;
@@ -348,12 +351,21 @@ static void calibrate(struct infer *in, struct tick *t)
 			continue;
 		qsort(lens, nl, sizeof(*lens), cmp_i64);
 		c[f].cost = (double)lens[nl / 2];
-		if (c[f].score > best)
-			best = c[f].score;
 		if (getenv("HGMERGE_DEBUG"))
 			fprintf(stderr, "hgmerge: calibrate: band %.2f..%.2f us, %zu gaps: period %.3f ms, score %.3f, "
-				"cost %.2f us\n", c[f].lo / hz * 1e6, c[f].hi / hz * 1e6, ns, c[f].p / hz * 1e3,
-				c[f].score, c[f].cost / hz * 1e6);
+				"cost %.2f us%s\n", c[f].lo / hz * 1e6, c[f].hi / hz * 1e6, ns, c[f].p / hz * 1e3,
+				c[f].score, c[f].cost / hz * 1e6, c[f].cost >= two_switches ? " (two switches or more)" : "");
+		/*
+		 * What recurs at a tick's period but costs two switches or more is a task woken
+		 * by its own timer (a periodic real-time load recurs more cleanly than the tick,
+		 * whose gaps are lost while hourglass's threads sleep): not the tick.
+		 */
+		if (c[f].cost >= two_switches) {
+			c[f].p = 0;
+			continue;
+		}
+		if (c[f].score > best)
+			best = c[f].score;
 	}
 	/*
 	 * The tick is the cheapest thing that recurs: a timer interrupt costs less than

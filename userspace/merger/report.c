@@ -12,46 +12,6 @@
 #include "hg_jsonw.h"
 #include "report.h"
 
-/* put_jv - a parsed JSON value, written again (the info section's command and kernel) */
-static void put_jv(struct jsonw *w, const char *key, const struct jv *v)
-{
-	size_t i;
-
-	if (!v) {
-		jw_null(w, key);
-		return;
-	}
-	switch (jv_type(v)) {
-	case JV_NULL:
-		jw_null(w, key);
-		break;
-	case JV_BOOL:
-		jw_bool(w, key, jv_bool(v));
-		break;
-	case JV_NUM:
-		if (jv_is_int(v))
-			jw_int(w, key, jv_int(v));
-		else
-			jw_num(w, key, jv_num(v));
-		break;
-	case JV_STR:
-		jw_str(w, key, jv_str(v));
-		break;
-	case JV_ARR:
-		jw_arr(w, key);
-		for (i = 0; i < jv_len(v); i++)
-			put_jv(w, NULL, jv_at(v, i));
-		jw_end_arr(w);
-		break;
-	case JV_OBJ:
-		jw_obj(w, key);
-		for (i = 0; i < jv_len(v); i++)
-			put_jv(w, jv_key_at(v, i), jv_at(v, i));
-		jw_end_obj(w);
-		break;
-	}
-}
-
 static void put_run(struct report_in *in, struct jsonw *w, const struct jv *info)
 {
 	struct run *r = in->r;
@@ -59,8 +19,8 @@ static void put_run(struct report_in *in, struct jsonw *w, const struct jv *info
 
 	jw_obj(w, "run");
 	jw_str(w, "dir", in->dir);
-	put_jv(w, "command", jv_get(info, "command"));
-	put_jv(w, "kernel", jv_get(info, "kernel"));
+	jw_jv(w, "command", jv_get(info, "command"));
+	jw_jv(w, "kernel", jv_get(info, "kernel"));
 	jw_num(w, "tsc_hz", r->hz);
 	jw_int(w, "base_tsc", r->base);
 	jw_numf(w, "t0", t_of(r, r->info->t0_tsc), 6);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include "hgt_dev.h"
 #include "hgtrace_cmds.h"
 
@@ -24,7 +23,7 @@ int hgt_cmd_stat(int argc, char **argv)
 	}
 	if (hgt_dev_open(&d))
 		return HGT_EXIT_ENV;
-	if (hgt_dev_ioctl(&d, HGT_IOC_GET_CONFIG, &cfg, "reading the configuration")) {
+	if (hgt_dev_get_config(&d, &cfg)) {
 		hgt_dev_close(&d);
 		return HGT_EXIT_ENV;
 	}
@@ -36,9 +35,9 @@ int hgt_cmd_stat(int argc, char **argv)
 	       cfg.msa_threads);
 	printf("# cpu state produced written refused overwritten read reader_fault\n");
 	for (cpu = 0; cpu < d.hello.nr_cpu_ids; cpu++) {
-		struct hgt_stats st = { .cpu = cpu };
+		struct hgt_stats st;
 
-		if (ioctl(d.fd, HGT_IOC_STATS, &st))
+		if (hgt_dev_stats(&d, cpu, &st))
 			continue;
 		printf("%u %s %llu %llu %llu %llu %llu %llu\n", cpu,
 		       st.state == HGT_STATE_RUNNING ? "running" : "stopped",
@@ -99,7 +98,7 @@ int hgt_cmd_msa(int argc, char **argv)
 			ret = HGT_EXIT_USAGE;
 			continue;
 		}
-		if (ioctl(d.fd, HGT_IOC_MSA, &m)) {
+		if (hgt_dev_msa(&d, &m)) {
 			fprintf(stderr, "hgtrace: pid %d: %s\n", m.pid,
 				errno == ESRCH ? "not seen by the module (not traced?)" : strerror(errno));
 			ret = HGT_EXIT_ENV;

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hgt_dev.c - open /dev/hgtrace and agree on the ABI, with errors that say
- * what to do: load the module, become root, rebuild the mismatched side.
+ * what to do: load the module, become root, rebuild the mismatched side;
+ * then control it in the terms of the module's minor version.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -60,4 +62,132 @@ int hgt_dev_ioctl(struct hgt_dev *d, unsigned long cmd, void *arg, const char *w
 		return 0;
 	fprintf(stderr, "hgtrace: %s: %s\n", what, strerror(errno));
 	return -1;
+}
+
+/* hgt_dev_v1_0 - does the module speak ABI 1.0's layouts only? */
+static int hgt_dev_v1_0(const struct hgt_dev *d)
+{
+	return d->hello.abi_minor == 0;
+}
+
+int hgt_dev_get_config(struct hgt_dev *d, struct hgt_config *c)
+{
+	struct hgt_config_1_0 old;
+
+	memset(c, 0, sizeof(*c));
+	if (!hgt_dev_v1_0(d))
+		return hgt_dev_ioctl(d, HGT_IOC_GET_CONFIG, c, "reading the configuration");
+	if (hgt_dev_ioctl(d, HGT_IOC_GET_CONFIG_1_0, &old, "reading the configuration"))
+		return -1;
+	c->buffer_bytes = old.buffer_bytes;
+	c->mode = old.mode;
+	c->events = old.events;
+	c->msa_threads = old.msa_threads;
+	return 0;
+}
+
+int hgt_dev_set_config(struct hgt_dev *d, const struct hgt_config *c)
+{
+	struct hgt_config_1_0 old;
+
+	if (!hgt_dev_v1_0(d))
+		return hgt_dev_ioctl(d, HGT_IOC_CONFIG, (void *)c, "configuring the module");
+	/* 1.0 sets the CPUs with the rest: keep the ones in force */
+	if (hgt_dev_ioctl(d, HGT_IOC_GET_CONFIG_1_0, &old, "reading the configuration"))
+		return -1;
+	old.buffer_bytes = c->buffer_bytes;
+	old.mode = c->mode;
+	old.events = c->events;
+	old.msa_threads = c->msa_threads;
+	return hgt_dev_ioctl(d, HGT_IOC_CONFIG_1_0, &old, "configuring the module");
+}
+
+int hgt_dev_get_cpus(struct hgt_dev *d, uint64_t **bits, unsigned int *nbits)
+{
+	unsigned int n = d->hello.nr_cpu_ids;
+	struct hgt_cpus a = { 0 };
+	uint64_t *w;
+
+	if (hgt_dev_v1_0(d)) {
+		struct hgt_config_1_0 old;
+
+		if (hgt_dev_ioctl(d, HGT_IOC_GET_CONFIG_1_0, &old, "reading the CPUs recorded"))
+			return -1;
+		n = n < 256 ? n : 256;	/* all that 1.0 can say */
+		w = calloc(4, sizeof(*w));
+		if (!w)
+			goto nomem;
+		memcpy(w, old.cpumask, sizeof(old.cpumask));
+		*bits = w;
+		*nbits = n;
+		return 0;
+	}
+	w = calloc((n + 63) / 64 ? (n + 63) / 64 : 1, sizeof(*w));
+	if (!w)
+		goto nomem;
+	a.bits = (uintptr_t)w;
+	a.nbits = n;
+	if (hgt_dev_ioctl(d, HGT_IOC_GET_CPUS, &a, "reading the CPUs recorded")) {
+		free(w);
+		return -1;
+	}
+	*bits = w;
+	*nbits = n;
+	return 0;
+nomem:
+	fprintf(stderr, "hgtrace: reading the CPUs recorded: out of memory\n");
+	return -1;
+}
+
+int hgt_dev_set_cpus(struct hgt_dev *d, const uint64_t *bits, unsigned int nbits)
+{
+	struct hgt_cpus a = { .bits = (uintptr_t)bits, .nbits = nbits };
+	struct hgt_config_1_0 old;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < nbits; cpu++) {
+		if (!(bits[cpu / 64] >> (cpu % 64) & 1))
+			continue;
+		if (cpu >= d->hello.nr_cpu_ids) {
+			fprintf(stderr, "hgtrace: CPU %u does not exist here (the module counts %u)\n",
+				cpu, d->hello.nr_cpu_ids);
+			return -1;
+		}
+		if (hgt_dev_v1_0(d) && cpu >= 256) {
+			fprintf(stderr, "hgtrace: CPU %u: the loaded module speaks ABI %u.%u, which records "
+				"CPUs 0 to 255 only (load the module built from this tree)\n",
+				cpu, d->hello.abi_major, d->hello.abi_minor);
+			return -1;
+		}
+	}
+	if (!hgt_dev_v1_0(d))
+		return hgt_dev_ioctl(d, HGT_IOC_SET_CPUS, &a, "choosing the CPUs to record");
+	if (hgt_dev_ioctl(d, HGT_IOC_GET_CONFIG_1_0, &old, "reading the configuration"))
+		return -1;
+	memset(old.cpumask, 0, sizeof(old.cpumask));
+	for (cpu = 0; cpu < nbits && cpu < 256; cpu++)
+		if (bits[cpu / 64] >> (cpu % 64) & 1)
+			old.cpumask[cpu / 64] |= 1ull << (cpu % 64);
+	return hgt_dev_ioctl(d, HGT_IOC_CONFIG_1_0, &old, "choosing the CPUs to record");
+}
+
+int hgt_dev_get_filter(struct hgt_dev *d, struct hgt_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (hgt_dev_v1_0(d))
+		return 1;
+	return hgt_dev_ioctl(d, HGT_IOC_GET_FILTER, f, "reading the pid filter");
+}
+
+int hgt_dev_stats(struct hgt_dev *d, unsigned int cpu, struct hgt_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->cpu = cpu;
+	/* 1.0's layout is the start of 1.1's */
+	return ioctl(d->fd, hgt_dev_v1_0(d) ? HGT_IOC_STATS_1_0 : HGT_IOC_STATS, st) ? -1 : 0;
+}
+
+int hgt_dev_msa(struct hgt_dev *d, struct hgt_msa *m)
+{
+	return ioctl(d->fd, hgt_dev_v1_0(d) ? HGT_IOC_MSA_1_0 : HGT_IOC_MSA, m) ? -1 : 0;
 }

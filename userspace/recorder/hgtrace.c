@@ -2,8 +2,10 @@
 /*
  * hgtrace.c - front end of the ground-truth recorder: dispatch on argv[1].
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "hg_hgt_format.h"
 #include "hgt_dev.h"
 #include "hgtrace_cmds.h"
@@ -48,6 +50,21 @@ int main(int argc, char **argv)
 		printf("hgtrace %s (ABI %d.%d)\n", HGT_TOOL_VERSION, HGT_ABI_MAJOR, HGT_ABI_MINOR);
 		return HGT_EXIT_OK;
 	}
+	/* record --ftrace: the module-less recorder, a program of its own beside this one */
+	for (i = 2; !strcmp(argv[1], "record") && i < (size_t)argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--ftrace")) {
+			static char path[4096];
+			ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - sizeof("-ftrace"));
+
+			if (n > 0) {
+				strcpy(path + n, "-ftrace");
+				argv[0] = path;
+				execv(path, argv);
+			}
+			fprintf(stderr, "hgtrace: record --ftrace runs %s: %s (make userspace; it needs "
+				"libtracefs-dev)\n", n > 0 ? path : "hgtrace-ftrace", strerror(errno));
+			return HGT_EXIT_ENV;
+		}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);

@@ -36,6 +36,12 @@
 
 #define READ_BYTES	(1 << 20)
 
+/* a CPU set as parsed: CPU n is bit n % 64 of bits[n / 64] */
+struct record_cpus {
+	uint64_t *bits;
+	unsigned int nbits;	/* 1 + the highest CPU named */
+};
+
 struct record_opts {
 	const char *out;
 	double duration;	/* seconds, 0 = until the command ends or Ctrl-C */
@@ -44,7 +50,7 @@ struct record_opts {
 	int overwrite;
 	uint32_t events;
 	struct hgt_filter filter;
-	uint64_t cpumask[4];
+	struct record_cpus cpus;	/* -c; nbits 0: every CPU */
 	int reader_cpu;		/* -1: not pinned */
 	int prio;		/* 0: SCHED_OTHER */
 	int filter_child;	/* add the command's pid to the filter */
@@ -53,12 +59,122 @@ struct record_opts {
 	char **cmd;
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, signals;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+	signals++;
+}
+
+/*
+ * The module as this recorder found it: put back on every way out, Ctrl-C
+ * included, so that a recording leaves no trace in the module's settings.
+ * A 1.0 module cannot say its pid filter; it is then left empty, as a
+ * freshly loaded module has it.
+ */
+struct saved_state {
+	int have;
+	struct hgt_config cfg;
+	struct record_cpus cpus;
+	struct hgt_filter filter;
+};
+
+static int save_state(struct hgt_dev *d, struct saved_state *s)
+{
+	if (hgt_dev_get_config(d, &s->cfg) || hgt_dev_get_cpus(d, &s->cpus.bits, &s->cpus.nbits) ||
+	    hgt_dev_get_filter(d, &s->filter) < 0)
+		return -1;
+	s->have = 1;
+	return 0;
+}
+
+/* restore_state - stopped, with the settings, CPUs and filter found; -1 if any failed */
+static int restore_state(struct hgt_dev *d, struct saved_state *s)
+{
+	int err = 0;
+
+	if (!s->have)
+		return 0;
+	err |= hgt_dev_ioctl(d, HGT_IOC_STOP, NULL, "stopping");
+	err |= hgt_dev_set_config(d, &s->cfg);
+	err |= hgt_dev_set_cpus(d, s->cpus.bits, s->cpus.nbits);
+	err |= hgt_dev_ioctl(d, HGT_IOC_FILTER, &s->filter, "putting the pid filter back");
+	if (err)
+		fprintf(stderr, "hgtrace: the module's settings could not all be put back as found\n");
+	free(s->cpus.bits);
+	s->have = 0;
+	return err ? -1 : 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * end_command - the recording is over (-d, Ctrl-C, an error), so is the
+ * command: SIGTERM, then SIGKILL after 5 s or at the next Ctrl-C, so that
+ * a command that does not die on SIGTERM cannot hold the recorder forever
+ * (hackbench interrupted while it sets up its groups is one). The module is
+ * already put back and the file finished by then.
+ */
+static void end_command(pid_t child, int *status, const char *name)
+{
+	double t = now_s();
+	int seen = signals, killed = 0;
+
+	kill(child, SIGTERM);
+	for (;;) {
+		pid_t r = waitpid(child, status, WNOHANG);
+
+		if (r == child || (r < 0 && errno != EINTR))
+			return;
+		if (!killed && (now_s() - t > 5 || signals != seen)) {
+			fprintf(stderr, "hgtrace: %s did not end on SIGTERM%s: killed\n", name,
+				signals != seen ? "" : " within 5 s");
+			kill(child, SIGKILL);
+			killed = 1;
+		}
+		usleep(20000);
+	}
+}
+
+/*
+ * sleep_until - sleep to @next, in slices of 100 ms at most, and return
+ * early when recording must end: Ctrl-C, the command exited (its status in
+ * *status, and 1 returned) or the -d deadline passed (@deadline, seconds on
+ * now_s()'s clock, 0 for none). So a recording drained every 10 s still ends
+ * within a tenth of a second of its command, and -d is kept to that.
+ */
+static int sleep_until(const struct timespec *next, double deadline, pid_t child, int *status)
+{
+	while (!stop_requested) {
+		struct timespec now, until;
+
+		if (child && waitpid(child, status, WNOHANG) == child)
+			return 1;
+		if (deadline && now_s() >= deadline)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec >= next->tv_nsec))
+			return 0;
+		until = now;
+		until.tv_nsec += 100000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (until.tv_sec > next->tv_sec ||
+		    (until.tv_sec == next->tv_sec && until.tv_nsec > next->tv_nsec))
+			until = *next;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+	}
+	return 0;
 }
 
 /*
@@ -167,27 +283,29 @@ uint32_t hgt_parse_events(const char *list)
 	return ev;
 }
 
-/* parse_cpus - "0,2-3" into the module's 256-bit mask; -1 if bad (said why) */
-static int parse_cpus(const char *s, uint64_t mask[4])
+/*
+ * parse_cpus - "0,2-3" into a CPU set of any size (the library's parser, up to
+ * HGT_CPUS_MAX_BITS CPUs); -1 if bad (said why)
+ */
+static int parse_cpus(const char *s, struct record_cpus *cpus)
 {
-	struct hg_cpuset set;
-	const char *why;
-	unsigned c;
+	struct hg_cpuset set = { 0 };
+	const char *why = NULL;
 
-	memset(mask, 0, 4 * sizeof(uint64_t));
 	if (hg_cpulist_parse(s, &set, &why) || !hg_cpuset_count(&set)) {
 		fprintf(stderr, "hgtrace: bad CPU list '%s': %s (e.g. 0,2-3)\n", s, why ? why : "no CPU in it");
-		return -1;
-	}
-	if (set.nbits > 256) {
-		fprintf(stderr, "hgtrace: bad CPU list '%s': the module's CPU mask stops at CPU 255\n", s);
 		hg_cpuset_free(&set);
 		return -1;
 	}
-	for (c = 0; c < set.nbits; c++)
-		if (hg_cpuset_has(&set, c))
-			mask[c / 64] |= 1ull << (c % 64);
-	hg_cpuset_free(&set);
+	if (set.nbits > HGT_CPUS_MAX_BITS) {
+		fprintf(stderr, "hgtrace: bad CPU list '%s': the module records CPUs 0 to %d\n", s,
+			HGT_CPUS_MAX_BITS - 1);
+		hg_cpuset_free(&set);
+		return -1;
+	}
+	free(cpus->bits);
+	cpus->bits = set.bits;
+	cpus->nbits = set.nbits;
 	return 0;
 }
 
@@ -300,7 +418,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'F': o->filter_child = 1; break;
 		case 'c':
-			if (parse_cpus(optarg, o->cpumask))
+			if (parse_cpus(optarg, &o->cpus))
 				return -1;
 			break;
 		case 'C':
@@ -350,7 +468,8 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 
 /* build_meta - the provenance lines of the file header */
 static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
-			const struct hgt_config *cfg, int argc, char **argv)
+			const struct hgt_config *cfg, const struct record_cpus *cpus,
+			int argc, char **argv)
 {
 	struct utsname u;
 	char *buf = NULL, host[256] = "";
@@ -377,9 +496,12 @@ static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
 	fprintf(m, "buffer_bytes_per_cpu: %llu\n", (unsigned long long)cfg->buffer_bytes);
 	fprintf(m, "events: 0x%x\n", cfg->events);
 	fprintf(m, "compression: none\n");	/* hgt_pack_file says so when it packs */
-	fprintf(m, "cpumask: %016llx%016llx%016llx%016llx\n",
-		(unsigned long long)cfg->cpumask[3], (unsigned long long)cfg->cpumask[2],
-		(unsigned long long)cfg->cpumask[1], (unsigned long long)cfg->cpumask[0]);
+	/* hex, CPU 0 last: 256 bits, or as many words as the machine's CPUs need */
+	fprintf(m, "cpumask: ");
+	for (i = (int)((cpus->nbits + 63) / 64 > 4 ? (cpus->nbits + 63) / 64 : 4) - 1; i >= 0; i--)
+		fprintf(m, "%016llx", (unsigned long long)((unsigned int)i < (cpus->nbits + 63) / 64 ?
+							      cpus->bits[i] : 0));
+	fprintf(m, "\n");
 	fprintf(m, "filter:");
 	for (i = 0; i < (int)o->filter.nr; i++)
 		fprintf(m, " %d", o->filter.pids[i]);
@@ -456,6 +578,7 @@ static pid_t start_child(char **cmd, int *go_fd)
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
+		signal(SIGPIPE, SIG_DFL);	/* the recorder ignores it; the command must not */
 		/* whom to send SIGUSR1 to freeze the recording (hourglass -b) */
 		snprintf(pid, sizeof(pid), "%d", (int)getppid());
 		setenv("HGTRACE_RECORD_PID", pid, 1);
@@ -478,9 +601,9 @@ static void print_summary(struct hgt_dev *d, const struct hgt_writer *w, const c
 		(unsigned long long)w->bytes);
 	fprintf(stderr, "  cpu  produced      read  refused  overwritten\n");
 	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
-		struct hgt_stats st = { .cpu = cpu };
+		struct hgt_stats st;
 
-		if (ioctl(d->fd, HGT_IOC_STATS, &st))
+		if (hgt_dev_stats(d, cpu, &st))
 			continue;
 		fprintf(stderr, "  %3u %9llu %9llu %8llu %12llu\n", cpu,
 			(unsigned long long)st.s.produced, (unsigned long long)st.s.read,
@@ -507,9 +630,9 @@ static int write_trailer(struct hgt_dev *d, struct hgt_writer *w,
 		goto out;
 	}
 	for (cpu = 0; cpu < d->hello.nr_cpu_ids; cpu++) {
-		struct hgt_stats s = { .cpu = cpu };
+		struct hgt_stats s;
 
-		if (ioctl(d->fd, HGT_IOC_STATS, &s))
+		if (hgt_dev_stats(d, cpu, &s))
 			continue;
 		st[n] = s.s;
 		cpus[n++] = cpu;
@@ -523,24 +646,18 @@ out:
 	return ret;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int hgt_cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
 	struct hgt_dev d;
 	struct hgt_config cfg;
+	struct record_cpus cpus = { 0 };	/* as the module has them */
 	struct hgt_writer w;
 	struct hgt_file_window win = { 0, 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct saved_state saved = { 0 };
 	struct timespec next;
-	int go_fd = -1, status = 0, ret = HGT_EXIT_ENV, child_done = 0, closed_ok = 0;
+	int go_fd = -1, status = 0, ret = HGT_EXIT_ENV, child_done = 0, closed_ok = 0, started = 0;
 	pid_t child = 0;
 	char *meta, *buf;
 	double t0;
@@ -550,6 +667,21 @@ int hgt_cmd_record(int argc, char **argv)
 
 	if (parse_record_opts(argc, argv, &o))
 		return HGT_EXIT_USAGE;
+	/*
+	 * Ctrl-C, kill and a closed terminal end the recording the same way
+	 * wherever they land: before anything is changed, nothing is; later the
+	 * file is finished (empty if recording had not started) and the module
+	 * put back as found. No SA_RESTART: a sleep or a wait returns at once.
+	 */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/*
+	 * The same Ctrl-C can end the held command just as recording starts:
+	 * releasing it then writes to a pipe nobody reads, which must fail
+	 * with EPIPE, not kill the recorder with the module recording.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	if (hgt_dev_open(&d))
 		return HGT_EXIT_ENV;
 	buf = malloc(READ_BYTES);
@@ -558,15 +690,23 @@ int hgt_cmd_record(int argc, char **argv)
 
 	/* configure while stopped; a running recording belongs to someone else */
 	{
-		struct hgt_stats st = { .cpu = 0 };
+		struct hgt_stats st;
 
-		if (hgt_dev_ioctl(&d, HGT_IOC_STATS, &st, "reading the module's state"))
+		if (hgt_dev_stats(&d, 0, &st)) {
+			fprintf(stderr, "hgtrace: reading the module's state: %s\n", strerror(errno));
 			goto out;
+		}
 		if (st.state == HGT_STATE_RUNNING) {
 			fprintf(stderr, "hgtrace: the module is already recording (another recorder?); "
 				"'hgtrace stop' ends it\n");
 			goto out;
 		}
+	}
+	if (save_state(&d, &saved))
+		goto out;
+	if (stop_requested) {
+		fprintf(stderr, "hgtrace: interrupted before anything was changed; no file written\n");
+		goto out;
 	}
 	if ((o.events & ~d.hello.events_available)) {
 		fprintf(stderr, "hgtrace: this kernel lacks tracepoints for events 0x%x; "
@@ -591,14 +731,13 @@ int hgt_cmd_record(int argc, char **argv)
 	cfg.buffer_bytes = (uint64_t)o.buffer_kb * 1024;
 	cfg.mode = o.overwrite ? HGT_MODE_OVERWRITE : HGT_MODE_STOP;
 	cfg.events = o.events;
-	memcpy(cfg.cpumask, o.cpumask, sizeof(cfg.cpumask));
-	if (hgt_dev_ioctl(&d, HGT_IOC_CONFIG, &cfg, "configuring the module") ||
+	if (hgt_dev_set_config(&d, &cfg) || hgt_dev_set_cpus(&d, o.cpus.bits, o.cpus.nbits) ||
 	    hgt_dev_ioctl(&d, HGT_IOC_FILTER, &o.filter, "setting the pid filter") ||
 	    hgt_dev_ioctl(&d, HGT_IOC_RESET, NULL, "resetting the buffers") ||
-	    hgt_dev_ioctl(&d, HGT_IOC_GET_CONFIG, &cfg, "reading the configuration"))
+	    hgt_dev_get_config(&d, &cfg) || hgt_dev_get_cpus(&d, &cpus.bits, &cpus.nbits))
 		goto out_child;
 
-	meta = build_meta(&o, &d, &cfg, argc, argv);
+	meta = build_meta(&o, &d, &cfg, &cpus, argc, argv);
 	if (hgt_writer_open(&w, o.out, HGT_FILE_VERSION, meta)) {
 		fprintf(stderr, "hgtrace: %s\n", w.err.msg);
 		free(meta);
@@ -627,20 +766,19 @@ int hgt_cmd_record(int argc, char **argv)
 			goto out_file;
 		}
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
-	if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
-		goto out_file;
-	{
+	/* interrupted while setting up: the file is finished with no events */
+	if (!stop_requested) {
 		struct sigaction fz = { .sa_handler = on_freeze };
 
+		if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
+			goto out_file;
+		started = 1;
 		freeze_fd = d.fd;
 		sigaction(SIGUSR1, &fz, NULL);
 	}
 	win.start_tsc = __rdtsc();
 	t0 = now_s();
-	if (go_fd >= 0) {
+	if (started && go_fd >= 0) {
 		if (write(go_fd, "g", 1) != 1)
 			fprintf(stderr, "hgtrace: could not release the command\n");
 		close(go_fd);
@@ -651,13 +789,19 @@ int hgt_cmd_record(int argc, char **argv)
 	pass_limit = (long)(2 * cfg.buffer_bytes * d.hello.nr_cpu_ids);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	ret = HGT_EXIT_OK;
-	while (!stop_requested) {
+	while (started && !stop_requested) {
 		long ns = (long)(o.interval * 1e9);
 
 		next.tv_nsec += ns % 1000000000L;
 		next.tv_sec += ns / 1000000000L + next.tv_nsec / 1000000000L;
 		next.tv_nsec %= 1000000000L;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		/* the command's end stops the recording at once: its last records are read after STOP */
+		if (sleep_until(&next, o.duration ? t0 + o.duration : 0, child, &status)) {
+			child_done = 1;
+			break;
+		}
+		if (o.duration && now_s() - t0 >= o.duration)
+			break;
 		if (drain(&d, &w, buf, pass_limit, NULL) < 0) {
 			ret = HGT_EXIT_ENV;
 			break;
@@ -670,6 +814,7 @@ int hgt_cmd_record(int argc, char **argv)
 			break;
 	}
 	win.stop_tsc = __rdtsc();
+	/* from here on a Ctrl-C changes nothing: the drain is finite, the file is finished */
 	ioctl(d.fd, HGT_IOC_STOP);
 	t_drain = now_s();
 	if (drain(&d, &w, buf, 0, &final_records) < 0)
@@ -683,12 +828,16 @@ int hgt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "hgtrace: final drain: drained %llu records in %.6f s\n",
 			final_records, t_drain);
 	}
-	if (frozen)
+	if (!started && stop_requested)
+		fprintf(stderr, "hgtrace: interrupted before the recording started; %s holds no events\n",
+			o.out);
+	else if (frozen)
 		fprintf(stderr, "hgtrace: frozen by SIGUSR1 from the command (hourglass -b): the file ends "
 			"where it was asked to\n");
 	else if (stop_requested)
 		fprintf(stderr, "hgtrace: interrupted; the file is complete up to the interruption\n");
 out_file:
+	/* without the trailer (an error above) the file has no END: dump reads it as incomplete */
 	if (hgt_writer_close(&w)) {
 		if (ret == HGT_EXIT_OK)
 			fprintf(stderr, "hgtrace: %s\n", w.err.msg);
@@ -697,17 +846,17 @@ out_file:
 		closed_ok = 1;
 	}
 out_child:
+	if (restore_state(&d, &saved))
+		ret = HGT_EXIT_ENV;
 	if (child > 0 && !child_done) {
 		if (go_fd >= 0) {
 			close(go_fd);	/* the child exits 127 without running anything */
 			go_fd = -1;
 		}
-		/* recording is over (-d, Ctrl-C or an error): so is the command */
-		kill(child, SIGTERM);
-		waitpid(child, &status, 0);
+		end_command(child, &status, o.cmd[0]);
 	}
-	/* said even with -q: a failed command makes the recording suspect */
-	if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status))
+	/* said even with -q: a failed command makes the recording suspect (one never released: no) */
+	if (child > 0 && started && WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "hgtrace: the command exited with status %d\n", WEXITSTATUS(status));
 	/* packed once the command is over, so that packing does not disturb it; on
 	 * failure the plain file stays, complete */
@@ -723,9 +872,13 @@ out_child:
 		}
 	}
 out:
+	restore_state(&d, &saved);
 	if (go_fd >= 0)
 		close(go_fd);
+	free(cpus.bits);
+	free(o.cpus.bits);
 	free(buf);
+	freeze_fd = -1;		/* a late SIGUSR1 must not reach a closed or reused fd */
 	hgt_dev_close(&d);
 	return ret;
 }

@@ -6,8 +6,11 @@
  *   ctl_abuse hold     open + hello, then wait until stdin closes (a reader left open)
  *   ctl_abuse start    open + hello + START, then exit leaving the module recording
  *   ctl_abuse open     just try to open; print the errno name (for the non-root test)
+ *   ctl_abuse setup    select CPU 0 only and filter pid 1: settings no recorder would leave
+ *   ctl_abuse state    print the configuration, CPUs and filter read through the ioctls
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +65,78 @@ static void hello(int fd)
 	}
 }
 
+/* check_cpus - the CPU set ioctls (1.1) and 1.0's mask, refused where they must be */
+static void check_cpus(int fd, const struct hgt_config *good)
+{
+	struct hgt_hello h = { .abi_major = HGT_ABI_MAJOR, .abi_minor = HGT_ABI_MINOR };
+	static uint64_t words[HGT_CPUS_MAX_BITS / 64 + 1];
+	struct hgt_cpus a;
+	struct hgt_config_1_0 c10;
+	unsigned int n;
+
+	expect_ok(ioctl(fd, HGT_IOC_HELLO, &h), "HELLO again");
+	n = h.nr_cpu_ids;
+	memset(&a, 0, sizeof(a));
+	a.bits = (uintptr_t)words;
+	a.nbits = HGT_CPUS_MAX_BITS;
+	words[HGT_CPUS_MAX_BITS / 64 - 1] = 1ull << 63;
+	expect(EINVAL, ioctl(fd, HGT_IOC_SET_CPUS, &a), "SET_CPUS a CPU beyond nr_cpu_ids");
+	words[HGT_CPUS_MAX_BITS / 64 - 1] = 0;
+	a.nbits = HGT_CPUS_MAX_BITS + 1;
+	expect(EINVAL, ioctl(fd, HGT_IOC_SET_CPUS, &a), "SET_CPUS more bits than HGT_CPUS_MAX_BITS");
+	a.nbits = 64;
+	a.bits = 8;
+	expect(EFAULT, ioctl(fd, HGT_IOC_SET_CPUS, &a), "SET_CPUS with a bad words pointer");
+	a.bits = (uintptr_t)words;
+	a.flags = 1;
+	expect(EINVAL, ioctl(fd, HGT_IOC_SET_CPUS, &a), "SET_CPUS unknown flag");
+	a.flags = 0;
+	a.reserved[1] = 3;
+	expect(EINVAL, ioctl(fd, HGT_IOC_SET_CPUS, &a), "SET_CPUS reserved field not zero");
+	a.reserved[1] = 0;
+	expect(EFAULT, ioctl(fd, HGT_IOC_SET_CPUS, NULL), "SET_CPUS with NULL");
+	/* a set of the last CPU only, read back */
+	memset(words, 0, sizeof(words));
+	words[(n - 1) / 64] = 1ull << ((n - 1) % 64);
+	a.nbits = n;
+	expect_ok(ioctl(fd, HGT_IOC_SET_CPUS, &a), "SET_CPUS the last CPU");
+	memset(words, 0xff, sizeof(words));
+	a.nbits = n - 1;
+	expect(ENOSPC, ioctl(fd, HGT_IOC_GET_CPUS, &a), "GET_CPUS with room for nr_cpu_ids - 1");
+	if (a.nbits != n) {
+		printf("FAIL GET_CPUS ENOSPC said %u bits are needed, not %u\n", a.nbits, n);
+		failures++;
+	}
+	a.nbits = n;
+	expect_ok(ioctl(fd, HGT_IOC_GET_CPUS, &a), "GET_CPUS");
+	if (words[(n - 1) / 64] != 1ull << ((n - 1) % 64) || (n > 64 && words[0])) {
+		printf("FAIL GET_CPUS gave %llx, not CPU %u alone\n",
+		       (unsigned long long)words[(n - 1) / 64], n - 1);
+		failures++;
+	}
+	/* 1.0's CONFIG still answers, and refuses a CPU that does not exist */
+	expect_ok(ioctl(fd, HGT_IOC_GET_CONFIG_1_0, &c10), "GET_CONFIG of ABI 1.0");
+	if (n <= 256 && !(c10.cpumask[(n - 1) / 64] >> ((n - 1) % 64) & 1)) {
+		printf("FAIL GET_CONFIG of ABI 1.0 does not show CPU %u\n", n - 1);
+		failures++;
+	}
+	if (n < 256) {
+		c10.cpumask[3] = 1ull << 63;
+		expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG_1_0, &c10),
+		       "CONFIG of ABI 1.0 with CPU 255 that does not exist");
+	}
+	memset(c10.cpumask, 0, sizeof(c10.cpumask));
+	expect_ok(ioctl(fd, HGT_IOC_CONFIG_1_0, &c10), "CONFIG of ABI 1.0, every CPU");
+	memset(words, 0, sizeof(words));
+	expect_ok(ioctl(fd, HGT_IOC_GET_CPUS, &a), "GET_CPUS after 1.0's CONFIG");
+	if (words[(n - 1) / 64] != (n % 64 ? (1ull << (n % 64)) - 1 : ~0ull)) {
+		printf("FAIL 1.0's CONFIG with no CPU did not select them all: %llx\n",
+		       (unsigned long long)words[(n - 1) / 64]);
+		failures++;
+	}
+	expect_ok(ioctl(fd, HGT_IOC_CONFIG, good), "CONFIG as it was");
+}
+
 static int check(void)
 {
 	int fd = open_dev(), fd2;
@@ -101,10 +176,13 @@ static int check(void)
 	expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG, &c), "CONFIG buffer too small");
 	c = good; c.buffer_bytes = 1ull << 40;
 	expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG, &c), "CONFIG buffer too large");
-	c = good; memset(c.cpumask, 0, sizeof(c.cpumask)); c.cpumask[3] = 1ull << 63;
-	expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG, &c), "CONFIG CPU 255 that does not exist");
 	c = good; c.msa_threads = 1u << 30;
 	expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG, &c), "CONFIG microstate table too big");
+	c = good; c.flags = 1;
+	expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG, &c), "CONFIG unknown flag");
+	c = good; c.reserved[5] = 1;
+	expect(EINVAL, ioctl(fd, HGT_IOC_CONFIG, &c), "CONFIG reserved field not zero");
+	check_cpus(fd, &good);
 
 	memset(&flt, 0, sizeof(flt));
 	flt.nr = HGT_FILTER_MAX + 1;
@@ -114,6 +192,17 @@ static int check(void)
 
 	memset(&st, 0, sizeof(st)); st.cpu = 100000;
 	expect(EINVAL, ioctl(fd, HGT_IOC_STATS, &st), "STATS of a CPU that does not exist");
+	expect(EINVAL, ioctl(fd, HGT_IOC_STATS_1_0, &st), "STATS of ABI 1.0 of a CPU that does not exist");
+	memset(&flt, 0, sizeof(flt)); flt.nr = 2; flt.pids[0] = 1; flt.pids[1] = 77;
+	expect_ok(ioctl(fd, HGT_IOC_FILTER, &flt), "FILTER two pids");
+	memset(&flt, 0, sizeof(flt));
+	expect_ok(ioctl(fd, HGT_IOC_GET_FILTER, &flt), "GET_FILTER");
+	if (flt.nr != 2 || flt.pids[0] != 1 || flt.pids[1] != 77) {
+		printf("FAIL GET_FILTER gave %u pids (%d, %d), not 1 and 77\n", flt.nr, flt.pids[0], flt.pids[1]);
+		failures++;
+	}
+	memset(&flt, 0, sizeof(flt));
+	expect_ok(ioctl(fd, HGT_IOC_FILTER, &flt), "FILTER none");
 	memset(&m, 0, sizeof(m)); m.pid = 0x3ffffff0;
 	expect(ESRCH, ioctl(fd, HGT_IOC_MSA, &m), "MSA of a pid never seen");
 
@@ -143,6 +232,41 @@ static int check(void)
 	return failures ? 1 : 0;
 }
 
+/* setup - settings a recorder must put back: CPU 0 only, a filter of pid 1 */
+static int setup(int fd)
+{
+	uint64_t cpu0 = 1;
+	struct hgt_cpus a = { .bits = (uintptr_t)&cpu0, .nbits = 1 };
+	struct hgt_filter flt = { .nr = 1, .pids = { 1 } };
+
+	return ioctl(fd, HGT_IOC_SET_CPUS, &a) || ioctl(fd, HGT_IOC_FILTER, &flt) ? 1 : 0;
+}
+
+/* state - one line per setting, for a test to compare before and after */
+static int state(int fd)
+{
+	static uint64_t words[HGT_CPUS_MAX_BITS / 64];
+	struct hgt_cpus a = { .bits = (uintptr_t)words, .nbits = HGT_CPUS_MAX_BITS };
+	struct hgt_stats st = { .cpu = 0 };
+	struct hgt_filter flt;
+	struct hgt_config c;
+	unsigned int i;
+
+	if (ioctl(fd, HGT_IOC_GET_CONFIG, &c) || ioctl(fd, HGT_IOC_GET_CPUS, &a) ||
+	    ioctl(fd, HGT_IOC_GET_FILTER, &flt) || ioctl(fd, HGT_IOC_STATS, &st))
+		return 1;
+	printf("state %s\nbuffer_bytes %llu\nmode %u\nevents 0x%x\nmsa_threads %u\ncpus",
+	       st.state == HGT_STATE_RUNNING ? "running" : "stopped",
+	       (unsigned long long)c.buffer_bytes, c.mode, c.events, c.msa_threads);
+	for (i = 0; i < (a.nbits + 63) / 64; i++)
+		printf(" %016llx", (unsigned long long)words[i]);
+	printf("\nfilter");
+	for (i = 0; i < flt.nr && i < HGT_FILTER_MAX; i++)
+		printf(" %d", flt.pids[i]);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int fd;
@@ -161,6 +285,10 @@ int main(int argc, char **argv)
 	hello(fd);
 	if (!strcmp(argv[1], "start"))
 		return ioctl(fd, HGT_IOC_START) ? 1 : 0;
+	if (!strcmp(argv[1], "setup"))
+		return setup(fd);
+	if (!strcmp(argv[1], "state"))
+		return state(fd);
 	if (!strcmp(argv[1], "hold")) {
 		printf("holding\n");
 		fflush(stdout);

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json_out.h"
 #include "pf_writer.h"
 #include "reorder.h"
 #include "tracedat_writer.h"
@@ -113,46 +112,6 @@ static void test_reorder(void)
 	}
 	ok(l.n == 63 && l.flushed == 1000 - 64, "reorder: a full lane hands out its oldest");
 	ro_lane_free(&l);
-}
-
-static int esc_is(const char *in, size_t n, const char *want)
-{
-	char buf[256];
-	size_t len = json_escape(buf, in, n);
-
-	buf[len] = 0;
-	if (strcmp(buf, want))
-		printf("# escape: got [%s] want [%s]\n", buf, want);
-	return !strcmp(buf, want);
-}
-
-static int us_is(uint64_t ns, const char *want)
-{
-	char buf[64];
-
-	buf[put_us(buf, ns)] = 0;
-	if (strcmp(buf, want))
-		printf("# put_us(%llu): got [%s] want [%s]\n", (unsigned long long)ns, buf, want);
-	return !strcmp(buf, want);
-}
-
-static void test_json(void)
-{
-	char buf[64];
-
-	ok(esc_is("a\"b\\c", 5, "a\\\"b\\\\c"), "json: quote and backslash escaped");
-	ok(esc_is("\n\t\x01", 3, "\\n\\t\\u0001"), "json: control characters escaped");
-	ok(esc_is("caf\xc3\xa9 \xe2\x82\xac", 9, "caf\xc3\xa9 \xe2\x82\xac"), "json: UTF-8 kept");
-	ok(esc_is("bad\xff\xc3", 5, "bad\\ufffd\\ufffd"), "json: bytes that are not UTF-8 become U+FFFD");
-	ok(esc_is("\xc0\xaf\xed\xa0\x80", 5, "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"),
-	   "json: overlong forms and surrogates refused");
-	ok(us_is(0, "0") && us_is(400, "0.4") && us_is(12345, "12.345") && us_is(1000, "1") &&
-	   us_is(1010, "1.01") && us_is(1001, "1.001") && us_is(123456789000ULL, "123456789"),
-	   "json: nanoseconds as microseconds, three decimals at most");
-	buf[put_sus(buf, -50)] = 0;
-	ok(!strcmp(buf, "-0.05"), "json: negative microseconds");
-	buf[put_u64(buf, UINT64_MAX)] = 0;
-	ok(!strcmp(buf, "18446744073709551615"), "json: the largest integer");
 }
 
 static void test_tsc(void)
@@ -347,7 +306,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	test_reorder();
-	test_json();
 	test_tsc();
 	test_writer(argv[1]);
 	test_perfetto();

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""bench/ftrace_cost.py - what hgtrace-ftrace costs a workload, against trace-cmd recording the same events.
+
+Run on the instruction-count clock, as the module's cost is measured (make bench-icount):
+
+    flock /tmp/hg-guest.lock scripts/vm --icount -k 6.1 -o out/bench-ftrace -- bench/ftrace_cost.py
+
+The workload is bench/run.py's pipe ping-pong (perf bench sched pipe, both
+tasks pinned to one CPU): the same switches and wake-ups every round. Its
+own time per round is read from its output; overhead = median(traced) /
+median(untraced) - 1, and each recorder's overhead is divided by trace-cmd's
+(the target is <= 1). trace-cmd runs exactly as in bench/run.py (x86-tsc,
+the module's default tracepoints, -b 20000); hgtrace-ftrace records the same
+tracepoints with the same buffer size, with each of its readers:
+
+  hgtrace-ftrace           pages read on its timer, converted after the command (the default)
+  hgtrace-ftrace live      the same pages, converted at every drain
+  hgtrace-ftrace iterate   tracefs_iterate_raw_events() at every drain
+  hgtrace.ko               the module, for scale
+
+Variants run in turn, in reverse order every other repeat (HGT_BENCH_REPEATS,
+default 11); one that lost events stops the benchmark. The cost of a
+recorded event is a run's extra time over the untraced median, divided by
+the events the recorder kept (ns on the instruction-count clock: 8 ns an
+instruction), and compared with the module's. Results go to
+OUT/results-ftrace-cost.json.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
+sys.path.insert(0, os.path.join(TOP, "bench"))
+import run as base  # noqa: E402  (bench/run.py: the workloads, trace-cmd's and the module's runs)
+
+FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
+SUMMARY = re.compile(r"hgtrace-ftrace: (\d+) records, (\d+) events lost")
+
+
+def run_hgtrace_ftrace(i, reader, work=base.PIPE_WORK):
+    path = os.path.join(base.REC, f"ftcost-{i}.hgt")
+    p = base.sh([FTRACE, "record", "--reader", reader, "-b", "20000", "-o", path, "--", *work[0]])
+    m = SUMMARY.search(p.stderr)
+    if not m:
+        raise SystemExit(f"bench: no summary from hgtrace-ftrace: {p.stderr[-1500:]}")
+    size = os.path.getsize(path)
+    os.remove(path)
+    return work[1](p.stdout), dict(events=int(m.group(1)), lost=int(m.group(2)), bytes=size)
+
+
+def main():
+    os.makedirs(base.OUT, exist_ok=True)
+    os.makedirs(base.REC, exist_ok=True)
+    work = base.PIPE_WORK
+    variants = {"none": lambda i: base.run_none(i, work=work),
+                "trace-cmd": lambda i: base.run_ftrace(i, work=work),
+                "hgtrace-ftrace": lambda i: run_hgtrace_ftrace(i, "pages"),
+                "hgtrace-ftrace live": lambda i: run_hgtrace_ftrace(100 + i, "live"),
+                "hgtrace-ftrace iterate": lambda i: run_hgtrace_ftrace(200 + i, "iterate"),
+                "hgtrace.ko": lambda i: base.run_module(i, work=work)}
+    # each recorder's events per run, for its cost per event
+    events = {k: [] for k in variants if k != "none"}
+
+    def counted(name, fn):
+        def run(i):
+            t, info = fn(i)
+            events[name].append(info["events"])
+            return t, info
+        return run
+    variants = {k: (counted(k, v) if k != "none" else v) for k, v in variants.items()}
+    subprocess.run(["insmod", base.KO], check=True)
+    try:
+        times = base.interleaved(variants, base.REPEATS, "the comparison")
+    finally:
+        subprocess.run(["rmmod", "hgtrace"])
+    med = {k: statistics.median(v) for k, v in times.items()}
+    over = {k: med[k] / med["none"] - 1 for k in variants if k != "none"}
+    # per repeat, the recorders ran next to each other: the paired ratio is less noisy
+    paired = {k: statistics.median((t - n) / (f - n) for t, f, n in zip(times[k], times["trace-cmd"], times["none"]))
+              for k in variants if k not in ("none", "trace-cmd")}
+    # what a recorded event costs the workload: the extra time of a run over its events
+    loops = int(work[0][work[0].index("-l") + 1])
+    per_event = {k: (med[k] - med["none"]) * 1000 * loops / statistics.median(events[k]) for k in events}
+    res = dict(kernel=os.uname().release, cpus=len(os.sched_getaffinity(0)), icount=base.ICOUNT,
+               repeats=base.REPEATS, workload=" ".join(work[0]), times=times, median=med, overhead=over,
+               ratio_to_trace_cmd={k: over[k] / over["trace-cmd"] for k in over if k != "trace-cmd"},
+               paired_ratio_to_trace_cmd=paired, events=events, ns_per_event=per_event,
+               per_event_ratio_to_module={k: per_event[k] / per_event["hgtrace.ko"] for k in per_event})
+    with open(os.path.join(base.OUT, "results-ftrace-cost.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"kernel {res['kernel']}, {res['cpus']} CPU(s), " +
+          ("instruction-count clock: times count instructions" if base.ICOUNT else
+           "the host's clock: times swing with the host's load") +
+          f"; {base.REPEATS} interleaved repeats of '{res['workload']}'")
+    for k in variants:
+        print(f"{k:24s} median {med[k]:8.3f} usecs/op" + (f", overhead {over[k] * 100:6.1f}%" if k != "none" else ""))
+    for k, r in res["ratio_to_trace_cmd"].items():
+        print(f"{k:24s} cost / trace-cmd's: {r:.3f} (paired per repeat: {paired[k]:.3f}); target <= 1")
+    for k, c in per_event.items():
+        print(f"{k:24s} {c:7.0f} ns a recorded event ({statistics.median(events[k]):.0f} events a run), "
+              f"{res['per_event_ratio_to_module'][k]:.2f} x the module's")
+
+
+if __name__ == "__main__":
+    main()

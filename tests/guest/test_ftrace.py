@@ -1,0 +1,641 @@
+#!/usr/bin/env python3
+"""test_ftrace - hgtrace-ftrace, the module-less recorder, checked inside a real kernel.
+
+Run by run.py in a guest booted with scripts/vm. The recorder must be built
+(make -C userspace/ftrace). Every test asserts; figures are printed as notes.
+
+    scripts/vm -k 6.1 -- tests/guest/run.py ftrace          # these tests
+    HGT_VM_APPEND=lockdown=confidentiality scripts/vm -k 6.1 -- tests/guest/test_ftrace.py lockdown
+"""
+import contextlib
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import HGTRACE, TOP, load, run, unload  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
+import matching  # noqa: E402
+
+FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
+HOURGLASS = os.path.join(TOP, "build", "hourglass")
+TRACEFS = "/sys/kernel/tracing"
+HACKBENCH = "hackbench -l 60 -g 2"
+WORKLOAD = HACKBENCH + "; dd if=/dev/zero of={io} bs=64k count=200 conv=fsync 2>/dev/null; sleep 0.3; rm -f {io}"
+
+# Every record kind both recorders write for the same tracepoint call, and the
+# fields that must agree for two records to be the same event. Pointer ids are
+# keyed per recorder (the module's key, ours), so timers and NMI handlers pair
+# by CPU, kind and time alone; everything else by what the tracepoint reported.
+KEYS = {
+    # preempted or blocked, as the merger reads a switch (sweep.c: state 0 or the preempt flag)
+    "switch": lambda f: (f["prev_pid"], f["next_pid"], bool(f["preempt"] or f["prev_state"] == 0),
+                         f["prev_prio"], f["next_prio"]),
+    "waking": lambda f: (f["pid"], f["target_cpu"], f["prio"]),
+    "wakeup": lambda f: (f["pid"], f["target_cpu"], f["prio"]),
+    "wakeup_new": lambda f: (f["pid"], f["target_cpu"], f["prio"]),
+    "migrate": lambda f: (f["pid"], f["orig_cpu"], f["dest_cpu"]),
+    "exit": lambda f: f["pid"],
+    "irq_entry": lambda f: f["irq"],
+    "irq_exit": lambda f: (f["irq"], f["ret"]),
+    "softirq_entry": lambda f: f["vec"],
+    "softirq_exit": lambda f: f["vec"],
+    "vec_entry": lambda f: (f["vec_kind"], f["vector"]),
+    "vec_exit": lambda f: (f["vec_kind"], f["vector"]),
+    "nmi": lambda f: (f["delta_ns"], f["handled"]),
+    "hrtimer_entry": lambda f: 0,
+    "hrtimer_exit": lambda f: 0,
+}
+
+
+def ftrace(*args, check=True, **kw):
+    return run([FTRACE, *args], check=check, **kw)
+
+
+@contextlib.contextmanager
+def all_kinds():
+    """matching.py pairs trace-cmd's events by their ftrace names; here both sides
+    are .hgt records, so every kind pairs by its own key (restored afterwards)."""
+    saved = matching.KINDS, matching.HGT_KIND
+    matching.KINDS = {k: (k, f, f) for k, f in KEYS.items()}
+    matching.HGT_KIND = {k: (k, f) for k, f in KEYS.items()}
+    try:
+        yield
+    finally:
+        matching.KINDS, matching.HGT_KIND = saved
+
+
+def as_ftrace_side(rec):
+    """Our recording in the shape matching.match takes for its ftrace side:
+    events as dicts, and each LOST record as a drop before the next event on its CPU."""
+    fev, drops, pending = [], [], {}
+    for e in sorted(rec.events, key=lambda e: e.cpu):       # stable: file order within a CPU
+        if e.kind == "lost":
+            pending[e.cpu] = pending.get(e.cpu, 0) + e.fields["count"]
+            continue
+        if e.kind not in KEYS:
+            continue
+        if e.cpu in pending:
+            drops.append((e.cpu, pending.pop(e.cpu), len(fev)))
+        fev.append(dict(cpu=e.cpu, ts=e.tsc, event=e.kind, fields=e.fields))
+    drops += [(cpu, n, len(fev)) for cpu, n in pending.items()]
+    return fev, drops
+
+
+def agreement(ctx, mod, ours, name):
+    """Pair the module's records with ours; every event outside a reported loss must pair."""
+    fev, drops = as_ftrace_side(ours)
+    window = (max(mod.window[0], ours.window[0]), min(mod.window[1], ours.window[1]))
+    tol = mod.tsc_khz * 50                  # 50 ms, as test_recorder's agreement test
+    with all_kinds():
+        res = matching.match(mod.events, fev, drops, window, tol)
+        edge = _pairs_across_the_edge(res, mod, fev, drops, tol)
+    total = res["ftrace"] + res["hgtrace"]
+    assert res["ftrace"] > 2000 and res["hgtrace"] > 2000, \
+        f"{name}: too few events to compare: ftrace {res['ftrace']}, module {res['hgtrace']}"
+    dts = sorted(abs(d) * 1000 / mod.tsc_khz for d in res["dts"])
+    kinds = {k for (_c, k, _key), _t in res["only_ftrace"] + res["only_hgtrace"]}
+    ctx.note(f"{name}: matched {res['matched']} pairs of {len(KEYS)} kinds; hgtrace-ftrace {res['ftrace']} "
+             f"events, the module {res['hgtrace']}; {res['excluded']} excluded by reported losses "
+             f"({len(drops)} hgtrace-ftrace LOST, {sum(1 for e in mod.events if e.kind == 'lost')} module LOST)")
+    if edge:
+        ctx.note(f"{name}: {edge} pairs straddle the edge of a loss stretch (one event inside, its partner "
+                 f"outside): not counted")
+    ctx.note(f"{name}: match rate {2 * res['matched'] / total * 100:.3f}% of uncovered events; |dt| median "
+             f"{statistics.median(dts):.2f} us, p95 {dts[int(len(dts) * .95)]:.2f} us, max {dts[-1]:.2f} us")
+    assert not res["only_ftrace"] and not res["only_hgtrace"], (
+        f"{name}: unmatched: {len(res['only_ftrace'])} only in hgtrace-ftrace, {len(res['only_hgtrace'])} only "
+        f"in the module, kinds {sorted(kinds)}; first: {(res['only_ftrace'] + res['only_hgtrace'])[:6]}")
+    return res
+
+
+def _pairs_across_the_edge(res, mod, fev, drops, tol):
+    """matching.match leaves out every event within @tol of a loss stretch, on each
+    side alone: when a stretch's edge falls between the two stamps of a pair (a
+    few microseconds apart), one is left out and the other is unmatched. Such an
+    event is taken off the unmatched lists if the other side has an event of the
+    same CPU, kind and key within @tol (the pairing's own reach: a stalled vCPU can
+    hold the two probes of one event milliseconds apart) that the losses left out.
+    Returns how many."""
+    losses = matching.loss_windows_hgt(mod.events) + matching.loss_windows_ftrace(fev, drops)
+    other = {"only_ftrace": [(e.cpu, e.kind, KEYS[e.kind](e.fields), e.tsc) for e in mod.events if e.kind in KEYS],
+             "only_hgtrace": [(e["cpu"], e["event"], KEYS[e["event"]](e["fields"]), e["ts"]) for e in fev]}
+    n = 0
+    for side, evs in other.items():
+        keep = []
+        for (cpu, kind, key), ts in res[side]:
+            if any(c == cpu and k == kind and kk == key and abs(t - ts) <= tol and
+                   matching._covered(c, t, losses, tol) for c, k, kk, t in evs):
+                n += 1
+                res["ftrace" if side == "only_ftrace" else "hgtrace"] -= 1
+            else:
+                keep.append(((cpu, kind, key), ts))
+        res[side] = keep
+    return n
+
+
+def invariants(rec, name):
+    """The file's counters as the module's: records + LOST counts = produced, per CPU."""
+    assert rec.complete and rec.stats, f"{name}: no trailer"
+    lost_total = 0
+    for cpu, st in rec.stats.items():
+        delivered = sum(1 for e in rec.events if e.cpu == cpu and e.kind != "lost")
+        lost = sum(e.fields["count"] for e in rec.events if e.cpu == cpu and e.kind == "lost")
+        lost_total += lost
+        assert delivered + lost == st["produced"], f"{name} cpu {cpu}: {delivered} + {lost} != {st}"
+        assert st["produced"] == st["written"] + st["refused"], f"{name} cpu {cpu}: {st}"
+        assert st["written"] == st["read"] + st["overwritten"] + st["reader_fault"], f"{name} cpu {cpu}: {st}"
+        assert delivered == st["read"], f"{name} cpu {cpu}: {delivered} records, stats say {st['read']}"
+    return lost_total
+
+
+def test_ftrace_module_agreement(ctx):
+    """The module and hgtrace-ftrace record one run: every event outside a reported loss is in both."""
+    load()
+    mod, ours = ctx.path("module.hgt"), ctx.path("ftrace.hgt")
+    p = run([HGTRACE, "record", "-q", "-b", "8192", "-o", mod, "--", FTRACE, "record", "-b", "8192", "-o", ours,
+             "--", "sh", "-c", WORKLOAD.format(io=ctx.path("io"))], timeout=900)
+    open(ctx.path("ftrace.log"), "w").write(p.stderr)
+    assert "events decoded, the kernel says" not in p.stderr, p.stderr
+    m, o = read_hgt(mod), read_hgt(ours)
+    assert o.meta["recorder"].startswith("ftrace (libtracefs "), o.meta
+    invariants(o, "hgtrace-ftrace")
+    agreement(ctx, m, o, "default buffers")
+    # tsc_khz: ours is measured, the module's is the kernel's
+    ppm = (int(o.meta["tsc_khz"]) - m.tsc_khz) / m.tsc_khz * 1e6
+    ctx.note(f"tsc_khz measured {o.meta['tsc_khz']}, the kernel's {m.tsc_khz} ({ppm:+.0f} ppm)")
+    assert abs(ppm) < 1000, f"tsc_khz {o.meta['tsc_khz']} against the kernel's {m.tsc_khz}"
+
+
+def test_ftrace_report_agrees(ctx):
+    """hourglass report explains each gap alike from the module's recording and from ours."""
+    load()
+    d = ctx.path("run")
+    os.makedirs(d, exist_ok=True)
+    args = "-n 3 -d 2s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1".split()
+    run([HGTRACE, "record", "-q", "-b", "8192", "-o", f"{d}/kernel.hgt", "--", FTRACE, "record", "-q", "-b", "8192",
+         "-o", f"{d}/ftrace.hgt", "--", HOURGLASS, *args, "--trace", f"{d}/hourglass.hgl",
+         "--json", f"{d}/hourglass.json", "-o", f"{d}/hourglass.txt"], timeout=900)
+    reports = {}
+    for name, kernel in (("module", []), ("ftrace", ["--kernel", f"{d}/ftrace.hgt"])):
+        js = f"{d}/report-{name}.json"
+        run([HOURGLASS, "report", d, "--json", js, *kernel], timeout=600)
+        reports[name] = json.load(open(js))
+    a, b = reports["module"], reports["ftrace"]
+    assert b["kernel_recording"]["path"].endswith("ftrace.hgt"), b["kernel_recording"]
+    # every kernel event of the run is in both recordings, stamped a few microseconds apart
+    res = agreement(ctx, read_hgt(f"{d}/kernel.hgt"), read_hgt(f"{d}/ftrace.hgt"), "hourglass's run")
+    dts = sorted(abs(x) * 1000 / int(a["kernel_recording"]["meta"]["tsc_khz"]) for x in res["dts"])
+    margin = max(5.0, 2 * dts[int(len(dts) * .99)])
+    total = _r(a, "total")
+    ctx.note(f"{total} gaps; classes from the module {_r(a, 'classes')}, from hgtrace-ftrace {_r(b, 'classes')}")
+    assert total > 100 and _r(a, "unexplainable") == 0 == _r(b, "unexplainable"), (a, b)
+    # A gap whose two largest causes are within the stamps' difference can be
+    # charged to either; any other difference is a disagreement of the recordings.
+    flips = _flips(a, b)
+    for key, (was, now, close) in flips.items():
+        assert close is not None and close <= margin, \
+            f"gap {key}: {was} from the module, {now} from hgtrace-ftrace, causes {close} us apart (> {margin:.1f})"
+    counts = dict(_r(a, "classes"))
+    for was, now, _ in flips.values():
+        counts[was] -= 1
+        counts[now] = counts.get(now, 0) + 1
+    assert {k: v for k, v in counts.items() if v} == {k: v for k, v in _r(b, "classes").items() if v}, \
+        f"class counts differ beyond the {len(flips)} borderline gaps: {counts} against {_r(b, 'classes')}"
+    ctx.note(f"every gap alike but {len(flips)} whose two largest causes lie within {margin:.1f} us (twice the "
+             f"stamps' p99 difference) and went the other way: "
+             + "; ".join(f"{w} -> {n} ({c:.2f} us apart)" for w, n, c in flips.values()))
+    assert len(flips) <= max(2, total // 1000), f"{len(flips)} borderline gaps of {total}"
+
+
+def _flips(a, b):
+    """Gaps whose actual class differs between two reports, from their
+    disagreement lists (a gap missing from one list was called as inferred
+    there): {gap: (class from a, class from b, how far apart its two largest
+    causes are in the report that lists it, None if it has fewer than two)}."""
+    def listed(rep):
+        return {(x["cpu"], x["thread"], x["next_thread"], x["length_us"]): x for x in _r(rep, "listed")}
+
+    def close(x):
+        c = sorted((v for k, v in x["components_us"].items() if k != "self"), reverse=True)
+        return c[0] - c[1] if len(c) > 1 else None
+
+    la, lb, out = listed(a), listed(b), {}
+    for key in set(la) | set(lb):
+        xa, xb = la.get(key), lb.get(key)
+        was = xa["actual"] if xa else xb["inferred"]
+        now = xb["actual"] if xb else xa["inferred"]
+        if was != now:
+            gaps = [close(x) for x in (xa, xb) if x]
+            out[key] = (was, now, None if None in gaps else max(gaps))
+    return out
+
+
+def _r(rep, what):
+    """A figure of hourglass report's JSON, version 1 (today's) or 2 (docs/report-json.md).
+    Disagreements compare by CPU, thread, classes and length: their times count
+    from each recording's start, and their handlers' durations from its stamps."""
+    v2 = rep.get("report_version", 1) >= 2
+    if what == "total":
+        return rep["gaps"]["total"] if v2 else rep["gaps_total"]
+    if what == "unexplainable":
+        return rep["gaps"]["unexplainable"] if v2 else rep["unexplainable"]["gaps"]
+    if what == "classes":
+        return rep["gaps"]["classes"] if v2 else rep["classes"]
+    if what == "confusion":
+        return rep["inference"]["confusion"] if v2 else rep["confusion"]
+    listed = rep["disagreements"]["listed"] if v2 else rep["disagreements"]
+    if what == "listed":
+        return listed
+    return sorted((x["cpu"], x["thread"], x["actual"], x["inferred"], round(x["length_us"], 1)) for x in listed)
+
+
+def test_ftrace_losses_placed(ctx):
+    """Small buffers: losses counted exactly, and placed where the module's events are missing."""
+    load()
+    for mode in ("overwrite", "stop"):
+        mod, ours = ctx.path(f"module-{mode}.hgt"), ctx.path(f"ftrace-{mode}.hgt")
+        p = run([HGTRACE, "record", "-q", "-b", "16384", "-o", mod, "--", FTRACE, "record", "-m", mode, "-b", "32",
+                 "-i", "200ms", "-o", ours, "--", "sh", "-c", HACKBENCH], timeout=900)
+        open(ctx.path(f"ftrace-{mode}.log"), "w").write(p.stderr)
+        m, o = read_hgt(mod), read_hgt(ours)
+        lost = invariants(o, mode)
+        assert lost > 0, f"{mode}: a 32 KiB buffer drained every 200 ms lost nothing: the test checked nothing"
+        assert "events decoded, the kernel says" not in p.stderr, p.stderr
+        est = [l for l in p.stderr.splitlines() if "by estimate" in l]
+        res = agreement(ctx, m, o, f"{mode}, 32 KiB")
+        ctx.note(f"{mode}: {lost} events lost in {sum(1 for e in o.events if e.kind == 'lost')} LOST records"
+                 + (f"; {est[0].split('; ')[-1]}" if est else ", none placed by estimate"))
+        assert res["matched"] > 1000, f"{mode}: losses covered nearly everything: {res}"
+
+
+def _top_state():
+    """What the state test compares: instances, and for the top level and each
+    instance its clock, tracing_on, buffer sizes, enabled events, mode, CPUs and
+    tracer; the top level's options; tracefs and debugfs mounts."""
+    st = {"instances": sorted(os.listdir(f"{TRACEFS}/instances")),
+          "mounts": sorted((l.split()[1], l.split()[2]) for l in open("/proc/mounts")
+                           if l.split()[2] in ("tracefs", "debugfs"))}
+    for name, d in [("", TRACEFS)] + [(i, f"{TRACEFS}/instances/{i}") for i in st["instances"]]:
+        s = {}
+        for f in ("trace_clock", "tracing_on", "buffer_size_kb", "current_tracer", "tracing_cpumask",
+                  "options/overwrite"):
+            p = os.path.join(d, f)
+            s[f] = open(p).read().strip() if os.path.exists(p) else None
+        s["set_event"] = sorted(open(f"{d}/set_event").read().split())
+        s["per_cpu_kb"] = [open(f"{d}/per_cpu/{c}/buffer_size_kb").read().strip()
+                           for c in sorted(os.listdir(f"{d}/per_cpu"))]
+        st[name or "top"] = s
+    st["top_options"] = {o: open(f"{TRACEFS}/options/{o}").read().strip()
+                         for o in sorted(os.listdir(f"{TRACEFS}/options"))}
+    return st
+
+
+def _write(path, val):
+    with open(path, "w") as f:
+        f.write(val)
+
+
+@contextlib.contextmanager
+def users_tracing():
+    """Tracing a user might have going: the top level on the mono clock with
+    sched_wakeup enabled in a 1111 KiB buffer, and an instance of theirs on the
+    global clock with irq_handler_entry. Taken down afterwards."""
+    user = f"{TRACEFS}/instances/hg-user-test"
+    top = {f: open(f"{TRACEFS}/{f}").read() for f in ("buffer_size_kb", "trace_clock", "tracing_on")}
+    os.mkdir(user)
+    try:
+        _write(f"{user}/trace_clock", "global")
+        _write(f"{user}/buffer_size_kb", "777")
+        _write(f"{user}/events/irq/irq_handler_entry/enable", "1")
+        _write(f"{TRACEFS}/trace_clock", "mono")
+        _write(f"{TRACEFS}/buffer_size_kb", "1111")
+        _write(f"{TRACEFS}/events/sched/sched_wakeup/enable", "1")
+        _write(f"{TRACEFS}/tracing_on", "1")
+        yield user
+    finally:
+        _write(f"{TRACEFS}/events/sched/sched_wakeup/enable", "0")
+        _write(f"{TRACEFS}/trace_clock", top["trace_clock"].split("[")[1].split("]")[0])
+        _write(f"{TRACEFS}/buffer_size_kb", top["buffer_size_kb"].split()[0])
+        _write(f"{TRACEFS}/tracing_on", top["tracing_on"].strip())
+        _write(f"{TRACEFS}/trace", "")
+        _write(f"{user}/events/irq/irq_handler_entry/enable", "0")
+        os.rmdir(user)
+
+
+def _top_counts():
+    """Events in the top-level buffer and events read from it, summed over CPUs."""
+    entries = read = 0
+    for c in os.listdir(f"{TRACEFS}/per_cpu"):
+        for line in open(f"{TRACEFS}/per_cpu/{c}/stats"):
+            k, _, v = line.partition(":")
+            entries += int(v) if k == "entries" else 0
+            read += int(v) if k == "read events" else 0
+    return entries, read
+
+
+def _wait_state(pid, want, what, timeout=120):
+    """Poll /proc until the process is in state @want (T: stopped) or the command runs."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        try:
+            if want == "T" and open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+            if want == "exec":
+                kids = open(f"/proc/{pid}/task/{pid}/children").read().split()
+                if any(open(f"/proc/{k}/comm").read().strip() == "sleep" for k in kids):
+                    return
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"the recorder never reached {what}")
+
+
+def test_ftrace_state_restored(ctx):
+    """tracefs is as found after a run, after an error, and after a signal at every stage."""
+    with users_tracing():
+        before = _top_state()
+        assert "hg-user-test" in before["instances"] and before["top"]["trace_clock"].find("[mono]") >= 0, before
+        e0, r0 = _top_counts()
+        out = ctx.path("state.hgt")
+        cases = []
+
+        def check(what):
+            after = _top_state()
+            diff = {k: (before[k], after.get(k)) for k in before if before[k] != after.get(k)}
+            assert not diff, f"after {what}, tracefs differs: {diff}"
+            cases.append(what)
+
+        ftrace("record", "-q", "-o", out, "--", "sleep", "0.2")
+        assert read_hgt(out).complete
+        check("a normal run")
+        # errors after the instance exists: a CPU that is not there, a file that cannot be made
+        p = ftrace("record", "-c", "200", "-o", out, "--", "true", check=False)
+        assert p.returncode == 2 and "does not exist" in p.stderr, p.stderr
+        check("an error in the settings (-c 200)")
+        p = ftrace("record", "-o", "/nonexistent/x.hgt", "--", "true", check=False)
+        assert p.returncode == 2 and "cannot create" in p.stderr, p.stderr
+        check("an error creating the file")
+        # a signal at each stage: before the instance, with it, with its events, tracing
+        # with the command held, while the command runs, while draining after it
+        for stage, sig in (("setup", signal.SIGINT), ("instance", signal.SIGINT), ("events", signal.SIGINT),
+                           ("started", signal.SIGINT), ("events", signal.SIGTERM), ("run", signal.SIGINT),
+                           ("drain", signal.SIGINT)):
+            if os.path.exists(out):
+                os.remove(out)
+            env = dict(os.environ)
+            if stage != "run":
+                env["HGT_FTRACE_STOP_AT"] = stage
+            # the drain comes once the command is over: a short one there
+            proc = subprocess.Popen([FTRACE, "record", "-o", out, "--", "sleep", "0.5" if stage == "drain" else "30"],
+                                    env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _wait_state(proc.pid, "exec" if stage == "run" else "T", stage)
+            os.kill(proc.pid, sig)
+            if stage != "run":
+                os.kill(proc.pid, signal.SIGCONT)
+            _, err = proc.communicate(timeout=600)
+            open(ctx.path(f"signal-{stage}-{sig.name}.log"), "w").write(err)
+            if stage in ("setup", "instance", "events"):
+                assert proc.returncode == 130 and "before recording started" in err, (stage, proc.returncode, err)
+                assert not os.path.exists(out), f"{stage}: a file was left though nothing was recorded"
+            else:
+                assert proc.returncode == 0 and "the file is complete up to there" in err, (stage, proc.returncode, err)
+                rec = read_hgt(out)
+                assert rec.complete and rec.window[1] >= rec.window[0], stage
+                p = run([HGTRACE, "dump", out], check=False)
+                assert p.returncode == 0, f"{stage}: hgtrace dump: {p.stderr}"
+            check(f"{sig.name} at {stage}")
+        # SIGKILL cannot be caught: the instance stays, and the next run removes it
+        proc = subprocess.Popen([FTRACE, "record", "-o", out, "--", "sleep", "30"],
+                                env=dict(os.environ, HGT_FTRACE_STOP_AT="events"), stderr=subprocess.PIPE, text=True)
+        _wait_state(proc.pid, "T", "events")
+        proc.kill()
+        proc.communicate(timeout=60)
+        left = f"hgtrace-ftrace-{proc.pid}"
+        assert left in os.listdir(f"{TRACEFS}/instances"), "a killed recorder's instance vanished?"
+        p = ftrace("record", "-o", out, "--", "true")
+        assert f"removed instance {left}" in p.stderr, p.stderr
+        check("SIGKILL at events, then a run")
+        # the user's tracing went on, and nothing read their buffer
+        e1, r1 = _top_counts()
+        assert r1 == r0 and e1 > e0, f"top-level buffer: entries {e0} -> {e1}, read {r0} -> {r1}"
+    ctx.note(f"tracefs as found after each of {len(cases)} cases: " + "; ".join(cases))
+    ctx.note(f"the user's top-level buffer kept recording ({e0} -> {e1} events) and was never read")
+
+
+def _hg_record(d, flags, args, **kw):
+    """`hourglass record --dir D FLAGS -- ARGS`, started in a session of its own (a terminal's group)."""
+    return subprocess.Popen([HOURGLASS, "record", "--dir", d, *flags, "--", *args.split()], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, **kw)
+
+
+def _procs(comm):
+    """Pids of the processes named @comm."""
+    return [int(p) for p in run(["pgrep", "-x", comm], check=False).stdout.split()]
+
+
+def _stopped_recorder():
+    """Whether an hgtrace-ftrace has stopped itself (HGT_FTRACE_STOP_AT)."""
+    for pid in _procs("hgtrace-ftrace"):
+        try:
+            if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _hourglass_threads():
+    """The most threads an hourglass process has (its workload runs: not the dry run)."""
+    n = 0
+    for pid in _procs("hourglass"):
+        try:
+            n = max(n, len(os.listdir(f"/proc/{pid}/task")))
+        except OSError:
+            pass
+    return n
+
+
+def _left_running():
+    # one name a call: pgrep matches nothing for a pattern longer than a process name (15)
+    return [(c, p) for c in ("hgtrace-ftrace", "hgtrace", "hourglass") for p in _procs(c)]
+
+
+def test_ftrace_hourglass_record(ctx):
+    """hourglass record --ftrace-only and --ftrace run hgtrace-ftrace: the report and
+    the exports read DIR/ftrace.hgt as they read the module's kernel.hgt, and
+    tracefs is as found after a run, a failed run, and Ctrl-C during set-up and
+    during the run."""
+    args = "-n 3 -d 2s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1"
+    with users_tracing():
+        before = _top_state()
+        cases = []
+
+        def check(what, proc, want_rc):
+            _, err = proc.communicate(timeout=900)
+            assert proc.returncode == want_rc, f"{what}: exit {proc.returncode}, not {want_rc}:\n{err[-3000:]}"
+            assert "Traceback" not in err, err[-3000:]
+            after = _top_state()
+            diff = {k: (before[k], after.get(k)) for k in before if before[k] != after.get(k)}
+            assert not diff, f"after {what}, tracefs differs: {diff}"
+            assert not _left_running(), f"after {what}: {_left_running()} still running"
+            cases.append(what)
+            return err
+
+        # without the module: ftrace.hgt is the ground truth
+        unload()
+        d = ctx.path("rec-only")
+        err = check("--ftrace-only", _hg_record(d, ["--ftrace-only"], args), 0)
+        files = set(os.listdir(d))
+        assert {"ftrace.hgt", "hourglass.hgl", "record.json", "hgtrace-ftrace.log"} <= files, files
+        assert not files & {"kernel.hgt", "trace.dat", "INCOMPLETE"}, files
+        meta = json.load(open(os.path.join(d, "record.json")))
+        rec = read_hgt(os.path.join(d, "ftrace.hgt"))
+        assert rec.meta["recorder"].startswith("ftrace (libtracefs "), rec.meta
+        lost = invariants(rec, "--ftrace-only")
+        assert meta["status"] == "complete" and meta["ftrace_lost"] == lost, (meta, lost)
+        js = os.path.join(d, "report.json")
+        text = run([HOURGLASS, "report", d, "--json", js], timeout=600).stdout
+        rep = json.load(open(js))
+        kr = rep["kernel_recording"]
+        assert kr["path"].endswith("ftrace.hgt") and kr["recorder"].startswith("ftrace"), kr
+        assert _r(rep, "total") > 100 and _r(rep, "classes").get("switch_hg", 0) >= 10, _r(rep, "classes")
+        assert "recall" in text and "precision" in text
+        pf, ks = os.path.join(d, "run.perfetto-trace"), os.path.join(d, "merged.dat")
+        run([HOURGLASS, "export", d, "--perfetto", pf, "--kernelshark", ks], timeout=600)
+        p = run(["trace-cmd", "report", ks], timeout=600)
+        gaps = sum(1 for l in p.stdout.splitlines() if l.startswith("hourglass:") and " gap: " in l)
+        assert gaps == _r(rep, "total") and " sched_switch: " in p.stdout, (gaps, _r(rep, "total"))
+        assert os.path.getsize(pf) > 10000
+        ctx.note(f"--ftrace-only: {meta['ftrace_records']} records, {lost} events lost; report from ftrace.hgt: "
+                 f"{_r(rep, 'total')} gaps, {_r(rep, 'classes')}; exports read it ({gaps} gaps in the trace.dat)")
+
+        # beside the module: both recordings, the module's first
+        load()
+        d = ctx.path("rec-both")
+        check("--ftrace", _hg_record(d, ["--ftrace"], args), 0)
+        assert {"kernel.hgt", "ftrace.hgt"} <= set(os.listdir(d)), os.listdir(d)
+        kr = json.loads(run([HOURGLASS, "report", d, "--json", "-"], timeout=600).stdout)["kernel_recording"]
+        assert kr["path"].endswith("kernel.hgt") and kr["recorder"] == "hgtrace.ko", kr
+        # a run that fails once recording (hourglass: no CPU 7 in a 2-CPU guest)
+        d = ctx.path("rec-fails")
+        err = check("a failing hourglass", _hg_record(d, ["--ftrace"], "-n 1 -d 1s -a --affinity 7"), 2)
+        assert "hourglass failed (exit 2)" in err and os.path.exists(os.path.join(d, "INCOMPLETE")), err[-2000:]
+
+        # Ctrl-C (SIGINT to the group) while hgtrace-ftrace sets up, and while hourglass runs
+        for flags in (["--ftrace-only"], ["--ftrace"]):
+            for when in ("events", "run"):
+                d = ctx.path(f"rec-ctrlc-{flags[0][2:]}-{when}")
+                env = dict(os.environ, HGT_FTRACE_STOP_AT="events") if when == "events" else None
+                proc = _hg_record(d, flags, "-n 2 -d 60s -t 0 -w LAT 1ms -i HR -t 1 -w CPU", env=env)
+                end = time.monotonic() + 300
+                while time.monotonic() < end:
+                    if when == "events" and _stopped_recorder() or when == "run" and _hourglass_threads() >= 3:
+                        break
+                    time.sleep(0.05)
+                else:
+                    raise AssertionError(f"{flags} {when}: never got there")
+                if when == "run":
+                    time.sleep(2)
+                os.killpg(proc.pid, signal.SIGINT)
+                if when == "events":
+                    os.killpg(proc.pid, signal.SIGCONT)
+                err = check(f"Ctrl-C at {when} ({flags[0]})", proc, 130)
+                assert open(os.path.join(d, "INCOMPLETE")).read().startswith("interrupted"), os.listdir(d)
+                if when == "events":
+                    log = open(os.path.join(d, "hgtrace.log" if flags == ["--ftrace"] else "hgtrace-ftrace.log")).read()
+                    assert "before recording started" in log, log[-2000:]
+                r = run([HOURGLASS, "report", d], check=False)
+                assert r.returncode == 3 and "interrupted" in r.stderr, r.stderr
+        unload()
+    ctx.note(f"tracefs as found, nothing left running, after each of: {'; '.join(cases)}")
+
+
+def test_ftrace_dump_and_pack(ctx):
+    """hgtrace dump reads the file, and the packed file (-z) holds the same records."""
+    plain, packed = ctx.path("plain.hgt"), ctx.path("packed.hgt")
+    ftrace("record", "-q", "-o", plain, "--", "sh", "-c", HACKBENCH)
+    rec = read_hgt(plain)
+    p = run([HGTRACE, "dump", "-m", "-s", plain])
+    lines = [l for l in p.stdout.splitlines() if not l.startswith("#")]
+    assert len(lines) == len(rec.events), f"dump printed {len(lines)} records, the file has {len(rec.events)}"
+    assert "# recorder: ftrace (libtracefs" in p.stdout and "# stats cpu=" in p.stdout, p.stdout[:2000]
+    kinds = {l.split()[2] for l in lines}
+    for k in ("switch", "waking", "wakeup", "irq_entry", "softirq_entry", "vec_entry", "hrtimer_entry", "comm"):
+        assert k in kinds, f"no {k} record in {sorted(kinds)}"
+    # through hgtrace itself, packed
+    run([HGTRACE, "record", "--ftrace", "-q", "-z", "-o", packed, "--", "sh", "-c", "sleep 0.2"])
+    assert read_hgt(packed).meta["compression"].startswith("packed"), read_hgt(packed).meta
+    p = run([HGTRACE, "dump", packed])
+    ctx.note(f"dump: {len(lines)} records of {len(kinds)} kinds; hgtrace record --ftrace -z: "
+             f"{len(p.stdout.splitlines())} records, packed")
+
+
+def test_ftrace_refusals(ctx):
+    """Clear messages: an event this kernel lacks, no tracefs, not root, what ftrace cannot do."""
+    out = ctx.path("r.hgt")
+    p = ftrace("record", "-F", "-o", out, "--", "true", check=False)
+    assert p.returncode == 1 and "not available through ftrace" in p.stderr, p.stderr
+    # an event missing: said by name, the rest recorded
+    p = ftrace("record", "-o", out, "--", "true", env=dict(os.environ, HGT_FTRACE_HIDE="nmi:nmi_handler"))
+    assert "this kernel has no nmi:nmi_handler event" in p.stderr and "no event of group 'nmi'" in p.stderr, p.stderr
+    assert int(read_hgt(out).meta["events"], 16) == 0x3f & ~0x10, read_hgt(out).meta["events"]
+    ctx.note("missing event: " + [l for l in p.stderr.splitlines() if "nmi_handler" in l][0])
+    p = ftrace("record", "-e", "sched,nmi", "-o", out, "--", "true", check=False,
+               env=dict(os.environ, HGT_FTRACE_HIDE="nmi:nmi_handler"))
+    assert p.returncode == 2 and "no event of group 'nmi'" in p.stderr, p.stderr
+    # not root
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    p = run(nobody + [FTRACE, "record", "-o", "/tmp/nobody.hgt", "--", "true"], check=False)
+    assert p.returncode == 2 and "needs root" in p.stderr, p.stderr
+    ctx.note("not root: " + p.stderr.strip().splitlines()[-1])
+    # no tracefs: nothing mounts it behind the user's back
+    mounts = [l.split() for l in open("/proc/mounts") if l.split()[2] in ("tracefs", "debugfs")]
+    for m in sorted(mounts, key=lambda m: -len(m[1])):
+        run(["umount", m[1]])
+    try:
+        p = ftrace("record", "-o", out, "--", "true", check=False)
+        still = [l for l in open("/proc/mounts") if l.split()[2] in ("tracefs", "debugfs")]
+    finally:
+        for m in sorted(mounts, key=lambda m: len(m[1])):
+            run(["mount", "-t", m[2], "nodev", m[1]])
+    assert p.returncode == 2 and "tracefs is not mounted" in p.stderr, p.stderr
+    assert not still, f"the recorder mounted {still}"
+    ctx.note("no tracefs: " + p.stderr.strip().splitlines()[-1])
+
+
+def test_ftrace_lockdown(ctx):
+    """Booted with lockdown=confidentiality: tracefs is refused, and the recorder says why."""
+    mode = open("/sys/kernel/security/lockdown").read()
+    assert "[confidentiality]" in mode, f"boot with HGT_VM_APPEND=lockdown=confidentiality (lockdown: {mode})"
+    p = ftrace("record", "-o", ctx.path("x.hgt"), "--", "true", check=False)
+    assert p.returncode == 2 and "lockdown=confidentiality" in p.stderr, p.stderr
+    ctx.note(p.stderr.strip())
+
+
+def test_ftrace_lockdown_integrity(ctx):
+    """Booted with lockdown=integrity (what Secure Boot gives): no unsigned module, but ftrace records."""
+    mode = open("/sys/kernel/security/lockdown").read()
+    assert "[integrity]" in mode, f"boot with HGT_VM_APPEND=lockdown=integrity (lockdown: {mode})"
+    p = run(["insmod", os.environ["HGT_KO"]], check=False)
+    assert p.returncode != 0, "an unsigned module loaded under lockdown"
+    out = ctx.path("x.hgt")
+    ftrace("record", "-q", "-o", out, "--", "sh", "-c", "sleep 0.2")
+    n = len(read_hgt(out).events)
+    assert n > 50, n
+    ctx.note(f"insmod refused ({p.stderr.strip()}); hgtrace-ftrace recorded {n} records")
+
+
+TESTS = [test_ftrace_module_agreement, test_ftrace_report_agrees, test_ftrace_losses_placed, test_ftrace_state_restored,
+         test_ftrace_hourglass_record, test_ftrace_dump_and_pack, test_ftrace_refusals]
+LOCKDOWN = {"lockdown": [test_ftrace_lockdown], "integrity": [test_ftrace_lockdown_integrity]}
+
+if __name__ == "__main__":
+    import harness
+    sys.exit(harness.main(LOCKDOWN[sys.argv[1]] if len(sys.argv) > 1 else TESTS))

@@ -1,0 +1,386 @@
+"""test_kmod - hgtrace.ko's own interface: ABI versions, names, hostile callers, scale.
+
+Run by run.py in a guest booted with scripts/vm. Every test asserts; the
+harness unloads the module after each test and fails it on a bad kernel log.
+"""
+import os
+import signal
+import subprocess
+import time
+
+from harness import HGTRACE, KO, TESTBIN, load, module_loaded, run, unload
+from helpers.recordings import read_hgt  # the library's reader, through hgtrace dump
+
+# ABI 1.0's module and recorder, built by scripts/vm from the last commit of ABI 1.0
+OLD_KO = os.environ.get("HGT_KO_ABI_1_0", "")
+OLD_HGTRACE = os.environ.get("HGT_HGTRACE_ABI_1_0", "")
+HACKBENCH = "hackbench -l 30 -g 2"
+
+
+def _need_old_side():
+    assert OLD_KO and os.path.exists(OLD_KO) and OLD_HGTRACE and os.path.exists(OLD_HGTRACE), (
+        "ABI 1.0's module and recorder were not built: scripts/vm builds them from the commit "
+        f"HGT_ABI_1_0_REF (default e8b658a), which this clone must have (got {OLD_KO!r}, {OLD_HGTRACE!r})")
+
+
+def _status():
+    return dict(l.split(" ", 1) for l in open("/proc/hgtrace/status").read().splitlines() if " " in l)
+
+
+def _check_accounting(path, what):
+    """Per CPU, records in the file plus the LOST markers' counts = what the module produced."""
+    rec = read_hgt(path)
+    assert rec.stats, f"{what}: no final counters in {path}"
+    for cpu, st in rec.stats.items():
+        delivered = sum(1 for e in rec.events if e.cpu == cpu and e.kind != "lost")
+        lost = sum(e.fields["count"] for e in rec.events if e.cpu == cpu and e.kind == "lost")
+        assert delivered + lost == st["produced"], f"{what}: cpu {cpu}: {delivered} + {lost} != {st}"
+        assert delivered == st["read"], f"{what}: cpu {cpu}: file {delivered}, module read {st['read']}"
+    return rec
+
+
+def test_abi_old_recorder_new_module(ctx):
+    """ABI 1.0's recorder, built from git, records through this module as it did through its own."""
+    _need_old_side()
+    load()
+    p = run([OLD_HGTRACE, "stat"])
+    assert "abi: 1.1" in p.stdout, p.stdout
+    path = ctx.path("old-recorder.hgt")
+    run([OLD_HGTRACE, "record", "-q", "-c", "0", "-o", path, "--", "sh", "-c", HACKBENCH])
+    rec = _check_accounting(path, "1.0 recorder")
+    assert rec.meta["abi"] == "1.1", rec.meta["abi"]
+    assert {e.cpu for e in rec.events} == {0}, "1.0's CPU mask (-c 0) was not applied"
+    assert len(rec.events) > 500, len(rec.events)
+    st = _status()
+    assert st["state"] == "stopped" and st["cpus"] == "0", st
+    # its CONFIG with no CPU named selects them all again
+    run([OLD_HGTRACE, "record", "-q", "-d", "50ms", "-o", ctx.path("old-all.hgt")])
+    every = f"0-{os.cpu_count() - 1}" if os.cpu_count() > 1 else "0"
+    assert _status()["cpus"] == every, _status()["cpus"]
+    ctx.note(f"1.0 recorder on the 1.1 module: {len(rec.events)} records on CPU 0, accounting exact")
+
+
+def test_abi_new_recorder_old_module(ctx):
+    """This recorder drives ABI 1.0's module (from git) in 1.0's terms."""
+    _need_old_side()
+    run(["insmod", OLD_KO])
+    p = run([HGTRACE, "stat"])
+    assert "abi: 1.0" in p.stdout, p.stdout
+    path = ctx.path("new-recorder.hgt")
+    last = os.cpu_count() - 1
+    run([HGTRACE, "record", "-q", "-c", str(last), "-o", path, "--", "sh", "-c", HACKBENCH])
+    rec = _check_accounting(path, "1.1 recorder on a 1.0 module")
+    assert rec.meta["abi"] == "1.0", rec.meta["abi"]
+    assert {e.cpu for e in rec.events} == {last}, f"-c {last} gave CPUs {({e.cpu for e in rec.events})}"
+    mask = int(rec.meta["cpumask"], 16)
+    assert mask == 1 << last and len(rec.meta["cpumask"]) == 64, rec.meta["cpumask"]
+    # microstates through 1.0's MSA ioctl: the traced shell asks for its own
+    p = run([HGTRACE, "record", "-q", "-F", "-o", ctx.path("msa.hgt"), "--",
+             "sh", "-c", f"sleep 0.05; {HGTRACE} msa $$"])
+    rows = [l.split() for l in p.stdout.splitlines() if l and not l.startswith("#")]
+    assert len(rows) == 1 and int(rows[0][-1]) > 0 and int(rows[0][3]) > 0, f"hgtrace msa: {p.stdout} {p.stderr}"
+    p = run([HGTRACE, "record", "-q", "-c", "300", "-d", "10ms", "-o", ctx.path("x.hgt")], check=False)
+    assert p.returncode == 2 and "CPU 300 does not exist" in p.stderr, p.stderr
+    ctx.note(f"1.1 recorder on the 1.0 module: {len(rec.events)} records on CPU {last}, accounting exact")
+
+
+def test_cpu_set_any_size(ctx):
+    """-c takes the last CPU through the run-time sized set; a CPU that does not exist is refused."""
+    load()
+    last = os.cpu_count() - 1
+    path = ctx.path("last.hgt")
+    run([HGTRACE, "record", "-q", "-c", str(last), "-o", path, "--", "sh", "-c", HACKBENCH])
+    rec = _check_accounting(path, f"-c {last}")
+    assert {e.cpu for e in rec.events} == {last}, {e.cpu for e in rec.events}
+    assert int(rec.meta["cpumask"], 16) == 1 << last, rec.meta["cpumask"]
+    for bad in ("4000", "8191"):
+        p = run([HGTRACE, "record", "-q", "-c", bad, "-d", "10ms", "-o", ctx.path("x.hgt")], check=False)
+        assert p.returncode == 2 and f"CPU {bad} does not exist" in p.stderr, p.stderr
+    p = run([HGTRACE, "record", "-q", "-c", "8192", "-d", "10ms", "-o", ctx.path("x.hgt")], check=False)
+    assert p.returncode == 1 and "bad CPU list" in p.stderr, p.stderr
+    assert _status()["state"] == "stopped"
+    ctx.note(f"-c {last}: {len(rec.events)} records, all on CPU {last}")
+
+
+def test_callback_names(ctx):
+    """hrtimer callbacks are named in the stream (by the reader, not the probe), never by address."""
+    load()
+    path = ctx.path("names.hgt")
+    run([HGTRACE, "record", "-q", "-o", path, "--", "sh", "-c", "for i in 1 2 3 4 5; do sleep 0.02; done"])
+    rec = _check_accounting(path, "names")
+    funcs = {e.fields["id"]: e.fields["name"] for e in rec.events if e.kind == "name" and e.fields["name_kind"] == "func"}
+    used = {e.fields["func"] for e in rec.events if e.kind == "hrtimer_entry"}
+    assert used, "no hrtimer expired in the recording"
+    assert used <= set(funcs), f"callbacks without a NAME record: {sorted(used - set(funcs))[:5]}"
+    names = set(funcs.values())
+    assert all(n and not n.startswith("0x") for n in names), names
+    assert "hrtimer_wakeup" in names, f"nanosleep's callback not among {sorted(names)}"
+    assert int(_status()["funcs_unnamed"]) == 0
+    ctx.note(f"{len(funcs)} callbacks named: {', '.join(sorted(names))}")
+
+
+FUZZ = os.path.join(TESTBIN, "ctl_fuzz")
+FUZZ_CALLS = int(os.environ.get("HGT_FUZZ_CALLS", "100000"))
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _fuzz_seed():
+    """A new seed each run (printed, so a finding can be replayed), or HGT_FUZZ_SEED."""
+    return int(os.environ.get("HGT_FUZZ_SEED") or int.from_bytes(os.urandom(4), "little"))
+
+
+def _fuzz(ctx, mode, calls, seed, prefix=(), name=None):
+    p = run([*prefix, FUZZ, mode, str(calls), str(seed)], check=False, timeout=7200)
+    open(ctx.path(f"{name or mode}.txt"), "w").write(p.stdout + p.stderr)
+    summary = [l for l in p.stdout.splitlines() if " calls as uid " in l]
+    assert p.returncode == 0 and summary, f"ctl_fuzz {mode} {calls} {seed}: exit {p.returncode}\n" + \
+        p.stdout[-3000:] + p.stderr[-1000:]
+    hist = ", ".join(f"{l.split()[0]} {l.split()[1]}" for l in p.stdout.splitlines() if l.startswith("  "))
+    ctx.note(f"{name or mode} (seed {seed}): {summary[0]}; {hist}")
+
+
+def _module_still_works(ctx):
+    """After the abuse: stopped, discard off, and a recording with exact accounting."""
+    run([HGTRACE, "stop"])
+    with open("/sys/module/hgtrace/parameters/discard", "w") as f:
+        f.write("0")
+    path = ctx.path("after.hgt")
+    run([HGTRACE, "record", "-q", "-o", path, "--", "sh", "-c", HACKBENCH])
+    rec = _check_accounting(path, "after the abuse")
+    assert len(rec.events) > 500, len(rec.events)
+
+
+def test_hostile_calls_root(ctx):
+    """Random ioctls, reads and /proc writes as root: only documented errors, the kernel unharmed."""
+    load()
+    _fuzz(ctx, "root", FUZZ_CALLS, _fuzz_seed())
+    _module_still_works(ctx)
+
+
+def test_hostile_calls_user(ctx):
+    """The same as uid 65534, on a file root opened and on fresh opens: refused every time."""
+    load()
+    seed = _fuzz_seed()
+    _fuzz(ctx, "user", FUZZ_CALLS, seed)
+    os.chmod("/dev/hgtrace", 0o666)      # even with the file mode open, CAP_SYS_ADMIN is required
+    try:
+        _fuzz(ctx, "user", FUZZ_CALLS // 10, seed + 1, name="user-0666")
+        p = run(NOBODY + [os.path.join(TESTBIN, "ctl_abuse"), "open"], check=False)
+        assert p.returncode != 0 and "EPERM" in p.stdout, p.stdout
+    finally:
+        os.chmod("/dev/hgtrace", 0o600)
+    p = run(NOBODY + [os.path.join(TESTBIN, "ctl_abuse"), "open"], check=False)
+    assert p.returncode != 0 and "EACCES" in p.stdout, p.stdout
+    _module_still_works(ctx)
+
+
+def test_all_cpus_accounting(ctx):
+    """hackbench on every CPU with the module as loaded (2 MiB a CPU, drained every 100 ms):
+    every CPU records, delivered + lost = produced on each, and nothing is lost.
+    The 8-CPU figure: scripts/vm -c 8 -- tests/guest/run.py test_all_cpus_accounting."""
+    load()
+    ncpu = os.cpu_count()
+    path = ctx.path("all.hgt")
+    p = run([HGTRACE, "record", "-o", path, "--", "hackbench", "-g", str(2 * ncpu), "-l", "40"], timeout=1800)
+    rec = _check_accounting(path, f"{ncpu} CPUs")
+    assert sorted(rec.stats) == list(range(ncpu)), f"stats for CPUs {sorted(rec.stats)}, the guest has {ncpu}"
+    for cpu, st in sorted(rec.stats.items()):
+        assert st["refused"] == st["overwritten"] == st["reader_fault"] == 0, f"cpu {cpu} lost events: {st}"
+        assert st["produced"] > 1000, f"cpu {cpu} produced only {st['produced']}: hackbench did not reach it"
+    span = (rec.window[1] - rec.window[0]) / rec.tsc_khz / 1000
+    rates = [st["produced"] / span for _, st in sorted(rec.stats.items())]
+    ctx.note(f"{ncpu} CPUs, {span:.1f} s: produced per CPU {' '.join(str(st['produced']) for _, st in sorted(rec.stats.items()))}, "
+             f"none lost; {min(rates) / 1e3:.1f} to {max(rates) / 1e3:.1f} k events/s a CPU")
+    ctx.note("; ".join(l for l in p.stderr.splitlines() if " events, " in l or "final drain" in l))
+
+
+REC_BYTES = dict(switch=32, waking=24, wakeup=24, wakeup_new=24, migrate=24, exit=16, irq_entry=16, irq_exit=16,
+                 softirq_entry=16, softirq_exit=16, vec_entry=16, vec_exit=16, nmi=24, hrtimer_entry=24,
+                 hrtimer_exit=16, sys_enter=16, sys_exit=16, comm=40, name=48, lost=24)
+
+
+def _stream_sound(rec, what):
+    """Per CPU: stamps never go back, no data record twice (a record read both
+    before and after a writer freed it would show up twice)."""
+    seen, last = set(), {}
+    for e in rec.events:
+        assert e.tsc >= last.get(e.cpu, 0), f"{what}: cpu {e.cpu}: {e.kind} at {e.tsc} after {last[e.cpu]}"
+        last[e.cpu] = e.tsc
+        if e.kind != "lost":
+            key = (e.cpu, e.tsc, e.kind, e.arg, tuple(sorted(e.fields.items())))
+            assert key not in seen, f"{what}: {key} twice"
+            seen.add(key)
+
+
+def test_overwrite_ring(ctx):
+    """Overwrite mode on hgtrace's own ring: each record delivered or counted overwritten,
+    the stream in order and intact, with a reader racing the writers and as a flight
+    recorder read only at the end (the newest records kept, one LOST marker first)."""
+    load()
+    path = ctx.path("live.hgt")
+    run([HGTRACE, "record", "-q", "-m", "overwrite", "-b", "8", "-i", "10ms", "-o", path, "--",
+         "sh", "-c", "hackbench -l 100 -g 2"])
+    rec = _check_accounting(path, "overwrite, live reader")
+    _stream_sound(rec, "overwrite, live reader")
+    st = _status()
+    assert rec.meta["mode"] == "overwrite" and st["store"] == "hgtrace ring", (rec.meta["mode"], st)
+    for cpu, x in rec.stats.items():
+        assert x["produced"] == x["written"] + x["refused"], f"cpu {cpu}: {x}"
+        assert x["written"] == x["read"] + x["overwritten"] + x["reader_fault"], f"cpu {cpu}: {x}"
+    ovw = sum(x["overwritten"] for x in rec.stats.values())
+    assert ovw > 0, "an 8 KiB ring drained every 10 ms under hackbench overwrote nothing: nothing was checked"
+    ctx.note(f"live reader, 8 KiB: produced {sum(x['produced'] for x in rec.stats.values())}, overwritten {ovw}, "
+             f"delivered {sum(x['read'] for x in rec.stats.values())}; reads overtaken by a writer: "
+             f"{st['reader_overtaken']}")
+
+    # drained every 10 s, by a workload of 1 to 3 s: read once, after it
+    path = ctx.path("flight.hgt")
+    run([HGTRACE, "record", "-q", "-m", "overwrite", "-b", "64", "-i", "10s", "-o", path, "--",
+         "sh", "-c", "hackbench -l 40 -g 2"])
+    rec = _check_accounting(path, "flight recorder")
+    _stream_sound(rec, "flight recorder")
+    for cpu, x in rec.stats.items():
+        evs = [e for e in rec.events if e.cpu == cpu]
+        if not x["overwritten"]:
+            continue
+        assert evs[0].kind == "lost" and evs[0].fields["by"] == "overwrite", f"cpu {cpu} begins with {evs[0]}"
+        held = sum(REC_BYTES[e.kind] for e in evs[1:])
+        # full to within a record or two: a writer frees only what it needs
+        assert 64 * 1024 - 2 * 48 < held <= 64 * 1024, f"cpu {cpu}: {held} bytes kept of a 64 KiB ring"
+        ctx.note(f"flight recorder cpu{cpu}: the newest {x['read']} records kept ({held} bytes of 65536), "
+                 f"{x['overwritten']} overwritten, reported by one marker of {evs[0].fields['count']}")
+
+
+def _abuse(what):
+    return run([os.path.join(TESTBIN, "ctl_abuse"), what]).stdout
+
+
+def _wait_for(cond, proc, limit=120):
+    """Poll cond() every 5 ms while proc runs; True once it held (never a timed assertion:
+    the limit only stops a test that would otherwise wait forever, and fails it)."""
+    t = time.monotonic()
+    while proc.poll() is None:
+        if cond():
+            return True
+        if time.monotonic() - t > limit:
+            raise AssertionError(f"waited {limit} s for the recorder to get there")
+        time.sleep(0.005)
+    return False
+
+
+def _has_device_open(pid):
+    """Has process pid opened /dev/hgtrace (so its signal handlers are in place)?"""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == "/dev/hgtrace":
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _interrupt(ctx, n, args, when):
+    """Run `hgtrace record` in its own process group (as a shell's foreground job),
+    send the group SIGINT where when(proc, out) says, and check what is left:
+    the module as found, the file finished or absent with a message, no temp file."""
+    out = ctx.path(f"int-{n}.hgt")
+    for f in (out, out + ".packing"):
+        os.path.exists(f) and os.remove(f)
+    before = _abuse("state")
+    # stderr to a file: a command's orphans (hackbench's workers) may keep a pipe open
+    errf = open(ctx.path(f"int-{n}.err"), "w+")
+    proc = subprocess.Popen([HGTRACE, "record", "-o", out, *args], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=errf)
+    hit = when(proc, out)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=600)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)     # what the command left behind in its group
+    except ProcessLookupError:
+        pass
+    errf.seek(0)
+    err = errf.read()
+    after = _abuse("state")
+    assert after == before, f"point {n}: the module was left\n{after}\nnot as found\n{before}\n{err}"
+    assert not os.path.exists(out + ".packing"), f"point {n}: {out}.packing left behind"
+    if not os.path.exists(out):
+        # killed before main() could take the signal (the module untouched, checked above),
+        # or interrupted before it changed anything
+        assert proc.returncode == -signal.SIGINT or (proc.returncode == 2 and "no file written" in err), \
+            f"point {n}: no file, exit {proc.returncode}: {err}"
+        return "killed before main()" if proc.returncode < 0 else "no file"
+    assert proc.returncode == 0, f"point {n}: exit {proc.returncode}: {err}"
+    p = run([HGTRACE, "dump", out], check=False, timeout=600)
+    assert p.returncode == 0, f"point {n}: hgtrace dump failed ({p.returncode}): {p.stderr[-500:]}"
+    rec = _check_accounting(out, f"point {n}")
+    assert rec.complete, f"point {n}: the file has no END marker: {err}"
+    os.remove(out)
+    kind = ("empty" if "holds no events" in err else "packed" if "packed" in err and "-z" in args else
+            "interrupted" if "interrupted" in err else "finished")
+    return f"{hit}: {kind}, {len(rec.events)} records"
+
+
+def test_ctrl_c_anywhere(ctx):
+    """Ctrl-C before the command starts, while recording, while draining, while packing:
+    the module is put back as found (stopped, settings, CPUs, filter) and the file is finished."""
+    load("buffer_kb=1024", "overwrite=1", "msa_threads=512")
+    _abuse("setup")                  # CPU 0 only, a pid filter: what no recorder leaves behind
+    running = lambda: _status()["state"] == "running"
+    results = []
+    n = 0
+    # before the command starts: right away (before main() can take the signal), then
+    # from the moment the recorder has the device open (its handler in place) on into
+    # the set-up: reading the state, configuring, creating the file, starting
+    for delay in (None, 0, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08):
+        def early(proc, out, delay=delay):
+            if delay is None:
+                return "at once"
+            _wait_for(lambda: _has_device_open(proc.pid), proc)
+            time.sleep(delay)
+            return f"device open +{delay * 1000:.0f} ms"
+        results.append(_interrupt(ctx, n, ["--", "sleep", "3"], early))
+        n += 1
+    # while recording
+    for delay in (0, 0.05, 0.3):
+        def during(proc, out, delay=delay):
+            _wait_for(running, proc)
+            time.sleep(delay)
+            return f"recording +{delay * 1000:.0f} ms"
+        results.append(_interrupt(ctx, n, ["-c", f"0-{os.cpu_count() - 1}", "--", "hackbench", "-l", "100000"],
+                                  during))
+        n += 1
+    # while draining: a big buffer drained only at the end; a first Ctrl-C ends the
+    # recording, a second lands in the final drain
+    for delay in (0, 0.02):
+        def draining(proc, out, delay=delay):
+            _wait_for(running, proc)
+            time.sleep(1.5)
+            os.killpg(proc.pid, signal.SIGINT)
+            got = _wait_for(lambda: not running(), proc)
+            time.sleep(delay)
+            return "draining" if got and proc.poll() is None else "after the drain"
+        results.append(_interrupt(ctx, n, ["-b", "32768", "-i", "10s", "--", "hackbench", "-l", "100000"],
+                                  draining))
+        n += 1
+    # while packing
+    for delay in (0, 0.05):
+        def packing(proc, out, delay=delay):
+            got = _wait_for(lambda: os.path.exists(out + ".packing"), proc)
+            time.sleep(delay)
+            return "packing" if got and proc.poll() is None else "after packing"
+        results.append(_interrupt(ctx, n, ["-z", "--", "hackbench", "-l", "300", "-g", "2"], packing))
+        n += 1
+    for i, r in enumerate(results):
+        ctx.note(f"point {i}: {r}")
+    hit = " ".join(results)
+    assert "recording" in hit, "no interruption landed while recording"
+
+
+TESTS = [test_abi_old_recorder_new_module, test_abi_new_recorder_old_module, test_cpu_set_any_size,
+         test_callback_names, test_all_cpus_accounting, test_overwrite_ring, test_hostile_calls_root,
+         test_hostile_calls_user, test_ctrl_c_anywhere]

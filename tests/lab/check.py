@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""check - issue 17's targets asserted on a lab's results (OUT/lab.json, as
+tests/lab/analyse.py writes it), as TAP:
+
+    tests/lab/check.py OUT [--guest icount]
+
+For each run of the guest (default icount, the reference lab): one test that
+each expectation's count is within 2% of what is expected and the gaps are
+named right (of the expected class), and one that every class the issue
+lists (switch_hg, switch_other, timer, interrupt) that occurs has precision
+and recall of at least 0.95. A failure prints the figures it failed on.
+Exit 0 only if every test passed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Dict, List, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import expect  # noqa: E402
+
+
+def _fmt(x: Any) -> str:
+    return "none" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def tests_of(lab: Dict[str, Any], guest: str) -> List[Tuple[str, List[str]]]:
+    """(name, problems) for every test; no problems: passed."""
+    out = []
+    for r in sorted(lab["runs"], key=lambda r: (r["kernel"], r["scenario"])):
+        if r["guest"] != guest:
+            continue
+        where = f"{r['scenario']} on {r['kernel']} {guest}"
+        if r.get("error"):
+            out.append((f"{where}: recorded and analysed", [r["error"][:500]]))
+            continue
+        probs = []
+        for e in r["expectations"]:
+            line = (f"{e['what']}: found {e['found']} of {e['expected']} expected ({e['expected_how']}; "
+                    f"{e['found_how']})")
+            if not e["count_ok"]:
+                probs.append(f"{line}: not within {100 * expect.TOLERANCE:.0f}%")
+            if not e.get("class_ok", True):
+                probs.append(f"{line}: only {_fmt(e.get('class_share'))} of them {e['class']} "
+                             f"(actual classes {e.get('actual_classes')})")
+            if not e.get("named_ok", True):
+                probs.append(f"{line}: only {_fmt(e.get('named_share'))} of them named /{e.get('named')}/")
+            if not e.get("median_ok", True):
+                probs.append(f"{line}: median {_fmt(e.get('median_us'))} us outside {e.get('median_bounds')}")
+        out.append((f"{where}: expected counts within {100 * expect.TOLERANCE:.0f}% and named right", probs))
+        short = r.get("class_short") or {}
+        few = "".join(f"; {c} {f['actual']} actual, {f['inferred']} inferred, not held to it"
+                      for c, f in sorted((r.get("class_few") or {}).items()))
+        out.append((f"{where}: every class that occurs {expect.CLASS_MIN} times or more at precision and "
+                    f"recall >= {expect.CLASS_TARGET}{few}",
+                    [f"{c}: precision {_fmt(f['precision'])} recall {_fmt(f['recall'])} "
+                     f"({f['actual']} actual, {f['inferred']} inferred)" for c, f in sorted(short.items())]))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="assert issue 17's targets on a lab's results")
+    ap.add_argument("out", help="the directory with lab.json")
+    ap.add_argument("--guest", default="icount")
+    a = ap.parse_args()
+    with open(os.path.join(a.out, "lab.json")) as f:
+        lab = json.load(f)
+    tests = tests_of(lab, a.guest)
+    print(f"TAP version 13\n1..{len(tests)}")
+    failed = 0
+    for i, (name, probs) in enumerate(tests, 1):
+        print(f"{'not ok' if probs else 'ok'} {i} - lab: {name}")
+        for p in probs:
+            print(f"#   {p}")
+        failed += bool(probs)
+    print(f"# lab: {len(tests) - failed} passed, {failed} failed")
+    return 1 if failed or not tests else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

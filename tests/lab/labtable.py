@@ -1,0 +1,198 @@
+"""labtable - the lab's results as people and spreadsheets read them: lab.csv
+(one row per run and expectation) and index.html (one table: scenario x
+kernel x guest; expected, found, named right, gaps explained, steal,
+per-class precision and recall, macro F1; cells short of a target marked).
+"""
+from __future__ import annotations
+
+import csv
+import html
+import os
+from typing import Any, Dict, List, Optional
+
+CLASS_COLS = ("switch_hg", "switch_other", "timer", "interrupt", "hidden")
+KERNEL_ORDER = ("6.1", "6.1-rt", "6.12", "6.12-rt")
+
+
+def _order(r: Dict[str, Any]) -> tuple:
+    k = r["kernel"]
+    return (r["scenario"], KERNEL_ORDER.index(k) if k in KERNEL_ORDER else 99, k, r["guest"])
+
+
+def _pct(x: Optional[float], digits: int = 1) -> str:
+    return "" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _num(x: Optional[float], digits: int = 3) -> str:
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def write_csv(lab: Dict[str, Any], path: str) -> None:
+    cols = ["scenario", "kernel", "guest", "what", "expected", "found", "ratio", "count_ok", "class", "class_share",
+            "named_right", "inferred_right", "median_us", "median_ok", "cross_check", "explained_share",
+            "steal_share", "macro_f1", "headline_accuracy"]
+    for c in CLASS_COLS:
+        cols += [f"{c}_actual", f"{c}_precision", f"{c}_recall"]
+    cols += ["classes_short", "error", "dir"]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for r in sorted(lab["runs"], key=_order):
+            base = {k: r.get(k) for k in ("scenario", "kernel", "guest", "explained_share", "steal_share", "macro_f1",
+                                          "error", "dir")}
+            base["headline_accuracy"] = (r.get("headline") or {}).get("accuracy")
+            for c in CLASS_COLS:
+                f_ = (r.get("classes") or {}).get(c) or {}
+                base.update({f"{c}_actual": f_.get("actual"), f"{c}_precision": f_.get("precision"),
+                             f"{c}_recall": f_.get("recall")})
+            base["classes_short"] = " ".join(sorted(r.get("class_short") or {}))
+            for e in r.get("expectations") or [{}]:
+                row = dict(base)
+                for k in ("what", "expected", "found", "ratio", "count_ok", "class", "class_share", "named_right",
+                          "inferred_right", "median_us", "median_ok"):
+                    row[k] = e.get(k)
+                cc = e.get("cross_check")
+                row["cross_check"] = f"{cc['counter']}={cc.get('delta')}" if cc else None
+                w.writerow(row)
+
+
+def one_line(r: Dict[str, Any]) -> str:
+    head = f"{r['scenario']:<16} {r['kernel']:<8} {r['guest']:<6}"
+    if r.get("error"):
+        return f"{head} ERROR {r['error'][:150]}"
+    parts = []
+    for e in r.get("expectations") or []:
+        parts.append(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}")
+    short = ",".join(sorted(r.get("class_short") or {}))
+    return (f"{head} {' '.join(parts):<24} explained {_pct(r.get('explained_share'))} steal "
+            f"{_pct(r.get('steal_share'))} macroF1 {_num(r.get('macro_f1'), 2)}"
+            f"{' short: ' + short if short else ''}")
+
+
+def _pr(f: Optional[Dict[str, Any]]) -> str:
+    """A class's precision/recall and its actual count, as the markdown table shows it."""
+    if not f or not (f.get("actual") or f.get("inferred")):
+        return ""
+    p, r = f.get("precision"), f.get("recall")
+    short = any(x is not None and x < 0.95 for x in (p, r)) or p is None or r is None
+    text = f"{_num(p, 2) or '-'}/{_num(r, 2) or '-'} ({f.get('actual', 0)})"
+    return f"**{text}**" if short else text
+
+
+def markdown(lab: Dict[str, Any]) -> str:
+    """The table for docs/lab.md: a row per scenario x kernel x guest; each expectation as
+    found/expected (! when short), steal, and per class precision/recall (actual count),
+    bold when short of 0.95."""
+    head = ["scenario", "kernel", "guest", "found/expected", "steal", *CLASS_COLS, "macro F1"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in sorted(lab["runs"], key=_order):
+        if r.get("error"):
+            lines.append(f"| {r['scenario']} | {r['kernel']} | {r['guest']} | error: "
+                         f"{r['error'][:80].replace('|', '/')} |" + " |" * (len(head) - 4))
+            continue
+        exp = " ".join(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}" for e in r.get("expectations") or [])
+        cls = [_pr((r.get("classes") or {}).get(c)) for c in CLASS_COLS]
+        lines.append(f"| {r['scenario']} | {r['kernel']} | {r['guest']} | {exp} | {_pct(r.get('steal_share'), 2)} | "
+                     + " | ".join(cls) + f" | {_num(r.get('macro_f1'), 2)} |")
+    return "\n".join(lines) + "\n"
+
+
+CSS = """
+body { font-family: sans-serif; margin: 1.5em; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #bbb; padding: 3px 6px; text-align: right; vertical-align: top; }
+th { background: #eee; }
+td.l { text-align: left; }
+td.short { background: #f8c9c4; }
+td.na { color: #999; }
+tr.smp2 td { background: #f6f6fb; }
+tr.smp2 td.short { background: #f8d9d4; }
+.ok { color: #17692b; }
+.bad { color: #b00; font-weight: bold; }
+small { color: #555; }
+"""
+
+
+def _cell(text: str, short: bool = False, left: bool = False, title: str = "") -> str:
+    cls = " ".join(c for c in ("short" if short else "", "l" if left else "") if c)
+    t = f' title="{html.escape(title)}"' if title else ""
+    c = f' class="{cls}"' if cls else ""
+    return f"<td{c}{t}>{text}</td>"
+
+
+def _expect_cell(r: Dict[str, Any]) -> str:
+    lines = []
+    for e in r.get("expectations") or []:
+        mark = '<span class="ok">&#10003;</span>' if e["ok"] else '<span class="bad">&#10007;</span>'
+        extra = []
+        if e.get("class_share") is not None:
+            extra.append(f"{_pct(e['class_share'], 0)} {e['class']}")
+        if e.get("median_us") is not None:
+            extra.append(f"median {e['median_us']:.0f} us")
+        if e.get("inferred_right") is not None:
+            extra.append(f"inferred right {_pct(e['inferred_right'], 0)}")
+        lines.append(f"{mark} {html.escape(e['what'])}: {e.get('found')} of {e.get('expected')}"
+                     f"{' <small>(' + ', '.join(extra) + ')</small>' if extra else ''}")
+    return "<br>".join(lines)
+
+
+def write_html(lab: Dict[str, Any], path: str) -> None:
+    t = lab["targets"]
+    rows = []
+    for r in sorted(lab["runs"], key=_order):
+        link = os.path.relpath(r["dir"], os.path.dirname(path))
+        cells = [_cell(html.escape(r["scenario"]), left=True, title=r.get("title", "")),
+                 _cell(html.escape(r["kernel"]), left=True), _cell(html.escape(r["guest"]), left=True)]
+        if r.get("error"):
+            cells.append(f'<td class="l short" colspan="{5 + 2 * len(CLASS_COLS)}">{html.escape(r["error"][:400])}</td>')
+        else:
+            ok = all(e["ok"] for e in r.get("expectations") or [])
+            cells.append(_cell(_expect_cell(r), short=not ok, left=True))
+            cells.append(_cell(_pct(r.get("explained_share"))))
+            cells.append(_cell(_pct(r.get("steal_share"))))
+            short = r.get("class_short") or {}
+            for c in CLASS_COLS:
+                f_ = (r.get("classes") or {}).get(c)
+                if not f_ or not (f_.get("actual") or f_.get("inferred")):
+                    cells.append('<td class="na" colspan="2">-</td>')
+                    continue
+                title = f"{c}: {f_.get('actual')} actual, {f_.get('inferred')} inferred, {f_.get('correct')} right"
+                p, rc = f_.get("precision"), f_.get("recall")
+                cells.append(_cell(_num(p, 2), short=c in short and (p is None or p < t["class_precision_recall"]),
+                                   title=title))
+                cells.append(_cell(_num(rc, 2), short=c in short and (rc is None or rc < t["class_precision_recall"]),
+                                   title=title))
+            cells.append(_cell(_num(r.get("macro_f1"), 2)))
+            cells.append(_cell(_pct((r.get("headline") or {}).get("accuracy"))))
+        files = [f'<a href="{html.escape(link)}/">run</a>']
+        for f, label in (("report.txt", "report"), ("report.html", "html"), ("run.perfetto-trace", "perfetto")):
+            if os.path.exists(os.path.join(r["dir"], f)):
+                files.append(f'<a href="{html.escape(link)}/{f}">{label}</a>')
+        cells.append(_cell(" ".join(files), left=True))
+        rows.append(f'<tr class="{html.escape(r["guest"])}">' + "".join(cells) + "</tr>")
+    head1 = ("<tr><th rowspan=2>scenario</th><th rowspan=2>kernel</th><th rowspan=2>guest</th>"
+             "<th rowspan=2>expected: found of expected (named right)</th><th rowspan=2>gaps explained</th>"
+             "<th rowspan=2>steal</th>" + "".join(f"<th colspan=2>{c}</th>" for c in CLASS_COLS) +
+             "<th rowspan=2>macro F1</th><th rowspan=2>headline</th><th rowspan=2>files</th></tr>")
+    head2 = "<tr>" + "<th>P</th><th>R</th>" * len(CLASS_COLS) + "</tr>"
+    doc = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>hourglass lab</title><style>{CSS}</style></head><body>
+<h1>hourglass lab</h1>
+<p>Commit {html.escape(lab.get('commit', ''))}. Each row is one scenario recorded in one guest kernel
+(docs/lab.md). <b>icount</b>: one CPU on QEMU's instruction-count clock (8 ns an instruction), the
+reference lab for scoring; <b>smp2</b>: two vCPUs on one host thread, a virtual machine with heavy
+steal. Marked red: a count more than {100 * t['count_tolerance']:.0f}% from what is expected, named
+gaps less than {100 * t['class_share']:.0f}% of the expected class, a median outside its bounds, or
+a class among {', '.join(t['classes'])} that occurs with precision or recall under
+{t['class_precision_recall']:.2f} (the issue's targets are for the icount lab; smp2 rows show the
+same figures). P and R: precision and recall of the inference per actual class; steal: hidden gaps'
+share of the run time; headline: accuracy over the gaps with a kernel cause.</p>
+<table>
+{head1}
+{head2}
+{chr(10).join(rows)}
+</table>
+</body></html>
+"""
+    with open(path, "w") as f:
+        f.write(doc)

@@ -1,0 +1,156 @@
+"""scenario - the lab's scenario files (tests/lab/scenarios/*.toml): read,
+checked, and filled in for one guest.
+
+A scenario says what runs (hourglass's command line, the loads, setup and
+teardown commands), in which guests, and what to expect, from the loads' own
+parameters or from counters the module does not produce (docs/lab.md):
+
+    title = "a periodic SCHED_FIFO task on the hourglass CPU"
+    guests = ["icount", "smp2"]          # icount: 1 CPU, instruction clock; smp2: 2 vCPUs
+    quick = true                         # in make check's subset (icount guest)
+    hourglass = "-n 1 -d 3s -t 0 -p NORMAL --affinity {cpu}"
+    setup = ["..."]                      # shell, as root, before recording
+    teardown = ["..."]                   # shell, after (also after a failure)
+    settle = "1s"                        # the loads run this long before hourglass
+
+    [[load]]
+    command = "{lab}/lab-periodic -p 7ms -b 400us -c {cpu} -o $HOURGLASS_RUN_DIR/stamps-0.txt"
+
+    [[expect]]
+    what = "preemptions by the periodic task"
+    expected = "stamps:0"                # how many: see EXPECTED
+    found = "load:0"                     # which gaps are its: see FOUND
+    class = "switch_other"               # the actual class those gaps must have
+    named = "\\[lab-periodic\\]$"         # optional: what their cause must be (a regular expression)
+    median_us = {icount = [400, 510]}    # optional: bounds on their median length ([LOW, HIGH] for any guest)
+
+Placeholders, filled per guest: {cpu} hourglass's CPU (the last one),
+{cpumask} the same as a hexadecimal mask, {other} another CPU (smp2), {lab}
+the lab's programs (build/lab), {top} the tree.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from typing import Any, Dict, List
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+SCENARIOS = os.path.join(TOP, "tests", "lab", "scenarios")
+GUESTS = {"icount": {"cpus": 1, "icount": True}, "smp2": {"cpus": 2, "icount": False}}
+
+# expected = ...: where the expected count comes from
+EXPECTED = {
+    "stamps": "the events a load stamped (stamps:N: load N's stamps-N.txt) inside hourglass's run on its CPU",
+    "zero": "none",
+    "ticks": "CONFIG_HZ (the guest's /boot/config) times hourglass's run on its CPU: a busy CPU's periodic tick",
+    "switches": "hourglass's own count of consecutive intervals of different threads on a CPU",
+    "voluntary": "hourglass's own count of the gaps it asked for (yields and sleeps)",
+    "misses": "hourglass's own count of missed deadlines",
+    "migrations": "the kernel's count of hourglass's threads' migrations (the issue asks inference against it)",
+}
+# found = ...: which gaps the report attributes to the expectation
+FOUND = {
+    "ticks": "gaps with a local_timer part, less those in which the timer woke the recorder (hgtrace's own hrtimer)",
+    "load": "gaps the report names after load N (its label: switched to it, or its primary cause)",
+    "touched": "gaps load N caused or took any part of (the report's loads section)",
+    "unscored": "gaps neither scored nor unexplainable (total - scored - unexplainable): left out as voluntary",
+    "cause": "gaps whose cause, as the report names it, matches the regular expression",
+    "component": "gaps with a part (a task, handler, irq, softirq) whose name matches the regular expression",
+    "class": "gaps of that actual class",
+    "voluntary": "the gaps the report counts as voluntary (not scored)",
+    "missed": "missed deadlines the report explains (what ran instead)",
+    "migrations": "migrations inferred from hourglass's intervals",
+}
+CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden", "other", "unexplainable")
+
+
+class ScenarioError(Exception):
+    pass
+
+
+def names() -> List[str]:
+    return sorted(f[:-5] for f in os.listdir(SCENARIOS) if f.endswith(".toml"))
+
+
+def load(name: str) -> Dict[str, Any]:
+    """Scenario @name (its file's stem), checked: a ScenarioError names the file and the key."""
+    path = os.path.join(SCENARIOS, name + ".toml")
+    try:
+        with open(path, "rb") as f:
+            sc = tomllib.load(f)
+    except OSError as e:
+        raise ScenarioError(f"{path}: {e.strerror}")
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: {e}")
+    sc["name"] = name
+    _check(path, sc)
+    return sc
+
+
+def _check(path: str, sc: Dict[str, Any]) -> None:
+    def bad(msg: str) -> ScenarioError:
+        return ScenarioError(f"{path}: {msg}")
+
+    for key, typ in (("title", str), ("hourglass", str), ("guests", list)):
+        if not isinstance(sc.get(key), typ):
+            raise bad(f"'{key}' is required ({typ.__name__})")
+    if not sc["guests"] or any(g not in GUESTS for g in sc["guests"]):
+        raise bad(f"guests must be some of {sorted(GUESTS)}")
+    for key in ("setup", "teardown"):
+        if not isinstance(sc.get(key, []), list) or not all(isinstance(x, str) for x in sc.get(key, [])):
+            raise bad(f"'{key}' is a list of shell commands")
+    loads = sc.setdefault("load", [])
+    if not isinstance(loads, list) or not all(isinstance(x, dict) and isinstance(x.get("command"), str)
+                                               for x in loads):
+        raise bad("each [[load]] needs a command")
+    exps = sc.get("expect")
+    if not isinstance(exps, list) or not exps:
+        raise bad("at least one [[expect]]")
+    for i, e in enumerate(exps):
+        where = f"[[expect]] {i + 1}"
+        kind, _, arg = str(e.get("expected", "")).partition(":")
+        if kind not in EXPECTED:
+            raise bad(f"{where}: expected = one of {sorted(EXPECTED)} (stamps:N)")
+        if kind == "stamps" and (not arg.isdigit() or int(arg) >= len(loads)):
+            raise bad(f"{where}: stamps:N needs the index of a [[load]]")
+        fk, _, farg = str(e.get("found", "")).partition(":")
+        if fk not in FOUND:
+            raise bad(f"{where}: found = one of {sorted(FOUND)}")
+        if fk in ("load", "touched") and (not farg.isdigit() or int(farg) >= len(loads)):
+            raise bad(f"{where}: {fk}:N needs the index of a [[load]]")
+        for what, rx in ((f"{fk}:REGEX", farg if fk in ("cause", "component") else None), ("named", e.get("named"))):
+            try:
+                if rx is not None:
+                    re.compile(rx)
+            except re.error as err:
+                raise bad(f"{where}: {what}: {err}")
+        if fk == "class" and farg not in CLASSES:
+            raise bad(f"{where}: class:NAME, NAME one of {CLASSES}")
+        if "class" in e and e["class"] not in CLASSES:
+            raise bad(f"{where}: class must be one of {CLASSES}")
+        mu = e.get("median_us")
+        for b in (mu.values() if isinstance(mu, dict) else [mu] if mu is not None else []):
+            if not (isinstance(b, list) and len(b) == 2 and all(isinstance(x, (int, float)) for x in b)):
+                raise bad(f"{where}: median_us = [LOW, HIGH], or a table of them by guest")
+        if not isinstance(e.get("what"), str):
+            raise bad(f"{where}: 'what' says what is counted")
+
+
+def fill(text: str, guest: str) -> str:
+    """@text with the placeholders of @guest filled in."""
+    cpus = GUESTS[guest]["cpus"]
+    return (text.replace("{cpu}", str(cpus - 1)).replace("{cpumask}", f"{1 << (cpus - 1):x}")
+            .replace("{other}", str(0))
+            .replace("{lab}", os.path.join(TOP, "build", "lab")).replace("{top}", TOP))
+
+
+def for_guest(sc: Dict[str, Any], guest: str) -> Dict[str, Any]:
+    """The commands of @sc as they run in @guest."""
+    return {"hourglass": fill(sc["hourglass"], guest),
+            "loads": [fill(ld["command"], guest) for ld in sc["load"]],
+            "setup": [fill(c, guest) for c in sc.get("setup", [])],
+            "teardown": [fill(c, guest) for c in sc.get("teardown", [])],
+            "settle": str(sc.get("settle", "1s")),
+            "labels": [fill(x, guest) for x in sc.get("labels", [])],
+            "cpu": GUESTS[guest]["cpus"] - 1}

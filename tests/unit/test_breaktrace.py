@@ -1,0 +1,112 @@
+"""`hourglass report` of a run that hourglass -b stopped opens with the sample
+that passed the threshold and what the kernel says of it (issue 19, point 8):
+constructed runs (1 GHz, thread 0 is tid 100, as in test_merge.py) merged by
+the real build/hgmerge, with the hourglass.json that -b writes beside them."""
+import json
+
+import pytest
+
+from conftest import chunk, hgt_file, rec
+from hgtools import cli
+from test_merge import HRT_E, META, VEC_E, VEC_X, WAKING, comm, hgl, iv, switch
+
+
+def run_dir(d, records, kernel, breaktrace, threads=1):
+    (d / "hourglass.hgl").write_bytes(hgl(records, threads))
+    (d / "kernel.hgt").write_bytes(hgt_file(kernel, meta=META, window=(0, 10**12)))
+    (d / "hourglass.json").write_text(json.dumps({"breaktrace": breaktrace}))
+    return d
+
+
+def report(capsys, d, *args):
+    rc = cli.main(["report", str(d), *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def trip(kind, t0, t1, value_ns, threshold_ns, thread=0, cpu=0):
+    return {"threshold_ns": threshold_ns, "thread": thread, "kind": kind, "value_ns": value_ns, "t0_tsc": t0,
+            "t1_tsc": t1, "cpu": cpu, "trace_marker": False, "recorder_pid": 42}
+
+
+# three short ticks, then an intruder takes CPU 0 from 31000 to 80000: -b 20 us trips on it
+TICKS = [(10100 + 10000 * k, 10400 + 10000 * k) for k in range(3)]   # inside the gaps 10000..10500, ...
+IVS = [iv(1000, 10000, 0, 0), iv(10500, 20000, 0, 0), iv(20500, 30000, 0, 0), iv(30500, 31000, 0, 0),
+       iv(80000, 81000, 0, 0)]
+
+
+def tsc_order(records):
+    """A CPU's records as the module writes them: by TSC (each record's first 8 bytes)."""
+    return sorted(records, key=lambda r: int.from_bytes(r[:8], "little"))
+
+
+KERNEL = [chunk(0, tsc_order([rec(a, VEC_E, 236) for a, _ in TICKS] + [rec(b, VEC_X, 236) for _, b in TICKS]
+                             + [comm(31000, 555, "intruder"), switch(31100, 100, 555), switch(79900, 555, 100)]))]
+
+
+def test_a_gap_trip_opens_the_report_with_its_kernel_cause(tmp_path, capsys):
+    d = run_dir(tmp_path, IVS, KERNEL, trip("gap", 31000, 80000, 49000, 20000))
+    rc, out, err = report(capsys, d, "--json", str(tmp_path / "r.json"))
+    assert rc == 0, err
+    lines = out.splitlines()
+    # first, before the summary lines: the sample, on the report's time base, and its cause
+    assert lines[0] == ("stopped at -b 20.000 us: hg-thread-0 lost CPU 0 for 49.000 us, t=0.000031 s to "
+                        "t=0.000080 s"), out
+    assert lines[1].startswith("  the kernel: t=0.000031 s hg-thread-0->hg-thread-0 49.00 us: switch_other, "
+                               "switched to intruder:555 (task intruder:555 48.8 us"), lines[1]
+    # then the stretch that led there: the three ticks, oldest first
+    assert lines[2] == "  the last gaps before it on CPU 0:"
+    assert [l.split()[0] for l in lines[3:6]] == ["t=0.000010", "t=0.000020", "t=0.000030"], lines[3:6]
+    assert all("local_timer" in l for l in lines[3:6]), lines[3:6]
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert lines[7:7 + len(summary)] == summary
+    b = json.loads((tmp_path / "r.json").read_text())["breaktrace"]
+    assert (b["kind"], b["thread"], b["cpu"], b["threshold_us"], b["value_us"]) == ("gap", 0, 0, 20.0, 49.0)
+    assert [g["cause"] for g in b["gaps"]] == ["switched to intruder:555"] and len(b["before"]) == 3
+
+
+def test_a_late_wakeup_trip_is_decomposed(tmp_path, capsys):
+    """The wake-up of test_merge's decomposition: due at 100000, in user space
+    at 103400; a task hog:777 ran until the switch at 103000."""
+    wake = (100000, 103400, 3400, 0, 3, 0x10 | 2, 0)
+    kernel = [chunk(0, [comm(99000, 777, "hog"), switch(99500, 0, 777), rec(100500, VEC_E, 236),
+                        rec(100600, HRT_E, 1, payload=b"\0" * 8), rec(100800, WAKING, 100, payload=b"\0" * 8),
+                        rec(100900, VEC_X, 236), switch(103000, 777, 100)])]
+    d = run_dir(tmp_path, [wake, iv(103400, 150000, 0, 0)], kernel, trip("lateness", 100000, 103400, 3400, 3000))
+    rc, out, err = report(capsys, d)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "stopped at -b 3.000 us: hg-thread-0 woke 3.400 us late at t=0.000100 s on CPU 0", out
+    assert lines[1] == ("  the kernel: 3.4 us from due to user space: timer 0.5, irq 0.3, sched 2.2, return 0.4 us; "
+                        "largest stage sched, during it task hog:777"), lines[1]
+
+
+def test_a_run_without_b_has_no_such_block(tmp_path, capsys):
+    d = run_dir(tmp_path, IVS[:2], [chunk(0, [rec(10000, VEC_E, 236), rec(10500, VEC_X, 236)])], None)
+    rc, out, err = report(capsys, d, "--json", "-")
+    assert rc == 0 and "breaktrace" not in json.loads(out), err
+
+
+@pytest.mark.parametrize("bad, says", [
+    ({"kind": "gap"}, "breaktrace.threshold_ns is missing"),
+    (dict(trip("gap", 5, 1, 1, 1)), "neither a gap nor a lateness with its start before its end"),
+    (dict(trip("gap", 1, 5, 1, 1), cpu="0"), "breaktrace.cpu is missing or not an integer"),
+])
+def test_a_wrong_breaktrace_is_bad_input(tmp_path, capsys, bad, says):
+    d = run_dir(tmp_path, IVS[:2], [chunk(0, [rec(10000, VEC_E, 236), rec(10500, VEC_X, 236)])], bad)
+    rc, out, err = report(capsys, d)
+    assert rc == 3 and says in err and "hourglass.json" in err and len(err.splitlines()) == 1, err
+
+
+def test_the_page_opens_the_run_with_the_same_lines(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from hgtools import html
+    d = run_dir(tmp_path, IVS, KERNEL, trip("gap", 31000, 80000, 49000, 20000))
+    rc, out, err = report(capsys, d, "--json", "-")
+    assert rc == 0, err
+    rep = json.loads(out)
+    sec = html.run_section(rep, "break", {}, "r0")
+    box = sec[sec.index("<pre class=break>"):sec.index("</pre>")]
+    assert sec.index("<pre class=break>") < sec.index("<ul class=summary>")
+    assert "switched to intruder:555" in box and box.count("local_timer (") == 3, box
+    assert "stopped at hourglass -b" in html.lead([rep])

@@ -1,0 +1,184 @@
+"""runs - what the analysis reads from one run directory of the paper's
+experiments: the runner's paper-run.json, hourglass's JSON summary and
+records (through `hgtrace dump -j`, the project's one reader), the kernel's
+recording, and the merger's report and per-gap stream (hgmerge, run once
+per directory and kept: report.json, gaps.jsonl).
+
+Every failure is a RunError naming the directory and what is wrong, so that
+the page can say which figure is missing and why instead of stopping.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from functools import cached_property
+from typing import Any, Dict, Iterator, List, Optional
+
+from .. import paths
+from .. import report_json
+
+
+class RunError(Exception):
+    """A run directory that cannot give a figure: the message says which and why."""
+
+
+def _load_json(path: str) -> Any:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise RunError(f"{path}: {e.strerror or e}")
+    except ValueError as e:
+        raise RunError(f"{path}: not JSON ({e})")
+
+
+class RunDir:
+    """One run of the plan, as left by scripts/paper-run."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.meta: Dict[str, Any] = _load_json(os.path.join(path, "paper-run.json"))
+
+    def __repr__(self) -> str:
+        return f"RunDir({self.path})"
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("run"))
+
+    @property
+    def errors(self) -> List[str]:
+        return list(self.meta.get("errors") or [])
+
+    def file(self, name: str) -> str:
+        return os.path.join(self.path, name)
+
+    def has(self, name: str) -> bool:
+        return os.path.exists(self.file(name))
+
+    @cached_property
+    def hourglass(self) -> Dict[str, Any]:
+        """hourglass's JSON summary (--json)."""
+        if not self.has("hourglass.json"):
+            raise RunError(f"{self.path}: no hourglass.json: hourglass did not finish "
+                           f"({'; '.join(self.errors) or 'see its logs'})")
+        return _load_json(self.file("hourglass.json"))  # type: ignore[no-any-return]
+
+    @property
+    def recorded(self) -> bool:
+        return self.has("kernel.hgt") and self.has("hourglass.hgl") and not self.has("INCOMPLETE")
+
+    def labels(self) -> List[str]:
+        """hgmerge --label options naming the run's load (its comm prefix)."""
+        load = self.meta.get("load") or {}
+        out = []
+        if load.get("comm") and load.get("name"):
+            out.append(f"comm:{load['comm']}={load['name']}-load")
+        # what `hourglass record --load` wrote, where it did
+        rec = self.file("record.json")
+        if os.path.exists(rec):
+            out += [x for x in (_load_json(rec).get("labels") or []) if isinstance(x, str)]
+        return out
+
+    def merge(self) -> None:
+        """hgmerge once: report.json and gaps.jsonl beside the recording (kept for the next run
+        of the analysis; redone when the recording is newer)."""
+        rep, gaps = self.file("report.json"), self.file("gaps.jsonl")
+        if not self.recorded:
+            why = "; ".join(self.errors) or ("the recording is INCOMPLETE" if self.has("INCOMPLETE")
+                                            else "no kernel.hgt (not recorded with the module)")
+            raise RunError(f"{self.path}: no recording to merge ({why})")
+        src = max(os.path.getmtime(self.file(n)) for n in ("kernel.hgt", "hourglass.hgl", "paper-run.json"))
+        if os.path.exists(rep) and os.path.exists(gaps) and os.path.getmtime(rep) >= src \
+                and os.path.getmtime(gaps) >= src:
+            return
+        cmd = [paths.require("hgmerge"), "--hgl", self.file("hourglass.hgl"), "--kernel", self.file("kernel.hgt"),
+               "--report", rep + ".tmp", "--gaps-json", gaps + ".tmp", "--dir", self.path]
+        for lab in self.labels():
+            cmd += ["--label", lab]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode:
+            raise RunError(f"{self.path}: hgmerge exited {p.returncode}: {(p.stderr or p.stdout).strip()[-400:]}")
+        os.replace(rep + ".tmp", rep)
+        os.replace(gaps + ".tmp", gaps)
+
+    @cached_property
+    def report(self) -> Dict[str, Any]:
+        """The merger's report (JSON version 2)."""
+        self.merge()
+        try:
+            return report_json.load(self.file("report.json"))  # type: ignore[no-any-return]
+        except Exception as e:   # noqa: BLE001 - its own errors name the file
+            raise RunError(f"{self.file('report.json')}: {e}")
+
+    def gaps(self) -> Iterator[Dict[str, Any]]:
+        """The per-gap stream, one dict a gap (docs/gap-stream.md, --gaps-json)."""
+        self.merge()
+        with open(self.file("gaps.jsonl")) as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+    def records(self, name: str) -> Iterator[Dict[str, Any]]:
+        """The records of hourglass.hgl or kernel.hgt, through `hgtrace dump -j` (the first line,
+        the file's facts, is skipped)."""
+        path = self.file(name)
+        if not os.path.exists(path):
+            raise RunError(f"{path}: missing")
+        p = subprocess.Popen([paths.require("hgtrace"), "dump", "-j", path], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        assert p.stdout is not None
+        first = True
+        for line in p.stdout:
+            if first:
+                first = False
+                continue
+            yield json.loads(line)
+        err = p.stderr.read() if p.stderr else ""
+        if p.wait():
+            raise RunError(f"{path}: hgtrace dump exited {p.returncode}: {err.strip()[-300:]}")
+
+    @cached_property
+    def tsc_hz(self) -> float:
+        return float(self.hourglass["tsc"]["hz"])
+
+    def thread(self, k: int) -> Dict[str, Any]:
+        for t in self.hourglass.get("threads", []):
+            if t.get("thread") == k:
+                return t  # type: ignore[no-any-return]
+        raise RunError(f"{self.path}: hourglass.json has no thread {k}")
+
+    def jobs(self) -> List[Dict[str, Any]]:
+        """hourglass's JOB records (release, completion, deadline, missed) in ms from its t0."""
+        t0, hz = float(self.hourglass["t0_tsc"]), self.tsc_hz
+        out = []
+        for r in self.records("hourglass.hgl"):
+            if r.get("kind") != "job":
+                continue
+            done = r["t1"] or None
+            out.append({"thread": r["thread"], "release_ms": (r["t0"] - t0) / hz * 1e3,
+                        "done_ms": None if done is None else (done - t0) / hz * 1e3,
+                        "deadline_ms": (r["t2"] - t0) / hz * 1e3,
+                        "missed": bool(r["flags"] & 1), "cut": bool(r["flags"] & 2)})
+        return out
+
+    def wakes(self) -> List[Dict[str, Any]]:
+        """hourglass's WAKE records: thread, lateness in us, LAT sample or a job's release."""
+        return [{"thread": r["thread"], "late_us": _signed(r["t2"]) / 1e3, "lat": bool(r["flags"] & 0x10)}
+                for r in self.records("hourglass.hgl") if r.get("kind") == "wake"]
+
+
+def _signed(v: int) -> int:
+    """t2 of a WAKE record is a signed 64-bit lateness that the dump may print unsigned."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def find(root: str, kernel: str, guest: str, exp: str, run: str) -> Optional[RunDir]:
+    """The run directory of OUT/runs/<kernel>/<guest>/<exp>/<run>, natively OUT/runs/native/...;
+    None when it was not run."""
+    base = os.path.join(root, "runs", "native") if guest == "native" else os.path.join(root, "runs", kernel, guest)
+    d = os.path.join(base, exp, run)
+    if not os.path.exists(os.path.join(d, "paper-run.json")):
+        return None
+    return RunDir(d)

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ftrace.h - hgtrace-ftrace: the module-less recorder, its parts and what they share.
+ *
+ *   main.c     command line, signals, exit codes
+ *   tfs.c      tracefs: can we use it, our instance, its settings, per-CPU stats
+ *   record.c   the recording: set up, start, drain while the command runs, stop, restore
+ *   spool.c    raw ring-buffer pages kept per CPU until they are converted
+ *   convert.c  pages to records (evmap.c), with LOST records where events went missing
+ *   meta.c     the file's metadata: provenance, the recorder, the TSC frequency
+ *   ksyms.c    names of the callbacks seen, from /proc/kallsyms, after the run
+ */
+#ifndef HG_FTRACE_H
+#define HG_FTRACE_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* the exit codes of hgtrace record (userspace/recorder/hgt_dev.h), and one more */
+#define FT_EXIT_OK		0
+#define FT_EXIT_USAGE		1	/* bad command line */
+#define FT_EXIT_ENV		2	/* could not record: tracefs missing, not permitted, no x86-tsc */
+#define FT_EXIT_INTERRUPTED	130	/* a signal came before recording started: nothing recorded */
+
+#define FT_INSTANCE_PREFIX	"hgtrace-ftrace-"	/* + the recorder's pid */
+
+enum ft_reader {
+	FT_READ_PAGES,		/* trace_pipe_raw pages kept as they are, converted after the run */
+	FT_READ_LIVE,		/* the same pages, converted at every drain */
+	FT_READ_ITERATE,	/* tracefs_iterate_raw_events() at every drain, converted in its callback */
+};
+
+struct ft_opts {
+	const char *out;
+	double duration;	/* s, 0: until the command ends or a signal */
+	double interval;	/* s between drains */
+	unsigned long buffer_kb;	/* per CPU */
+	int overwrite;		/* the instance's overwrite option */
+	uint32_t events;	/* HGT_EV_* asked for */
+	int events_given;	/* -e was given: a group missing here is an error, not a warning */
+	uint64_t cpumask[4];	/* 256 bits, all zero = every CPU */
+	int reader_cpu;		/* -1: not pinned */
+	int prio;		/* 0: SCHED_OTHER */
+	int quiet;
+	int compress;
+	enum ft_reader reader;
+	size_t spool_max;	/* bytes of pages kept before converting while recording */
+	char **cmd;
+	int argc;
+	char **argv;
+};
+
+/* set by the signal handler, installed before anything else happens */
+extern volatile sig_atomic_t ft_stop;
+extern volatile sig_atomic_t ft_signal;
+
+/* ft_stage - a named point of the recording; HGT_FTRACE_STOP_AT=NAME stops there (tests) */
+void ft_stage(const char *name);
+
+int ft_record(struct ft_opts *o);
+
+/* helpers shared by the parts */
+double ft_parse_seconds(const char *s);
+uint32_t ft_parse_events(const char *list);
+int ft_parse_cpus(const char *s, uint64_t mask[4]);
+int ft_cpu_wanted(const struct ft_opts *o, int cpu);
+
+#endif

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - hgtrace-ftrace: record the kernel's ground truth through ftrace,
+ * without hgtrace.ko, into the same .hgt file `hgtrace record` writes.
+ *
+ *   hgtrace-ftrace record [options] [-- command [args...]]
+ *   hgtrace record --ftrace [options] [-- command ...]     (the same, through hgtrace)
+ *
+ * The options are hgtrace record's, with what ftrace cannot do refused by
+ * name. The signal handlers go in before anything else, so that a signal at
+ * any point ends with the machine as it was (record.c).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "hgtrace.h"
+#include "ftrace.h"
+
+volatile sig_atomic_t ft_stop;
+volatile sig_atomic_t ft_signal;
+
+static void on_signal(int sig)
+{
+	ft_stop = 1;
+	ft_signal = sig;
+}
+
+/* install_handlers - SIGINT, SIGTERM, SIGHUP stop the recording; no SA_RESTART, so sleeps end */
+static void install_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+void ft_stage(const char *name)
+{
+	const char *at = getenv("HGT_FTRACE_STOP_AT");
+
+	/* for the tests: stop here, so that a signal can be sent at exactly this point */
+	if (at && !strcmp(at, name)) {
+		fprintf(stderr, "hgtrace-ftrace: stopping at %s (HGT_FTRACE_STOP_AT)\n", name);
+		raise(SIGSTOP);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: hgtrace-ftrace record [options] [-- command [args...]]\n"
+"       hgtrace record --ftrace [options] [-- command [args...]]\n"
+"\n"
+"Record the kernel's ground truth through ftrace (no module needed) into a .hgt\n"
+"file that hgtrace dump and hourglass report read as they read the module's.\n"
+"Runs until the command exits, for -d seconds, or until Ctrl-C. Uses a tracefs\n"
+"instance of its own (" FT_INSTANCE_PREFIX "PID) with the x86-tsc clock, and removes it\n"
+"on the way out: the top-level buffer and any other tracing stay untouched.\n"
+"\n"
+"  -o, --output FILE      output file (default hgtrace.hgt)\n"
+"  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms)\n"
+"  -e, --events LIST      comma list of sched,irq,softirq,vectors,nmi,hrtimer,syscalls\n"
+"                         or 'all' (default: all but syscalls)\n"
+"  -b, --buffer KB        ring buffer per CPU in KiB (default 2048)\n"
+"  -m, --mode MODE        overwrite (default: the kernel marks where events were lost)\n"
+"                         or stop (when full, new events are dropped)\n"
+"  -c, --cpus LIST        record these CPUs only, e.g. 0,2-3 (default all)\n"
+"  -i, --interval TIME    drain period (default 100ms)\n"
+"  -C, --reader-cpu CPU   pin the draining thread to CPU\n"
+"  -P, --prio N           run the draining thread SCHED_FIFO at priority N\n"
+"  -z, --compress         pack the file once the command has finished\n"
+"  -q, --quiet            no summary\n"
+"      --reader KIND      pages (default: read while recording, convert after),\n"
+"                         live (convert at every drain) or iterate\n"
+"                         (tracefs_iterate_raw_events at every drain): for benchmarks\n"
+"      --spool-max MB     convert while recording once this much is held (default:\n"
+"                         a quarter of the available memory, at most 512)\n"
+"  -h, --help             this text\n"
+"\n"
+"Not available through ftrace: -p/--pid and -F/--follow (the events carry no thread\n"
+"group to filter on; record everything and let the analysis select).\n"
+"\n"
+"Exit status: 0 recorded, 1 bad usage, 2 could not record (tracefs missing or not\n"
+"permitted, no x86-tsc clock), 130 a signal came before recording started.\n"
+"Lost events are counted per CPU in the summary and marked in the file.\n");
+}
+
+double ft_parse_seconds(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0)
+		return -1;
+	if (!*end || !strcmp(end, "s"))
+		return v;
+	if (!strcmp(end, "ms"))
+		return v / 1e3;
+	if (!strcmp(end, "us"))
+		return v / 1e6;
+	if (!strcmp(end, "m"))
+		return v * 60;
+	return -1;
+}
+
+uint32_t ft_parse_events(const char *list)
+{
+	static const struct { const char *n; uint32_t b; } names[] = {
+		{ "sched", HGT_EV_SCHED }, { "irq", HGT_EV_IRQ }, { "softirq", HGT_EV_SOFTIRQ },
+		{ "vectors", HGT_EV_VECTORS }, { "nmi", HGT_EV_NMI }, { "hrtimer", HGT_EV_HRTIMER },
+		{ "syscalls", HGT_EV_SYSCALLS }, { "all", HGT_EV_ALL }, { "default", HGT_EV_DEFAULT },
+	};
+	char *copy = strdup(list), *save = NULL, *tok;
+	uint32_t ev = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(tok, names[i].n))
+				break;
+		if (i == sizeof(names) / sizeof(names[0])) {
+			fprintf(stderr, "hgtrace-ftrace: unknown event group '%s' "
+				"(sched, irq, softirq, vectors, nmi, hrtimer, syscalls, all)\n", tok);
+			free(copy);
+			return 0;
+		}
+		ev |= names[i].b;
+	}
+	free(copy);
+	return ev;
+}
+
+int ft_parse_cpus(const char *s, uint64_t mask[4])
+{
+	const char *p = s;
+
+	memset(mask, 0, 4 * sizeof(uint64_t));
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0 || a > 255)
+			return -1;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b > 255)
+				return -1;
+		}
+		for (; a <= b; a++)
+			mask[a / 64] |= 1ull << (a % 64);
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		p = end;
+	}
+	return 0;
+}
+
+int ft_cpu_wanted(const struct ft_opts *o, int cpu)
+{
+	if (cpu < 0)
+		return 0;
+	if (!(o->cpumask[0] | o->cpumask[1] | o->cpumask[2] | o->cpumask[3]))
+		return 1;
+	return cpu < 256 && ((o->cpumask[cpu / 64] >> (cpu % 64)) & 1);
+}
+
+/* default_spool_max - a quarter of MemAvailable, at most 512 MiB, at least 16 MiB */
+static size_t default_spool_max(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+	size_t max = 512ull << 20;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kb && kb * 1024 / 4 < max)
+		max = kb * 1024 / 4;
+	return max < (16u << 20) ? 16u << 20 : max;
+}
+
+static int parse(int argc, char **argv, struct ft_opts *o)
+{
+	enum { OPT_READER = 256, OPT_SPOOL, OPT_FTRACE };
+	static const struct option lo[] = {
+		{ "output", required_argument, 0, 'o' }, { "duration", required_argument, 0, 'd' },
+		{ "events", required_argument, 0, 'e' }, { "buffer", required_argument, 0, 'b' },
+		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'p' },
+		{ "follow", no_argument, 0, 'F' }, { "cpus", required_argument, 0, 'c' },
+		{ "interval", required_argument, 0, 'i' }, { "reader-cpu", required_argument, 0, 'C' },
+		{ "prio", required_argument, 0, 'P' }, { "quiet", no_argument, 0, 'q' },
+		{ "compress", no_argument, 0, 'z' }, { "reader", required_argument, 0, OPT_READER },
+		{ "spool-max", required_argument, 0, OPT_SPOOL }, { "ftrace", no_argument, 0, OPT_FTRACE },
+		{ "help", no_argument, 0, 'h' }, { 0 }
+	};
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->out = "hgtrace.hgt";
+	o->interval = 0.1;
+	o->buffer_kb = 2048;
+	o->overwrite = 1;
+	o->events = HGT_EV_DEFAULT;
+	o->reader_cpu = -1;
+	o->spool_max = default_spool_max();
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:d:e:b:m:p:Fc:i:C:P:qzh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->out = optarg; break;
+		case 'd':
+			o->duration = ft_parse_seconds(optarg);
+			if (o->duration <= 0) {
+				fprintf(stderr, "hgtrace-ftrace: bad duration '%s' (e.g. 10s, 500ms)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'i':
+			o->interval = ft_parse_seconds(optarg);
+			if (o->interval < 0.001 || o->interval > 10) {
+				fprintf(stderr, "hgtrace-ftrace: bad interval '%s' (1ms to 10s)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'e':
+			o->events = ft_parse_events(optarg);
+			o->events_given = 1;
+			if (!o->events)
+				return -1;
+			break;
+		case 'b':
+			o->buffer_kb = strtoul(optarg, &end, 10);
+			if (*end || o->buffer_kb < 8 || o->buffer_kb > (1ul << 20)) {
+				fprintf(stderr, "hgtrace-ftrace: bad buffer size '%s' (8 to 1048576 KiB)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'm':
+			if (!strcmp(optarg, "stop"))
+				o->overwrite = 0;
+			else if (!strcmp(optarg, "overwrite"))
+				o->overwrite = 1;
+			else {
+				fprintf(stderr, "hgtrace-ftrace: bad mode '%s' (stop or overwrite)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'p':
+		case 'F':
+			fprintf(stderr, "hgtrace-ftrace: -%c is not available through ftrace: its events carry "
+				"no thread group to filter on; record everything (the CPU events are kept anyway)\n", c);
+			return -1;
+		case 'c':
+			if (ft_parse_cpus(optarg, o->cpumask)) {
+				fprintf(stderr, "hgtrace-ftrace: bad CPU list '%s' (e.g. 0,2-3)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'C':
+			o->reader_cpu = strtol(optarg, &end, 10);
+			if (*end || o->reader_cpu < 0) {
+				fprintf(stderr, "hgtrace-ftrace: bad reader CPU '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'P':
+			o->prio = strtol(optarg, &end, 10);
+			if (*end || o->prio < 1 || o->prio > 99) {
+				fprintf(stderr, "hgtrace-ftrace: bad priority '%s' (1 to 99)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'q': o->quiet = 1; break;
+		case 'z': o->compress = 1; break;
+		case OPT_READER:
+			if (!strcmp(optarg, "pages"))
+				o->reader = FT_READ_PAGES;
+			else if (!strcmp(optarg, "live"))
+				o->reader = FT_READ_LIVE;
+			else if (!strcmp(optarg, "iterate"))
+				o->reader = FT_READ_ITERATE;
+			else {
+				fprintf(stderr, "hgtrace-ftrace: bad reader '%s' (pages, live or iterate)\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_SPOOL: {
+			unsigned long mb = strtoul(optarg, &end, 10);
+
+			if (*end || mb < 1 || mb > (1ul << 20)) {
+				fprintf(stderr, "hgtrace-ftrace: bad --spool-max '%s' (MiB, 1 or more)\n", optarg);
+				return -1;
+			}
+			o->spool_max = (size_t)mb << 20;
+			break;
+		}
+		case OPT_FTRACE: break;		/* from `hgtrace record --ftrace` */
+		case 'h': usage(stdout); exit(FT_EXIT_OK);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if (!o->cmd && !o->duration)
+		fprintf(stderr, "hgtrace-ftrace: no command and no -d: recording until Ctrl-C\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ft_opts o;
+
+	install_handlers();
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
+		printf("hgtrace-ftrace %s (records of ABI %d.%d, libtracefs %s)\n", HG_FTRACE_VERSION,
+		       HGT_ABI_MAJOR, HGT_ABI_MINOR, HG_LIBTRACEFS_BUILT);
+		return FT_EXIT_OK;
+	}
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return FT_EXIT_OK;
+	}
+	if (argc < 2 || strcmp(argv[1], "record")) {
+		usage(stderr);
+		return FT_EXIT_USAGE;
+	}
+	if (parse(argc - 1, argv + 1, &o))
+		return FT_EXIT_USAGE;
+	o.argc = argc;
+	o.argv = argv;
+	return ft_record(&o);
+}
