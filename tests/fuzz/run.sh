@@ -90,6 +90,11 @@ for t in "$@"; do
 	fi
 	new=$(comm -13 <(echo "$before") <(ls "$art") | grep -v '\.alone\.log$')
 	ours=0 theirs=0
+	# -fork with -ignore_crashes exits with the last lost worker's status: the run is whole
+	# when libFuzzer says it fuzzed its time; its kept inputs, run alone, give the verdict
+	if [ ${#mode[@]} -gt 0 ] && grep -q '^INFO: fuzzed for' "$log"; then
+		rc=0
+	fi
 	if [ ${#mode[@]} -gt 0 ] && [ $rc -eq 0 ]; then
 		for a in $new; do
 			if "$here/repro" "$t" "$art$a" >"$art$a.alone.log" 2>&1; then
