@@ -136,8 +136,14 @@ void hgt_name_fill(struct hgt_rec *r);
 int hgt_msa_alloc(u32 capacity);
 void hgt_msa_free(void);
 void hgt_msa_reset(void);
-void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
-		    unsigned int prev_state, bool preempt);
+/* the TSC and the scheduler's clock, read together once per switch when needed (tsc 0: not yet) */
+struct hgt_sched_clocks {
+	u64 tsc, ns;
+};
+void hgt_sched_clocks_read(struct hgt_sched_clocks *c);
+u16 hgt_sched_lag(struct task_struct *p, u64 tsc, struct hgt_sched_clocks *now);
+void hgt_msa_switch(u64 tsc, struct hgt_sched_clocks *now, struct task_struct *prev,
+		    struct task_struct *next, unsigned int prev_state, bool preempt);
 void hgt_msa_wake(u64 tsc, struct task_struct *p, bool new_task);
 void hgt_msa_irq(u64 tsc, bool hard, bool entry);
 void hgt_msa_syscall(u64 tsc, bool entry);

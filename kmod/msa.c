@@ -264,9 +264,9 @@ static u8 msa_offcpu_state(unsigned int prev_state, bool preempt)
  * together, once per switch, so that the time the probe spends before it
  * looks at next does not move next's side.
  */
-static u64 msa_sched_at(struct task_struct *p, u64 tsc, u64 now_tsc, u64 now_ns)
+static u64 msa_sched_at(struct task_struct *p, u64 tsc, const struct hgt_sched_clocks *now)
 {
-	s64 ns = (s64)(now_ns - hgt_sched_exec_start(p));
+	s64 ns = (s64)(now->ns - hgt_sched_exec_start(p));
 
 	if (ns < 0 || ns > 10 * NSEC_PER_MSEC) {
 		this_cpu_inc(msa_cnt.lag_stale);
@@ -274,16 +274,44 @@ static u64 msa_sched_at(struct task_struct *p, u64 tsc, u64 now_tsc, u64 now_ns)
 	}
 	this_cpu_inc(msa_cnt.lag_n);
 	this_cpu_add(msa_cnt.lag_ns, ns);
-	return now_tsc - div_u64((u64)ns * tsc_khz, USEC_PER_SEC);
+	return now->tsc - div_u64((u64)ns * tsc_khz, USEC_PER_SEC);
 }
 
-void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
-		    unsigned int prev_state, bool preempt)
+void hgt_sched_clocks_read(struct hgt_sched_clocks *c)
+{
+	if (c->tsc)
+		return;
+	c->tsc = rdtsc_ordered();
+	c->ns = sched_clock_cpu(smp_processor_id());
+}
+
+/*
+ * hgt_sched_lag - how many cycles before @tsc the scheduler switched @p out
+ * or in, coded for struct hgt_switch: where msa_sched_at() places that side,
+ * told to readers of the records. The idle task's field is not kept before
+ * 6.6 and a lag outside 0..10 ms is stale (as above): HGT_LAG_UNKNOWN. Below
+ * 0 (the two clocks disagree by a little) is 0, the tracepoint.
+ */
+u16 hgt_sched_lag(struct task_struct *p, u64 tsc, struct hgt_sched_clocks *now)
+{
+	s64 ns, lag;
+
+	if (is_idle_task(p))
+		return HGT_LAG_UNKNOWN;
+	hgt_sched_clocks_read(now);
+	ns = (s64)(now->ns - hgt_sched_exec_start(p));
+	if (ns < 0 || ns > 10 * NSEC_PER_MSEC)
+		return HGT_LAG_UNKNOWN;
+	lag = (s64)div_u64((u64)ns * tsc_khz, USEC_PER_SEC) - (s64)(now->tsc - tsc);
+	return hgt_lag_code(lag > 0 ? lag : 0);
+}
+
+void hgt_msa_switch(u64 tsc, struct hgt_sched_clocks *now, struct task_struct *prev,
+		    struct task_struct *next, unsigned int prev_state, bool preempt)
 {
 	struct hgt_msa_ent *e;
 	unsigned long flags;
 	bool tprev, tnext;
-	u64 now_tsc, now_ns;
 	u8 off;
 
 	if (!msa_active())
@@ -292,14 +320,13 @@ void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
 	tnext = hgt_task_traced(next);
 	if (!tprev && !tnext)
 		return;
-	now_tsc = rdtsc_ordered();
-	now_ns = sched_clock_cpu(smp_processor_id());
+	hgt_sched_clocks_read(now);
 	off = msa_offcpu_state(prev_state, preempt);
 	/* PREEMPT_RT: waiting for a sleeping spinlock is a blocked, uninterruptible wait */
 	if (!preempt && (prev_state & TASK_RTLOCK_WAIT))
 		off = HGT_MSA_DISK;
 	if (tprev && (e = msa_find(prev->pid, true))) {
-		u64 at = msa_sched_at(prev, tsc, now_tsc, now_ns);
+		u64 at = msa_sched_at(prev, tsc, now);
 
 		raw_spin_lock_irqsave(&e->lock, flags);
 		msa_set_side(e, at, off, prev->tgid);
@@ -307,7 +334,7 @@ void hgt_msa_switch(u64 tsc, struct task_struct *prev, struct task_struct *next,
 		raw_spin_unlock_irqrestore(&e->lock, flags);
 	}
 	if (tnext && (e = msa_find(next->pid, true))) {
-		u64 at = msa_sched_at(next, tsc, now_tsc, now_ns);
+		u64 at = msa_sched_at(next, tsc, now);
 
 		raw_spin_lock_irqsave(&e->lock, flags);
 		msa_set_side(e, at, msa_oncpu_state(e, this_cpu_read(hgt_pcpu.hard_depth)), next->tgid);

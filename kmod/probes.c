@@ -256,12 +256,13 @@ static void probe_sched_switch(void *data, bool preempt, struct task_struct *pre
 			       struct task_struct *next, unsigned int prev_state)
 {
 	u64 tsc = rdtsc_ordered();
+	struct hgt_sched_clocks now = { 0 };
 	struct {
 		struct hgt_rec h;
 		struct hgt_switch s;
 	} r;
 
-	hgt_msa_switch(tsc, prev, next, prev_state, preempt);
+	hgt_msa_switch(tsc, &now, prev, next, prev_state, preempt);
 	if (!hgt_cpu_on() || (!hgt_task_traced(prev) && !hgt_task_traced(next)))
 		return;
 	hgt_comm_once(tsc, prev);
@@ -273,7 +274,8 @@ static void probe_sched_switch(void *data, bool preempt, struct task_struct *pre
 	r.s.prev_state = prev_state;
 	r.s.prev_prio = prev->prio;
 	r.s.next_prio = next->prio;
-	r.s.pad = 0;
+	r.s.prev_lag = hgt_sched_lag(prev, tsc, &now);
+	r.s.next_lag = hgt_sched_lag(next, tsc, &now);
 	hgt_emit(&r, sizeof(r));
 }
 

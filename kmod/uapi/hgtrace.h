@@ -34,7 +34,7 @@
 #ifndef HGT_ABI_MAJOR
 #define HGT_ABI_MAJOR		1
 #endif
-#define HGT_ABI_MINOR		1
+#define HGT_ABI_MINOR		2
 
 #define HGT_DEVICE		"/dev/hgtrace"
 #define HGT_PROC_DIR		"/proc/hgtrace"
@@ -114,14 +114,52 @@ struct hgt_rec {
 
 #define HGT_SWITCH_PREEMPT	0x01	/* hgt_rec.flags of HGT_REC_SWITCH: prev was preempted */
 
-/* HGT_REC_SWITCH: hgt_rec.aux = next's policy (SCHED_*) */
+/*
+ * HGT_REC_SWITCH: hgt_rec.aux = next's policy (SCHED_*)
+ *
+ * prev_lag and next_lag (1.2; 0 before, which reads as "at the tracepoint"):
+ * how many TSC cycles before hgt_rec.tsc the scheduler stopped charging prev
+ * and started charging next (se.exec_start, the instants that
+ * /proc/<pid>/schedstat sums between). sched_switch fires after the pick,
+ * tens of microseconds later under emulation, so on-CPU time summed between
+ * tracepoints undercounts a thread that wakes often. Coded as a small float,
+ * HGT_LAG_UNKNOWN when the kernel's field was stale (the idle task, a lag
+ * outside 0..10 ms): take the tracepoint then.
+ */
 struct hgt_switch {
 	__u32 prev_pid;
 	__u32 prev_state;	/* the prev_state argument of sched_switch (TASK_* bits) */
 	__s16 prev_prio;	/* kernel prio: 0..98 real-time, 100..139 fair, -1 deadline */
 	__s16 next_prio;
-	__u32 pad;
+	__u16 prev_lag;		/* hgt_lag_code(); 1.0 and 1.1: the first half of a zero pad */
+	__u16 next_lag;
 };
+
+/*
+ * The lags' code: e << 12 | (v >> e), with e (0..15) the least that makes
+ * v >> e fit 12 bits: exact below 4096 cycles, 12 significant bits above
+ * (an error below 1/2048), up to 4094 << 15 cycles (50 ms at 2.7 GHz).
+ */
+#define HGT_LAG_UNKNOWN		0xffffu
+
+static inline __u16 hgt_lag_code(__u64 v)
+{
+	unsigned int e = 0;
+
+	while ((v >> e) > 0xfff && e < 15)
+		e++;
+	if ((v >> e) > 0xfff || (e == 15 && (v >> e) == 0xfff))
+		return HGT_LAG_UNKNOWN;
+	return (__u16)(e << 12 | (v >> e));
+}
+
+/* hgt_lag_cycles - the cycles of a code, rounded down; -1 for HGT_LAG_UNKNOWN */
+static inline __s64 hgt_lag_cycles(__u16 code)
+{
+	if (code == HGT_LAG_UNKNOWN)
+		return -1;
+	return (__s64)((__u64)(code & 0xfff) << (code >> 12));
+}
 
 struct hgt_wake {
 	__u16 target_cpu;	/* CPU the task will run on */

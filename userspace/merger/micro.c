@@ -6,7 +6,9 @@
  * the TSC just before each thread starts and just after it ends; the kernel's
  * sched_switch events give the time on CPU over exactly that window:
  *
- *   kernel     on CPU between its switches in and out (the ground truth)
+ *   kernel     on CPU between its switches in and out (the ground truth), each
+ *              side where the scheduler switched it when the recording says
+ *              (ABI 1.2's lags, sweep.c), else at the tracepoint
  *   handlers   the part of it in interrupt handlers while it was current
  *   intervals  what hourglass itself saw: the sum of its intervals
  *   cputime    CLOCK_THREAD_CPUTIME_ID

@@ -416,6 +416,14 @@ static void item_event(struct sweep *s, struct cpu_state *c, struct item *it, co
 	}
 }
 
+/* sched_at - where the scheduler switched a side of a switch at @tsc: the tracepoint when unknown */
+static int64_t sched_at(int64_t tsc, uint16_t lag)
+{
+	int64_t c = hgt_lag_cycles(lag);
+
+	return c > 0 ? tsc - c : tsc;
+}
+
 void sweep_kernel(struct sweep *s, uint32_t cpu, const struct hgt_rec *h)
 {
 	struct cpu_state *c;
@@ -466,10 +474,12 @@ void sweep_kernel(struct sweep *s, uint32_t cpu, const struct hgt_rec *h)
 		c->cur = h->arg;
 		pt = sw->prev_pid ? thread_of_tid(s->r, sw->prev_pid) : -1;
 		nt = h->arg ? thread_of_tid(s->r, h->arg) : -1;
+		/* time on CPU runs between where the scheduler switched (ABI 1.2's lags), as
+		 * schedstat's does; everything else here stays at the tracepoint */
 		if (pt >= 0 && s->sink.switched)
-			s->sink.switched(s->sink.ctx, pt, tsc, 0);
+			s->sink.switched(s->sink.ctx, pt, sched_at(tsc, sw->prev_lag), 0);
 		if (nt >= 0 && s->sink.switched)
-			s->sink.switched(s->sink.ctx, nt, tsc, 1);
+			s->sink.switched(s->sink.ctx, nt, sched_at(tsc, sw->next_lag), 1);
 		break;
 	}
 	case HGT_REC_MIGRATE: {

@@ -196,7 +196,7 @@ static void krec(uint32_t cpu, uint64_t t, uint64_t late, int type, uint32_t arg
 
 static void sw(uint32_t cpu, uint64_t t, uint32_t prev, uint32_t next, uint32_t state)
 {
-	struct hgt_switch s = { prev, state, 120, next == 101 || next == 102 ? 49 : 120, 0 };
+	struct hgt_switch s = { prev, state, 120, next == 101 || next == 102 ? 49 : 120, 0, 0 };
 
 	krec(cpu, t, 0, HGT_REC_SWITCH, next, state ? 0 : HGT_SWITCH_PREEMPT, &s, sizeof(s));
 }
