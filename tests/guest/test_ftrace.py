@@ -87,8 +87,9 @@ def as_ftrace_side(rec):
     return fev, drops
 
 
-def agreement(ctx, mod, ours, name):
-    """Pair the module's records with ours; every event outside a reported loss must pair."""
+def agreement(ctx, mod, ours, name, least=2000):
+    """Pair the module's records with ours; every event outside a reported loss must pair
+    (@least of them on each side, or the comparison says too little)."""
     fev, drops = as_ftrace_side(ours)
     window = (max(mod.window[0], ours.window[0]), min(mod.window[1], ours.window[1]))
     tol = mod.tsc_khz * 50                  # 50 ms, as test_recorder's agreement test
@@ -96,7 +97,7 @@ def agreement(ctx, mod, ours, name):
         res = matching.match(mod.events, fev, drops, window, tol)
         edge = _pairs_across_the_edge(res, mod, fev, drops, tol)
     total = res["ftrace"] + res["hgtrace"]
-    assert res["ftrace"] > 2000 and res["hgtrace"] > 2000, \
+    assert res["ftrace"] > least and res["hgtrace"] > least, \
         f"{name}: too few events to compare: ftrace {res['ftrace']}, module {res['hgtrace']}"
     dts = sorted(abs(d) * 1000 / mod.tsc_khz for d in res["dts"])
     kinds = {k for (_c, k, _key), _t in res["only_ftrace"] + res["only_hgtrace"]}
@@ -268,7 +269,9 @@ def test_ftrace_losses_placed(ctx):
         assert lost > 0, f"{mode}: a 32 KiB buffer drained every 200 ms lost nothing: the test checked nothing"
         assert "events decoded, the kernel says" not in p.stderr, p.stderr
         est = [l for l in p.stderr.splitlines() if "by estimate" in l]
-        res = agreement(ctx, m, o, f"{mode}, 32 KiB")
+        # most events are lost here (on 6.12-rt in stop mode 1240 were left): the
+        # floor is this test's own, below
+        res = agreement(ctx, m, o, f"{mode}, 32 KiB", least=1000)
         ctx.note(f"{mode}: {lost} events lost in {sum(1 for e in o.events if e.kind == 'lost')} LOST records"
                  + (f"; {est[0].split('; ')[-1]}" if est else ", none placed by estimate"))
         assert res["matched"] > 1000, f"{mode}: losses covered nearly everything: {res}"
@@ -551,8 +554,10 @@ def test_ftrace_hourglass_record(ctx):
                 if when == "events":
                     log = open(os.path.join(d, "hgtrace.log" if flags == ["--ftrace"] else "hgtrace-ftrace.log")).read()
                     assert "before recording started" in log, log[-2000:]
+                # refused: before hourglass ran there is nothing to report, after it the run is incomplete
                 r = run([HOURGLASS, "report", d], check=False)
-                assert r.returncode == 3 and "interrupted" in r.stderr, r.stderr
+                assert r.returncode == 3 and ("no hourglass.hgl" if when == "events" else "interrupted") \
+                    in r.stderr, r.stderr
         unload()
     ctx.note(f"tracefs as found, nothing left running, after each of: {'; '.join(cases)}")
 
