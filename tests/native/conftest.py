@@ -61,10 +61,11 @@ def hg(hourglass_bin, tmp_path):
         # a moment, and admission control refuses ours with EBUSY
         for _ in range(10):
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
-            if expect != 0 or p.returncode != 2 or "admission control" not in p.stderr:
+            if p.returncode != 2 or "admission control" not in p.stderr:
                 break
             time.sleep(1)
-        assert p.returncode == expect, f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr}"
+        ok = expect if isinstance(expect, (set, frozenset, tuple)) else {expect}
+        assert p.returncode in ok, f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr}"
         ivs = []
         for l in p.stdout.splitlines():
             if l[:1].isdigit():
@@ -76,24 +77,6 @@ def hg(hourglass_bin, tmp_path):
             shutil.rmtree(d)
         return Run(p.returncode, p.stdout, p.stderr, data, t, ivs)
     return run
-
-
-@pytest.fixture(scope="session")
-def deadline_refused(hourglass_bin):
-    """Why this host refuses every SCHED_DEADLINE reservation, or None.
-
-    Seen on this project's host (6.18): after a day of tests, admission
-    control refused 0.1 ms in 8 ms with EBUSY yet took 7 ms in 8 ms, the
-    mark of a root domain whose reserved bandwidth had wrapped below zero.
-    No program can reserve there; hourglass must say so, not run."""
-    cmd = [hourglass_bin, "-n", "1", "-t", "0", "-w", "PERIODIC", "0.1ms", "8ms", "-rh", "0.1ms", "8ms",
-           "-d", "20ms"]
-    for _ in range(5):
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        if p.returncode != 2 or "admission control" not in p.stderr:
-            return None
-        time.sleep(1)
-    return p.stderr.strip()
 
 
 def is_root():

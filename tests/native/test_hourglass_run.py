@@ -147,11 +147,13 @@ def test_paper_5_5_two_tasks_hr(hg):
     assert len(r.lines("thread ")) == 2
 
 
-def test_reservations_run(hg, deadline_refused):
-    if deadline_refused:
-        pytest.skip(f"this host refuses every SCHED_DEADLINE reservation: {deadline_refused}")
+def test_reservations_run(hg):
     r = hg("-n 2 -d 1s -t 0 -w PERIODIC 3ms 8ms -rh 3.1ms 8ms "
-           "-t 1 -w PERIODIC 17ms 33ms -rs 17.1ms 33ms")
+           "-t 1 -w PERIODIC 17ms 33ms -rs 17.1ms 33ms", expect={0, 2})
+    if r.rc == 2:
+        # the host's admission control refused them for ten seconds (see test_paper_lines_run)
+        assert "admission control" in r.stderr, r.stderr
+        pytest.skip(f"this host's admission control refused the reservations: {r.stderr.strip()}")
     t0, t1 = r.json["threads"]
     assert t0["policy"] == t1["policy"] == "deadline"
     # a release the host delayed past the next one's time is skipped: 1 s of 8 ms periods
@@ -180,18 +182,24 @@ def test_raw_cycles(hg):
     assert abs((int(f[2]) - t0) * 1e3 / hz - r.intervals[0][1]) < 1e-5
 
 
-def test_paper_lines_run(hg, deadline_refused):
+def test_paper_lines_run(hg):
     """Every paper command line runs (shortened with a trailing -d); RTC needs
-    /dev/rtc; a reservation needs a host whose admission control takes one."""
+    /dev/rtc; a reservation needs a host whose admission control takes it.
+
+    This project's host (6.18) at times refused reservations far below its
+    free bandwidth for minutes on end (0.1 ms in 8 refused, 7 ms in 8 taken;
+    debugfs's dl_bw says 0.1 of 1.9 reserved): hourglass must then say so,
+    naming admission control, and exit 2. Whether it runs them when admitted
+    is test_reservations_run's."""
     from paper_lines import PAPER
     for name, args in PAPER.items():
         rtc = "-i RTC" in args
         have_rtc = os.path.exists("/dev/rtc0") or os.path.exists("/dev/rtc")
-        refused = ("-rh " in args or "-rs " in args) and deadline_refused
-        r = hg(args + " -d 400ms", expect=2 if (rtc and not have_rtc) or refused else 0, trace=False)
+        reserves = "-rh " in args or "-rs " in args
+        r = hg(args + " -d 400ms", expect=2 if rtc and not have_rtc else {0, 2} if reserves else 0, trace=False)
         if rtc and not have_rtc:
             assert "/dev/rtc" in r.stderr and "use -i HR" in r.stderr, r.stderr
-        elif refused:
+        elif r.rc == 2:
             assert "admission control" in r.stderr and "sched_rt_runtime_us" in r.stderr, r.stderr
         else:
             assert r.json["complete"], name
