@@ -61,8 +61,6 @@ void ft_stage(const char *name);
 int ft_record(struct ft_opts *o);
 
 /* helpers shared by the parts */
-double ft_parse_seconds(const char *s);
-uint32_t ft_parse_events(const char *list);
 int ft_parse_cpus(const char *s, uint64_t mask[4]);
 int ft_cpu_wanted(const struct ft_opts *o, int cpu);
 

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "hg_cpulist.h"
+#include "hg_opts.h"
 #include "hgtrace.h"
 #include "ftrace.h"
 
@@ -91,79 +93,21 @@ static void usage(FILE *f)
 "Lost events are counted per CPU in the summary and marked in the file.\n");
 }
 
-double ft_parse_seconds(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v < 0)
-		return -1;
-	if (!*end || !strcmp(end, "s"))
-		return v;
-	if (!strcmp(end, "ms"))
-		return v / 1e3;
-	if (!strcmp(end, "us"))
-		return v / 1e6;
-	if (!strcmp(end, "m"))
-		return v * 60;
-	return -1;
-}
-
-uint32_t ft_parse_events(const char *list)
-{
-	static const struct { const char *n; uint32_t b; } names[] = {
-		{ "sched", HGT_EV_SCHED }, { "irq", HGT_EV_IRQ }, { "softirq", HGT_EV_SOFTIRQ },
-		{ "vectors", HGT_EV_VECTORS }, { "nmi", HGT_EV_NMI }, { "hrtimer", HGT_EV_HRTIMER },
-		{ "syscalls", HGT_EV_SYSCALLS }, { "all", HGT_EV_ALL }, { "default", HGT_EV_DEFAULT },
-	};
-	char *copy = strdup(list), *save = NULL, *tok;
-	uint32_t ev = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		size_t i;
-
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (!strcmp(tok, names[i].n))
-				break;
-		if (i == sizeof(names) / sizeof(names[0])) {
-			fprintf(stderr, "hgtrace-ftrace: unknown event group '%s' "
-				"(sched, irq, softirq, vectors, nmi, hrtimer, syscalls, all)\n", tok);
-			free(copy);
-			return 0;
-		}
-		ev |= names[i].b;
-	}
-	free(copy);
-	return ev;
-}
-
 int ft_parse_cpus(const char *s, uint64_t mask[4])
 {
-	const char *p = s;
+	struct hg_cpuset set = { 0 };
+	const char *why = NULL;
+	unsigned cpu;
+	int ok;
 
+	/* the library's parser; this recorder's mask holds 256 CPUs */
+	ok = !hg_cpulist_parse(s, &set, &why) && hg_cpuset_count(&set) && set.nbits <= 256;
 	memset(mask, 0, 4 * sizeof(uint64_t));
-	while (*p) {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-
-		if (end == p || a < 0 || a > 255)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a || b > 255)
-				return -1;
-		}
-		for (; a <= b; a++)
-			mask[a / 64] |= 1ull << (a % 64);
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		p = end;
-	}
-	return 0;
+	for (cpu = 0; ok && cpu < set.nbits; cpu++)
+		if (hg_cpuset_has(&set, cpu))
+			mask[cpu / 64] |= 1ull << (cpu % 64);
+	hg_cpuset_free(&set);
+	return ok ? 0 : -1;
 }
 
 int ft_cpu_wanted(const struct ft_opts *o, int cpu)
@@ -207,7 +151,7 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 		{ "spool-max", required_argument, 0, OPT_SPOOL }, { "ftrace", no_argument, 0, OPT_FTRACE },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
-	char *end;
+	char *end, bad[32];
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -223,24 +167,26 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'd':
-			o->duration = ft_parse_seconds(optarg);
+			o->duration = hg_parse_seconds(optarg);
 			if (o->duration <= 0) {
 				fprintf(stderr, "hgtrace-ftrace: bad duration '%s' (e.g. 10s, 500ms)\n", optarg);
 				return -1;
 			}
 			break;
 		case 'i':
-			o->interval = ft_parse_seconds(optarg);
+			o->interval = hg_parse_seconds(optarg);
 			if (o->interval < 0.001 || o->interval > 10) {
 				fprintf(stderr, "hgtrace-ftrace: bad interval '%s' (1ms to 10s)\n", optarg);
 				return -1;
 			}
 			break;
 		case 'e':
-			o->events = ft_parse_events(optarg);
+			o->events = hg_parse_events(optarg, bad, sizeof(bad));
 			o->events_given = 1;
-			if (!o->events)
+			if (!o->events) {
+				fprintf(stderr, "hgtrace-ftrace: unknown event group '%s' (" HG_EVENT_GROUPS ")\n", bad);
 				return -1;
+			}
 			break;
 		case 'b':
 			o->buffer_kb = strtoul(optarg, &end, 10);

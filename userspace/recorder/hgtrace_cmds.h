@@ -16,8 +16,6 @@ int hgt_cmd_stop(int argc, char **argv);
 int hgt_cmd_msa(int argc, char **argv);
 int hgt_cmd_pack(int argc, char **argv);
 
-double hgt_parse_seconds(const char *s);
-uint32_t hgt_parse_events(const char *list);
 /* hgt_pack_file - rewrite a recording with packed chunks (@in may be @out): 0, 1 if @in was
  * unfinished (packed as it is), -1 bad input, -2 cannot write (message printed; @in untouched) */
 int hgt_pack_file(const char *in, const char *out, int level);

@@ -29,6 +29,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <x86intrin.h>
+#include "hg_opts.h"
 #include "hg_cpulist.h"
 #include "hg_hgt_write.h"
 #include "hgt_dev.h"
@@ -235,54 +236,6 @@ static void record_usage(FILE *f)
 "trace-cmd; hourglass's -p is a thread's priority.)\n");
 }
 
-/* parse_seconds - "10", "10s", "500ms", "20us", "1.5m" to seconds; -1 if bad */
-double hgt_parse_seconds(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v < 0)
-		return -1;
-	if (!*end || !strcmp(end, "s"))
-		return v;
-	if (!strcmp(end, "ms"))
-		return v / 1e3;
-	if (!strcmp(end, "us"))
-		return v / 1e6;
-	if (!strcmp(end, "m"))
-		return v * 60;
-	return -1;
-}
-
-/* hgt_parse_events - event group names to HGT_EV_* bits; 0 if a name is unknown */
-uint32_t hgt_parse_events(const char *list)
-{
-	static const struct { const char *n; uint32_t b; } names[] = {
-		{ "sched", HGT_EV_SCHED }, { "irq", HGT_EV_IRQ }, { "softirq", HGT_EV_SOFTIRQ },
-		{ "vectors", HGT_EV_VECTORS }, { "nmi", HGT_EV_NMI }, { "hrtimer", HGT_EV_HRTIMER },
-		{ "syscalls", HGT_EV_SYSCALLS }, { "all", HGT_EV_ALL }, { "default", HGT_EV_DEFAULT },
-	};
-	char *copy = strdup(list), *save = NULL, *tok;
-	uint32_t ev = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		size_t i;
-
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (!strcmp(tok, names[i].n))
-				break;
-		if (i == sizeof(names) / sizeof(names[0])) {
-			fprintf(stderr, "hgtrace: unknown event group '%s' "
-				"(sched, irq, softirq, vectors, nmi, hrtimer, syscalls, all)\n", tok);
-			free(copy);
-			return 0;
-		}
-		ev |= names[i].b;
-	}
-	free(copy);
-	return ev;
-}
-
 /*
  * parse_cpus - "0,2-3" into a CPU set of any size (the library's parser, up to
  * HGT_CPUS_MAX_BITS CPUs); -1 if bad (said why)
@@ -369,24 +322,27 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'd':
-			o->duration = hgt_parse_seconds(optarg);
+			o->duration = hg_parse_seconds(optarg);
 			if (o->duration <= 0) {
 				fprintf(stderr, "hgtrace: bad duration '%s' (e.g. 10s, 500ms)\n", optarg);
 				return -1;
 			}
 			break;
 		case 'i':
-			o->interval = hgt_parse_seconds(optarg);
+			o->interval = hg_parse_seconds(optarg);
 			if (o->interval < 0.001 || o->interval > 10) {
 				fprintf(stderr, "hgtrace: bad interval '%s' (1ms to 10s)\n", optarg);
 				return -1;
 			}
 			break;
 		case 'e': {
-			uint32_t ev = hgt_parse_events(optarg);
+			char bad[32];
+			uint32_t ev = hg_parse_events(optarg, bad, sizeof(bad));
 
-			if (!ev)
+			if (!ev) {
+				fprintf(stderr, "hgtrace: unknown event group '%s' (" HG_EVENT_GROUPS ")\n", bad);
 				return -1;
+			}
 			/* the first -e replaces the default, the next ones add to it */
 			o->events = events_given++ ? o->events | ev : ev;
 			break;
