@@ -75,7 +75,7 @@ char *meta_build(const struct ft_opts *o, const struct tfs *t, uint32_t groups, 
 	fprintf(m, "host: %s\n", host);
 	fprintf(m, "tsc_khz: %u\n", tsc_khz);
 	fprintf(m, "tsc_khz_source: measured against CLOCK_MONOTONIC_RAW\n");
-	/* what readers check (tools/hgmerge/load.py): the stamps are the TSC */
+	/* what hgmerge checks (userspace/merger/main.c): the stamps are the TSC */
 	fprintf(m, "clock: tsc\n");
 	fprintf(m, "trace_clock: x86-tsc\n");
 	fprintf(m, "nr_cpu_ids: %d\n", t->ncpus);
