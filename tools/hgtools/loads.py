@@ -236,6 +236,9 @@ class Load:
             self.exit, self.ended = self.proc.returncode, self.ended or "exited"
             _kill_rest(self, signal.SIGKILL)
             return
+        # what it forked since the last look (a Ctrl-C can come before the first): known, so
+        # recorded and stopped even if it left the group
+        self.watch()
         _signal_all(self, signal.SIGTERM)
         self.ended = "SIGTERM"
         deadline = time.monotonic() + grace_s
