@@ -203,6 +203,13 @@ def found_gaps(spec: str, run: Dict[str, Any]) -> Tuple[Optional[List[Dict[str, 
                and not any(k.startswith("task hgtrace:") for k in g.get("components") or {})
                and not str(g.get("cause", "")).startswith("switched to hgtrace:")]
         return sel, len(sel), "gaps with a local_timer part, less those the recorder ran in (its own timer)"
+    if kind == "recorder_timer":
+        # the left-out gaps: each holds the recorder's timer, and the tick too when the two came
+        # together (6.1 icount, make check: 29 of 750 did); a tick count may take them or not
+        sel = [g for g in gaps if "local_timer" in (g.get("components") or {})
+               and (any(k.startswith("task hgtrace:") for k in g.get("components") or {})
+                    or str(g.get("cause", "")).startswith("switched to hgtrace:"))]
+        return sel, len(sel), "gaps with a local_timer part that the recorder ran in"
     if kind == "class":
         sel = [g for g in gaps if g.get("actual") == arg]
         return sel, len(sel), f"gaps of actual class {arg}"
@@ -283,6 +290,12 @@ def evaluate(sc: Dict[str, Any], run: Dict[str, Any]) -> List[Dict[str, Any]]:
             r["count_ok"] = found == 0
         else:
             r["count_ok"] = abs(found - exp) <= tol * exp
+            if e["found"] == "ticks" and not r["count_ok"]:
+                # a tick that fell with the recorder's own timer is in a gap left out: the count
+                # lies between the strict one and the strict one with every such gap
+                _, maybe, _ = found_gaps("recorder_timer", run)
+                r["details"] = dict(details, ticks_with_the_recorder=maybe)
+                r["count_ok"] = found - tol * exp <= exp <= found + (maybe or 0) + tol * exp
         r["ratio"] = found / exp if exp and found is not None else None
         if sel is not None:
             r["actual_classes"] = dict(Counter(g.get("actual") for g in sel))

@@ -253,6 +253,14 @@ def test_ticks_expected_from_config_hz_over_the_run(run):
     run["config_hz"] = 250
     (e,) = expect.evaluate(sc, run)
     assert e["expected"] == 250 and not e["count_ok"] and not e["ok"]
+    # 201 strict and 2 gaps the recorder ran in: 207 expected is 6 off the strict count (more
+    # than 2%), within 2% of 203 when both of those gaps held a tick; 209 is beyond either
+    run["config_hz"] = 207
+    (e,) = expect.evaluate(sc, run)
+    assert e["count_ok"] and e["details"]["ticks_with_the_recorder"] == 2
+    run["config_hz"] = 209
+    (e,) = expect.evaluate(sc, run)
+    assert not e["count_ok"] and e["details"]["ticks_with_the_recorder"] == 2
     run["config_hz"] = None
     (e,) = expect.evaluate(sc, run)
     assert e["expected"] is None and "CONFIG_HZ unknown" in e["expected_how"] and not e["ok"]
