@@ -99,10 +99,11 @@ def test_breaktrace_freezes_the_recording_at_the_intruder(ctx):
     unload()
     rec = read_hgt(os.path.join(d, "kernel.hgt"))
     assert rec.meta.get("mode") == "overwrite", rec.meta
-    # the intruder took CPU 1 from hourglass's thread inside the gap that tripped
-    taken = [e for e in rec.events if e.kind == "switch" and e.cpu == 1 and e.fields["prev_pid"] == tid
+    # the intruder ran on CPU 1 inside the gap that tripped: switched in from hourglass's
+    # thread, or on PREEMPT_RT from the irq or timer thread that preempted it first
+    taken = [e for e in rec.events if e.kind == "switch" and e.cpu == 1
              and e.fields["next_pid"] == intruder.pid and b["t0_tsc"] <= e.tsc <= b["t1_tsc"]]
-    assert taken, (f"no switch from hourglass {tid} to the intruder {intruder.pid} in the gap "
+    assert taken, (f"no switch from hourglass {tid} or another to the intruder {intruder.pid} in the gap "
                    f"{b['t0_tsc']}..{b['t1_tsc']}; switches on CPU 1 near it: "
                    f"{[(e.tsc, e.fields) for e in rec.events if e.kind == 'switch' and e.cpu == 1][-5:]}")
     # frozen at the trip: hourglass wrote its files and exited later, unrecorded
