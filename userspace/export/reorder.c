@@ -53,9 +53,34 @@ static int key_after(const uint8_t *item, uint64_t ts, uint8_t rank)
 	return item[8] > rank;
 }
 
+/*
+ * Move items @pos..n-1 one place up, in blocks that wrap neither in the
+ * source nor in the destination (at most three memmove()s). The exporters'
+ * gaps are decided three tick periods after their time, so each lands a
+ * hundred or more items back: moving them one by one was a third of a
+ * merge's instructions with both exports (callgrind, bench/merge_speed.py's run).
+ */
+static void shift_up(struct ro_lane *l, uint32_t pos)
+{
+	uint32_t mask = l->cap - 1, i = l->n;
+
+	while (i > pos) {
+		uint32_t src_end = (l->head + i - 1) & mask, dst_end = (l->head + i) & mask;
+		uint32_t k = i - pos;
+
+		if (k > src_end + 1)
+			k = src_end + 1;
+		if (k > dst_end + 1)
+			k = dst_end + 1;
+		memmove(l->ring + (size_t)(dst_end + 1 - k) * RO_ITEM,
+			l->ring + (size_t)(src_end + 1 - k) * RO_ITEM, (size_t)k * RO_ITEM);
+		i -= k;
+	}
+}
+
 void *ro_push_slow(struct ro_window *w, struct ro_lane *l, uint64_t ts, uint8_t rank)
 {
-	uint32_t pos;
+	uint32_t lo = 0, hi, mid;
 	uint8_t *p;
 
 	if (l->n == l->cap && (l->cap == w->max || grow(w, l)))
@@ -64,20 +89,24 @@ void *ro_push_slow(struct ro_window *w, struct ro_lane *l, uint64_t ts, uint8_t 
 		ts = l->flushed;
 		w->clamped++;
 	}
-	pos = l->n;
-	if (pos && key_after(ro_at(l, pos - 1), ts, rank))
-		w->reordered++;
-	/* from the newest end: a late item is usually only a few places back */
-	while (pos && key_after(ro_at(l, pos - 1), ts, rank)) {
-		memcpy(ro_at(l, pos), ro_at(l, pos - 1), RO_ITEM);
-		pos--;
+	/* after every item of the same key: ties keep their arrival order */
+	hi = l->n;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (key_after(ro_at(l, mid), ts, rank))
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
-	if (pos == l->n) {
+	if (lo < l->n) {
+		w->reordered++;
+		shift_up(l, lo);
+	} else {
 		l->newest = ts;
 		l->newest_rank = rank;
 	}
 	l->n++;
-	p = ro_at(l, pos);
+	p = ro_at(l, lo);
 	memcpy(p, &ts, 8);
 	p[8] = rank;
 	return p;
