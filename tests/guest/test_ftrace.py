@@ -269,7 +269,7 @@ def test_ftrace_losses_placed(ctx):
         # kept in stop mode on 3 kernels of one CI run); a fast drain can keep up
         # on a quick guest (none lost in stop mode at 50 ms on 6.12).
         p = run([HGTRACE, "record", "-q", "-b", "16384", "-o", mod, "--", FTRACE, "record", "-m", mode, "-b", "64",
-                 "-i", "1s", "-P", "50", "-o", ours, "--", "sh", "-c", LOSS_LOAD], timeout=900)
+                 "-i", "1s", "-r", "50", "-o", ours, "--", "sh", "-c", LOSS_LOAD], timeout=900)
         open(ctx.path(f"ftrace-{mode}.log"), "w").write(p.stderr)
         m, o = read_hgt(mod), read_hgt(ours)
         lost = invariants(o, mode)

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hg_opts.h"
+
 /* the exit codes of hgtrace record (userspace/recorder/hgt_dev.h), and one more */
 #define FT_EXIT_OK		0
 #define FT_EXIT_USAGE		1	/* bad command line */
@@ -33,15 +35,9 @@ enum ft_reader {
 
 struct ft_opts {
 	const char *out;
-	double duration;	/* s, 0: until the command ends or a signal */
-	double interval;	/* s between drains */
-	unsigned long buffer_kb;	/* per CPU */
-	int overwrite;		/* the instance's overwrite option */
-	uint32_t events;	/* HGT_EV_* asked for */
-	int events_given;	/* -e was given: a group missing here is an error, not a warning */
+	struct hg_rec_opts rec;	/* -d -i -e -b -m -r -C; -m sets the instance's overwrite option,
+				   an -e group missing here is an error, not a warning */
 	uint64_t cpumask[4];	/* 256 bits, all zero = every CPU */
-	int reader_cpu;		/* -1: not pinned */
-	int prio;		/* 0: SCHED_OTHER */
 	int quiet;
 	int compress;
 	enum ft_reader reader;

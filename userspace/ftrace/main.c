@@ -75,7 +75,7 @@ static void usage(FILE *f)
 "  -c, --cpus LIST        record these CPUs only, e.g. 0,2-3 (default all)\n"
 "  -i, --interval TIME    drain period (default 100ms)\n"
 "  -C, --reader-cpu CPU   pin the draining thread to CPU\n"
-"  -P, --prio N           run the draining thread SCHED_FIFO at priority N\n"
+"  -r, --prio N           run the draining thread SCHED_FIFO at priority N\n"
 "  -z, --compress         pack the file once the command has finished\n"
 "  -q, --quiet            no summary\n"
 "      --reader KIND      pages (default: read while recording, convert after),\n"
@@ -85,7 +85,7 @@ static void usage(FILE *f)
 "                         a quarter of the available memory, at most 512)\n"
 "  -h, --help             this text\n"
 "\n"
-"Not available through ftrace: -p/--pid and -F/--follow (the events carry no thread\n"
+"Not available through ftrace: -P/--pid and -F/--follow (the events carry no thread\n"
 "group to filter on; record everything and let the analysis select).\n"
 "\n"
 "Exit status: 0 recorded, 1 bad usage, 2 could not record (tracefs missing or not\n"
@@ -143,69 +143,39 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "duration", required_argument, 0, 'd' },
 		{ "events", required_argument, 0, 'e' }, { "buffer", required_argument, 0, 'b' },
-		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'p' },
+		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'P' },
 		{ "follow", no_argument, 0, 'F' }, { "cpus", required_argument, 0, 'c' },
 		{ "interval", required_argument, 0, 'i' }, { "reader-cpu", required_argument, 0, 'C' },
-		{ "prio", required_argument, 0, 'P' }, { "quiet", no_argument, 0, 'q' },
+		{ "prio", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "compress", no_argument, 0, 'z' }, { "reader", required_argument, 0, OPT_READER },
 		{ "spool-max", required_argument, 0, OPT_SPOOL }, { "ftrace", no_argument, 0, OPT_FTRACE },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
-	char *end, bad[32];
+	struct hg_err err;
+	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->out = "hgtrace.hgt";
-	o->interval = 0.1;
-	o->buffer_kb = 2048;
-	o->overwrite = 1;
-	o->events = HGT_EV_DEFAULT;
-	o->reader_cpu = -1;
+	o->rec.interval = 0.1;
+	o->rec.buffer_kb = 2048;
+	o->rec.overwrite = 1;
+	o->rec.events = HGT_EV_DEFAULT;
+	o->rec.reader_cpu = -1;
 	o->spool_max = default_spool_max();
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:e:b:m:p:Fc:i:C:P:qzh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:" HG_REC_OPTS "p:P:Fc:qzh", lo, NULL)) != -1) {
+		switch (hg_rec_opt(&o->rec, c, optarg, &err)) {
+		case 1:
+			continue;
+		case -1:
+			fprintf(stderr, "hgtrace-ftrace: %s\n", err.msg);
+			return -1;
+		}
 		switch (c) {
 		case 'o': o->out = optarg; break;
-		case 'd':
-			o->duration = hg_parse_seconds(optarg);
-			if (o->duration <= 0) {
-				fprintf(stderr, "hgtrace-ftrace: bad duration '%s' (e.g. 10s, 500ms)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'i':
-			o->interval = hg_parse_seconds(optarg);
-			if (o->interval < 0.001 || o->interval > 10) {
-				fprintf(stderr, "hgtrace-ftrace: bad interval '%s' (1ms to 10s)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'e':
-			o->events = hg_parse_events(optarg, bad, sizeof(bad));
-			o->events_given = 1;
-			if (!o->events) {
-				fprintf(stderr, "hgtrace-ftrace: unknown event group '%s' (" HG_EVENT_GROUPS ")\n", bad);
-				return -1;
-			}
-			break;
-		case 'b':
-			o->buffer_kb = strtoul(optarg, &end, 10);
-			if (*end || o->buffer_kb < 8 || o->buffer_kb > (1ul << 20)) {
-				fprintf(stderr, "hgtrace-ftrace: bad buffer size '%s' (8 to 1048576 KiB)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'm':
-			if (!strcmp(optarg, "stop"))
-				o->overwrite = 0;
-			else if (!strcmp(optarg, "overwrite"))
-				o->overwrite = 1;
-			else {
-				fprintf(stderr, "hgtrace-ftrace: bad mode '%s' (stop or overwrite)\n", optarg);
-				return -1;
-			}
-			break;
 		case 'p':
+		case 'P':
 		case 'F':
 			fprintf(stderr, "hgtrace-ftrace: -%c is not available through ftrace: its events carry "
 				"no thread group to filter on; record everything (the CPU events are kept anyway)\n", c);
@@ -213,20 +183,6 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 		case 'c':
 			if (ft_parse_cpus(optarg, o->cpumask)) {
 				fprintf(stderr, "hgtrace-ftrace: bad CPU list '%s' (e.g. 0,2-3)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'C':
-			o->reader_cpu = strtol(optarg, &end, 10);
-			if (*end || o->reader_cpu < 0) {
-				fprintf(stderr, "hgtrace-ftrace: bad reader CPU '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 'P':
-			o->prio = strtol(optarg, &end, 10);
-			if (*end || o->prio < 1 || o->prio > 99) {
-				fprintf(stderr, "hgtrace-ftrace: bad priority '%s' (1 to 99)\n", optarg);
 				return -1;
 			}
 			break;
@@ -261,7 +217,7 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
-	if (!o->cmd && !o->duration)
+	if (!o->cmd && !o->rec.duration)
 		fprintf(stderr, "hgtrace-ftrace: no command and no -d: recording until Ctrl-C\n");
 	return 0;
 }

@@ -79,7 +79,7 @@ char *meta_build(const struct ft_opts *o, const struct tfs *t, uint32_t groups, 
 	fprintf(m, "clock: tsc\n");
 	fprintf(m, "trace_clock: x86-tsc\n");
 	fprintf(m, "nr_cpu_ids: %d\n", t->ncpus);
-	fprintf(m, "mode: %s\n", o->overwrite ? "overwrite" : "stop");
+	fprintf(m, "mode: %s\n", o->rec.overwrite ? "overwrite" : "stop");
 	fprintf(m, "buffer_bytes_per_cpu: %llu\n", (unsigned long long)t->buffer_kb * 1024);
 	fprintf(m, "events: 0x%x\n", groups);
 	fprintf(m, "compression: none\n");

@@ -114,7 +114,7 @@ static void hide_events(struct hgev_map *map)
 /* check_events - say which tracepoints this kernel lacks and what that leaves */
 static int check_events(struct rec *r)
 {
-	uint32_t asked = r->o->events, have = hgev_map_groups(r->map), g;
+	uint32_t asked = r->o->rec.events, have = hgev_map_groups(r->map), g;
 	static const char *const gname[] = { "sched", "irq", "softirq", "vectors", "nmi", "hrtimer", "syscalls" };
 	unsigned int i;
 	int bad = 0;
@@ -130,8 +130,8 @@ static int check_events(struct rec *r)
 		if (!(asked & (1u << g)) || (have & (1u << g)))
 			continue;
 		fprintf(stderr, "hgtrace-ftrace: no event of group '%s' exists on this kernel%s\n", gname[g],
-			r->o->events_given ? "" : ": recording without it");
-		bad |= r->o->events_given;
+			r->o->rec.events_given ? "" : ": recording without it");
+		bad |= r->o->rec.events_given;
 	}
 	if (!have) {
 		fprintf(stderr, "hgtrace-ftrace: none of the events asked for exists on this kernel\n");
@@ -234,7 +234,7 @@ static int drain_pages(struct rec *r, long limit)
 			spool_commit(&r->sp, cpu);
 			n++;
 			/* stop mode: drops while a page is read are placed by the page (convert.h) */
-			if (!r->o->overwrite) {
+			if (!r->o->rec.overwrite) {
 				if (tfs_read_stats(&r->t, cpu, &e))
 					return -1;
 				conv_page_read(&r->cv, cpu, &e, spool_next(&r->sp, cpu) - 1);
@@ -445,7 +445,7 @@ static int setup(struct rec *r)
 		fprintf(stderr, "hgtrace-ftrace: getrandom: %s\n", strerror(errno));
 		return -1;
 	}
-	r->map = hgev_map_alloc(r->tep, r->o->events, &key);
+	r->map = hgev_map_alloc(r->tep, r->o->rec.events, &key);
 	/* the sub-buffer's commit word is a long: 8 bytes, as checked above */
 	r->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	if (!r->map || !r->kbuf) {
@@ -502,23 +502,23 @@ static int prepare_reading(struct rec *r)
 /* place_reader - --reader-cpu and --prio, before the command starts */
 static int place_reader(const struct ft_opts *o)
 {
-	if (o->reader_cpu >= 0) {
+	if (o->rec.reader_cpu >= 0) {
 		cpu_set_t set;
 
 		CPU_ZERO(&set);
-		CPU_SET(o->reader_cpu, &set);
+		CPU_SET(o->rec.reader_cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set)) {
 			fprintf(stderr, "hgtrace-ftrace: cannot pin the reader to CPU %d: %s\n",
-				o->reader_cpu, strerror(errno));
+				o->rec.reader_cpu, strerror(errno));
 			return -1;
 		}
 	}
-	if (o->prio) {
-		struct sched_param sp = { .sched_priority = o->prio };
+	if (o->rec.prio) {
+		struct sched_param sp = { .sched_priority = o->rec.prio };
 
 		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
 			fprintf(stderr, "hgtrace-ftrace: cannot use SCHED_FIFO %d for the reader: %s\n",
-				o->prio, strerror(errno));
+				o->rec.prio, strerror(errno));
 			return -1;
 		}
 	}
@@ -595,7 +595,7 @@ int ft_record(struct ft_opts *o)
 	ret = FT_EXIT_OK;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!ft_stop) {
-		long ns = (long)(o->interval * 1e9);
+		long ns = (long)(o->rec.interval * 1e9);
 
 		next.tv_nsec += ns % 1000000000L;
 		next.tv_sec += ns / 1000000000L + next.tv_nsec / 1000000000L;
@@ -610,7 +610,7 @@ int ft_record(struct ft_opts *o)
 			child_done = 1;
 			break;
 		}
-		if (o->duration && now_s() - t0 >= o->duration)
+		if (o->rec.duration && now_s() - t0 >= o->rec.duration)
 			break;
 	}
 	win.stop_tsc = __rdtsc();

@@ -218,7 +218,7 @@ int tfs_configure(struct tfs *t, const struct ft_opts *o, const struct hgev_map 
 		return -1;
 	}
 	free(clock);
-	snprintf(buf, sizeof(buf), "%lu", o->buffer_kb);
+	snprintf(buf, sizeof(buf), "%lu", o->rec.buffer_kb);
 	if (set(t, "buffer_size_kb", buf, "sizing the buffers"))
 		return -1;
 	if (tracefs_instance_file_read_number(t->inst, "buffer_size_kb", &kb) || kb <= 0) {
@@ -226,7 +226,7 @@ int tfs_configure(struct tfs *t, const struct ft_opts *o, const struct hgev_map 
 		return -1;
 	}
 	t->buffer_kb = kb;
-	if (set(t, "options/overwrite", o->overwrite ? "1" : "0", "choosing the buffer mode"))
+	if (set(t, "options/overwrite", o->rec.overwrite ? "1" : "0", "choosing the buffer mode"))
 		return -1;
 	cpumask_hex(o, t->ncpus, buf, sizeof(buf));
 	if (set(t, "tracing_cpumask", buf, "choosing the CPUs"))

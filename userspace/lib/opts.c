@@ -57,3 +57,63 @@ uint32_t hg_parse_events(const char *list, char *bad, size_t badlen)
 	} while (*p++ == ',');
 	return ev;
 }
+
+/* a whole decimal number in [lo, hi], or -1 */
+static long whole(const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	v = strtol(s, &end, 10);
+	return *end || v < lo || v > hi ? -1 : v;
+}
+
+int hg_rec_opt(struct hg_rec_opts *o, int c, const char *arg, struct hg_err *e)
+{
+	char bad[32];
+	uint32_t ev;
+	long v;
+
+	switch (c) {
+	case 'd':
+		o->duration = hg_parse_seconds(arg);
+		if (o->duration <= 0)
+			return hg_err_set(e, "bad duration '%s' (e.g. 10s, 500ms)", arg);
+		return 1;
+	case 'i':
+		o->interval = hg_parse_seconds(arg);
+		if (o->interval < 0.001 || o->interval > 10)
+			return hg_err_set(e, "bad interval '%s' (1ms to 10s)", arg);
+		return 1;
+	case 'e':
+		ev = hg_parse_events(arg, bad, sizeof(bad));
+		if (!ev)
+			return hg_err_set(e, "unknown event group '%s' (" HG_EVENT_GROUPS ")", bad);
+		/* the first -e replaces the default, the next ones add to it */
+		o->events = o->events_given++ ? o->events | ev : ev;
+		return 1;
+	case 'b':
+		if ((v = whole(arg, 8, 1L << 20)) < 0)
+			return hg_err_set(e, "bad buffer size '%s' (8 to 1048576 KiB)", arg);
+		o->buffer_kb = v;
+		return 1;
+	case 'm':
+		if (strcmp(arg, "stop") && strcmp(arg, "overwrite"))
+			return hg_err_set(e, "bad mode '%s' (stop or overwrite)", arg);
+		o->overwrite = !strcmp(arg, "overwrite");
+		return 1;
+	case 'r':
+		if ((v = whole(arg, 1, 99)) < 0)
+			return hg_err_set(e, "bad priority '%s' (1 to 99)", arg);
+		o->prio = v;
+		return 1;
+	case 'C':
+		if ((v = whole(arg, 0, 1L << 20)) < 0)
+			return hg_err_set(e, "bad reader CPU '%s'", arg);
+		o->reader_cpu = v;
+		return 1;
+	}
+	return 0;
+}

@@ -45,15 +45,9 @@ struct record_cpus {
 
 struct record_opts {
 	const char *out;
-	double duration;	/* seconds, 0 = until the command ends or Ctrl-C */
-	double interval;	/* seconds between drains */
-	unsigned long buffer_kb;
-	int overwrite;
-	uint32_t events;
+	struct hg_rec_opts rec;	/* -d -i -e -b -m -r -C */
 	struct hgt_filter filter;
 	struct record_cpus cpus;	/* -c; nbits 0: every CPU */
-	int reader_cpu;		/* -1: not pinned */
-	int prio;		/* 0: SCHED_OTHER */
 	int filter_child;	/* add the command's pid to the filter */
 	int quiet;
 	int compress;
@@ -300,17 +294,17 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 		{ "compress", no_argument, 0, 'z' },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
-	int c, events_given = 0;
-	char *end;
+	struct hg_err err;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->out = "hgtrace.hgt";
-	o->interval = 0.1;
-	o->events = HGT_EV_DEFAULT;
-	o->reader_cpu = -1;
+	o->rec.interval = 0.1;
+	o->rec.events = HGT_EV_DEFAULT;
+	o->rec.reader_cpu = -1;
 	optind = 1;
 	opterr = 0;	/* our own messages, naming the option */
-	while ((c = getopt_long(argc, argv, "+:o:d:e:b:m:p:Fc:i:C:P:r:qzh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:" HG_REC_OPTS "p:Fc:P:qzh", lo, NULL)) != -1) {
 		/* only a value given as the next word: --output=--x says it meant it */
 		if (c != ':' && c != '?' && optarg && optind >= 2 && optarg == argv[optind - 1] &&
 		    looks_like_option(optarg)) {
@@ -319,51 +313,15 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 				c == 'o' ? " (for a file of that name write ./ before it)" : "");
 			return -1;
 		}
+		switch (hg_rec_opt(&o->rec, c, optarg, &err)) {
+		case 1:
+			continue;
+		case -1:
+			fprintf(stderr, "hgtrace: %s\n", err.msg);
+			return -1;
+		}
 		switch (c) {
 		case 'o': o->out = optarg; break;
-		case 'd':
-			o->duration = hg_parse_seconds(optarg);
-			if (o->duration <= 0) {
-				fprintf(stderr, "hgtrace: bad duration '%s' (e.g. 10s, 500ms)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'i':
-			o->interval = hg_parse_seconds(optarg);
-			if (o->interval < 0.001 || o->interval > 10) {
-				fprintf(stderr, "hgtrace: bad interval '%s' (1ms to 10s)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'e': {
-			char bad[32];
-			uint32_t ev = hg_parse_events(optarg, bad, sizeof(bad));
-
-			if (!ev) {
-				fprintf(stderr, "hgtrace: unknown event group '%s' (" HG_EVENT_GROUPS ")\n", bad);
-				return -1;
-			}
-			/* the first -e replaces the default, the next ones add to it */
-			o->events = events_given++ ? o->events | ev : ev;
-			break;
-		}
-		case 'b':
-			o->buffer_kb = strtoul(optarg, &end, 10);
-			if (*end || o->buffer_kb < 8 || o->buffer_kb > (1ul << 20)) {
-				fprintf(stderr, "hgtrace: bad buffer size '%s' (8 to 1048576 KiB)\n", optarg);
-				return -1;
-			}
-			break;
-		case 'm':
-			if (!strcmp(optarg, "stop"))
-				o->overwrite = 0;
-			else if (!strcmp(optarg, "overwrite"))
-				o->overwrite = 1;
-			else {
-				fprintf(stderr, "hgtrace: bad mode '%s' (stop or overwrite)\n", optarg);
-				return -1;
-			}
-			break;
 		case 'p':
 			fprintf(stderr, "hgtrace: -p %s: the pid filter is -P (as trace-cmd record's) and the "
 				"reader's priority -r; -p is hourglass's thread priority\n", optarg);
@@ -376,20 +334,6 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 		case 'c':
 			if (parse_cpus(optarg, &o->cpus))
 				return -1;
-			break;
-		case 'C':
-			o->reader_cpu = strtol(optarg, &end, 10);
-			if (*end || o->reader_cpu < 0) {
-				fprintf(stderr, "hgtrace: bad reader CPU '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 'r':
-			o->prio = strtol(optarg, &end, 10);
-			if (*end || o->prio < 1 || o->prio > 99) {
-				fprintf(stderr, "hgtrace: bad priority '%s' (1 to 99)\n", optarg);
-				return -1;
-			}
 			break;
 		case 'q': o->quiet = 1; break;
 		case 'z': o->compress = 1; break;
@@ -408,7 +352,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 		fprintf(stderr, "hgtrace: --follow needs a command after --\n");
 		return -1;
 	}
-	if (!o->cmd && !o->duration)
+	if (!o->cmd && !o->rec.duration)
 		fprintf(stderr, "hgtrace: no command and no -d: recording until Ctrl-C\n");
 	/* -P meant the reader's priority before: a filter is said aloud, never a surprise */
 	if (o->filter.nr && !o->quiet) {
@@ -664,9 +608,9 @@ int hgt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "hgtrace: interrupted before anything was changed; no file written\n");
 		goto out;
 	}
-	if ((o.events & ~d.hello.events_available)) {
+	if ((o.rec.events & ~d.hello.events_available)) {
 		fprintf(stderr, "hgtrace: this kernel lacks tracepoints for events 0x%x; "
-			"see /proc/hgtrace/status\n", o.events & ~d.hello.events_available);
+			"see /proc/hgtrace/status\n", o.rec.events & ~d.hello.events_available);
 		goto out;
 	}
 	if (o.cmd) {
@@ -684,9 +628,9 @@ int hgt_cmd_record(int argc, char **argv)
 		}
 	}
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_bytes = (uint64_t)o.buffer_kb * 1024;
-	cfg.mode = o.overwrite ? HGT_MODE_OVERWRITE : HGT_MODE_STOP;
-	cfg.events = o.events;
+	cfg.buffer_bytes = (uint64_t)o.rec.buffer_kb * 1024;
+	cfg.mode = o.rec.overwrite ? HGT_MODE_OVERWRITE : HGT_MODE_STOP;
+	cfg.events = o.rec.events;
 	if (hgt_dev_set_config(&d, &cfg) || hgt_dev_set_cpus(&d, o.cpus.bits, o.cpus.nbits) ||
 	    hgt_dev_ioctl(&d, HGT_IOC_FILTER, &o.filter, "setting the pid filter") ||
 	    hgt_dev_ioctl(&d, HGT_IOC_RESET, NULL, "resetting the buffers") ||
@@ -702,23 +646,23 @@ int hgt_cmd_record(int argc, char **argv)
 	}
 	free(meta);
 
-	if (o.reader_cpu >= 0) {
+	if (o.rec.reader_cpu >= 0) {
 		cpu_set_t set;
 
 		CPU_ZERO(&set);
-		CPU_SET(o.reader_cpu, &set);
+		CPU_SET(o.rec.reader_cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set)) {
 			fprintf(stderr, "hgtrace: cannot pin the reader to CPU %d: %s\n",
-				o.reader_cpu, strerror(errno));
+				o.rec.reader_cpu, strerror(errno));
 			goto out_file;
 		}
 	}
-	if (o.prio) {
-		struct sched_param sp = { .sched_priority = o.prio };
+	if (o.rec.prio) {
+		struct sched_param sp = { .sched_priority = o.rec.prio };
 
 		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
 			fprintf(stderr, "hgtrace: cannot use SCHED_FIFO %d for the reader: %s\n",
-				o.prio, strerror(errno));
+				o.rec.prio, strerror(errno));
 			goto out_file;
 		}
 	}
@@ -746,17 +690,17 @@ int hgt_cmd_record(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	ret = HGT_EXIT_OK;
 	while (started && !stop_requested) {
-		long ns = (long)(o.interval * 1e9);
+		long ns = (long)(o.rec.interval * 1e9);
 
 		next.tv_nsec += ns % 1000000000L;
 		next.tv_sec += ns / 1000000000L + next.tv_nsec / 1000000000L;
 		next.tv_nsec %= 1000000000L;
 		/* the command's end stops the recording at once: its last records are read after STOP */
-		if (sleep_until(&next, o.duration ? t0 + o.duration : 0, child, &status)) {
+		if (sleep_until(&next, o.rec.duration ? t0 + o.rec.duration : 0, child, &status)) {
 			child_done = 1;
 			break;
 		}
-		if (o.duration && now_s() - t0 >= o.duration)
+		if (o.rec.duration && now_s() - t0 >= o.rec.duration)
 			break;
 		if (drain(&d, &w, buf, pass_limit, NULL) < 0) {
 			ret = HGT_EXIT_ENV;
@@ -766,7 +710,7 @@ int hgt_cmd_record(int argc, char **argv)
 			child_done = 1;
 			break;
 		}
-		if (o.duration && now_s() - t0 >= o.duration)
+		if (o.rec.duration && now_s() - t0 >= o.rec.duration)
 			break;
 	}
 	win.stop_tsc = __rdtsc();
