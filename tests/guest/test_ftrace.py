@@ -588,6 +588,23 @@ def test_ftrace_dump_and_pack(ctx):
              f"{len(p.stdout.splitlines())} records, packed")
 
 
+def test_reader_placement_not_inherited(ctx):
+    """-C and -r place the recorder's reader, never the command it runs: the command keeps
+    the CPUs and the scheduling policy it was started with."""
+    load()
+    probe = ("grep Cpus_allowed_list /proc/self/status > {out}; "
+             "awk '{{print \"policy\", $41}}' /proc/self/stat >> {out}")
+    want = open("/proc/self/status").read().split("Cpus_allowed_list:")[1].split()[0]
+    for name, cmd in (("hgtrace", [HGTRACE, "record"]), ("hgtrace-ftrace", [FTRACE, "record"])):
+        out = ctx.path(f"{name}-child.txt")
+        run(cmd + ["-q", "-C", "0", "-r", "20", "-o", ctx.path(f"{name}.hgt"), "--",
+                   "sh", "-c", probe.format(out=out)])
+        got = dict(l.replace(":", "").split()[:2] for l in open(out))
+        assert got == {"Cpus_allowed_list": want, "policy": "0"}, \
+            f"{name} -C 0 -r 20: the command ran with {got}, not CPUs {want} at SCHED_OTHER"
+    ctx.note(f"the command of either recorder with -C 0 -r 20: CPUs {want}, SCHED_OTHER")
+
+
 def test_ftrace_refusals(ctx):
     """Clear messages: an event this kernel lacks, no tracefs, not root, what ftrace cannot do."""
     out = ctx.path("r.hgt")
@@ -643,7 +660,7 @@ def test_ftrace_lockdown_integrity(ctx):
     ctx.note(f"insmod refused ({p.stderr.strip()}); hgtrace-ftrace recorded {n} records")
 
 
-TESTS = [test_ftrace_module_agreement, test_ftrace_report_agrees, test_ftrace_losses_placed, test_ftrace_state_restored,
+TESTS = [test_reader_placement_not_inherited, test_ftrace_module_agreement, test_ftrace_report_agrees, test_ftrace_losses_placed, test_ftrace_state_restored,
          test_ftrace_hourglass_record, test_ftrace_dump_and_pack, test_ftrace_refusals]
 LOCKDOWN = {"lockdown": [test_ftrace_lockdown], "integrity": [test_ftrace_lockdown_integrity]}
 

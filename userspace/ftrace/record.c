@@ -499,7 +499,7 @@ static int prepare_reading(struct rec *r)
 	return 0;
 }
 
-/* place_reader - --reader-cpu and --prio, before the command starts */
+/* place_reader - --reader-cpu and --prio: after the command is forked, before it is let go */
 static int place_reader(const struct ft_opts *o)
 {
 	if (o->rec.reader_cpu >= 0) {
@@ -564,8 +564,6 @@ int ft_record(struct ft_opts *o)
 	}
 	free(meta);
 	r.writer_open = 1;
-	if (place_reader(o))
-		goto out;
 	if (o->cmd) {
 		child = start_child(o->cmd, &go_fd);
 		if (child < 0) {
@@ -574,6 +572,9 @@ int ft_record(struct ft_opts *o)
 			goto out;
 		}
 	}
+	/* after the fork: the command keeps our CPUs and policy, not the reader's */
+	if (place_reader(o))
+		goto out;
 	if (ft_stop) {
 		st = 1;
 		goto out;
