@@ -29,7 +29,7 @@ if a[0] == "stat":
     sys.exit(0)
 assert a[0] == "record"
 out, cmd = a[a.index("-o") + 1], a[a.index("--") + 1:]
-log(event="recorder-start")
+log(event="recorder-start", argv=a)
 open(out, "w").write("HGTRACE\n")
 child = subprocess.Popen(cmd, close_fds=False)
 signal.signal(signal.SIGINT, lambda *_: (log(event="recorder-sigint"), child.terminate()))
@@ -183,7 +183,9 @@ def test_ctrl_c_stops_the_loads_too(fakes, tmp_path):
 
 def test_bad_load_options(fakes, tmp_path):
     for args, msg in ((["--load"], "--load needs a value"), (["--label", "x=y"], "--label x=y: not PID=NAME"),
-                      (["--load-settle", "soon"], "--load-settle soon: not a time")):
+                      (["--load-settle", "soon"], "--load-settle soon: not a time"),
+                      (["--reader-cpu", "9999"], "--reader-cpu 9999: not one of the CPUs this command may use"),
+                      (["--reader-cpu", "-1"], "--reader-cpu -1: not one of the CPUs")):
         p = record(fakes, tmp_path, *args[:-1], args[-1]) if len(args) > 1 else \
             subprocess.run([sys.executable, "-m", "hgtools", "record", "-o", str(tmp_path / "r"), "--load"],
                            env=dict(os.environ, PYTHONPATH=os.path.join(TOP, "tools")), capture_output=True, text=True)
@@ -193,6 +195,19 @@ def test_bad_load_options(fakes, tmp_path):
         else:
             err, rc = p.stderr, p.returncode
         assert rc == 1 and msg in err, err
+
+
+def test_reader_cpu_goes_to_the_recorder(fakes, tmp_path):
+    """--reader-cpu N: the recorder is told -C N (before its --), and record.json says N."""
+    cpu = max(os.sched_getaffinity(0))
+    p = record(fakes, tmp_path, "--reader-cpu", str(cpu))
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    (start,) = [e for e in events(tmp_path) if e["event"] == "recorder-start"]
+    argv = start["argv"]
+    assert argv[argv.index("-C") + 1] == str(cpu) and argv.index("-C") < argv.index("--"), argv
+    with open(tmp_path / "run" / "record.json") as f:
+        assert json.load(f)["reader_cpu"] == cpu
 
 
 def test_labels_name_pids_and_comms_no_one_else_has():

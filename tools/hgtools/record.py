@@ -71,6 +71,9 @@ DIR` reads.
   --load-grace TIME   how long a load has to end after SIGTERM (default 3s)
   --label WHAT=NAME   also name WHAT in the report (a pid, comm:PREFIX or irq:N),
                  as hgmerge --label; repeatable
+  --reader-cpu CPU    run the recorders' draining threads on CPU (their -C), a CPU
+                 hourglass's threads do not use (rtla's -H): their drain timer and
+                 their runs then stay out of the gaps measured
   -h, --help     this text
 
 With hourglass's -b US (cyclictest -b, rtla -T) the module records in overwrite
@@ -139,6 +142,17 @@ def main(argv: Sequence[str]) -> int:
         return fail(f"{e.filename or 'the run directory'}: {reason(e)}", 2)
 
 
+def _cpu_list(cpus: List[int]) -> str:
+    """0,2-3 for [0, 2, 3]: the kernel's CPU-list syntax."""
+    runs: List[List[int]] = []
+    for c in cpus:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 def _record(argv: List[str]) -> int:
     out: Optional[str] = None
     ftrace, force = False, False
@@ -147,6 +161,7 @@ def _record(argv: List[str]) -> int:
     load_cmds: List[str] = []
     extra_labels: List[str] = []
     settle, grace = 1.0, 3.0
+    reader_cpu: Optional[int] = None
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -160,7 +175,7 @@ def _record(argv: List[str]) -> int:
             out = argv[i + 1]
             i += 2
             continue
-        if a in ("--load", "--label", "--load-settle", "--load-grace"):
+        if a in ("--load", "--label", "--load-settle", "--load-grace", "--reader-cpu"):
             if i + 1 >= len(argv):
                 return fail(f"{a} needs a value", 1)
             v = argv[i + 1]
@@ -168,6 +183,12 @@ def _record(argv: List[str]) -> int:
                 if not v.strip():
                     return fail("--load needs a command", 1)
                 load_cmds.append(v)
+            elif a == "--reader-cpu":
+                allowed = sorted(os.sched_getaffinity(0))
+                if not v.isdigit() or int(v) not in allowed:
+                    return fail(f"--reader-cpu {v}: not one of the CPUs this command may use "
+                                f"({_cpu_list(allowed)})", 1)
+                reader_cpu = int(v)
             elif a == "--label":
                 if not loadmod.valid_label(v):
                     return fail(f"--label {v}: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME", 1)
@@ -244,7 +265,8 @@ def _record(argv: List[str]) -> int:
         f.write("recording in progress\n")
     meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
                             "start_unix": time.time(), "ftrace": ftrace, "module": module,
-                            "hgtrace_stat": st.stdout if st else None, "breaktrace_ns": breaktrace}
+                            "hgtrace_stat": st.stdout if st else None, "breaktrace_ns": breaktrace,
+                            "reader_cpu": reader_cpu}
     if load_cmds or extra_labels:
         meta["labels_given"] = extra_labels
     rec: Optional[subprocess.Popen[bytes]] = None
@@ -273,13 +295,14 @@ def _record(argv: List[str]) -> int:
         if loads:
             gate = _Gate()
             cmd = gate.wrap(cmd)
+        placed = ["-C", str(reader_cpu)] if reader_cpu is not None else []
         if module:
-            cmd = [hgtrace, "record", *(["-m", "overwrite"] if breaktrace else []),
+            cmd = [hgtrace, "record", *(["-m", "overwrite"] if breaktrace else []), *placed,
                    "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
         if ftrace:
             # overwrite mode (its default): with -b the end of the file holds what led to the sample
             assert hgftrace
-            cmd = [hgftrace, "record", "-o", os.path.join(out, "ftrace.hgt"), "--", *cmd]
+            cmd = [hgftrace, "record", *placed, "-o", os.path.join(out, "ftrace.hgt"), "--", *cmd]
         meta["recorder_command"] = cmd
         with open(log_path, "w") as log:
             if not interrupted:
