@@ -34,7 +34,8 @@ def _open():
 
 
 def load(path):
-    """Returns {"entries", "streams", "events" (name -> count), "unnamed", "ts_min", "ts_max"}."""
+    """Returns {"entries", "streams", "events" (name -> count), "unnamed", "ts_min", "ts_max",
+    "in_time_order" (the rows as KernelShark lists them, in time order)}."""
     lib, ctx = _open()
     sd = lib.kshark_open(ctx, path.encode())
     if sd < 0:
@@ -55,7 +56,8 @@ def load(path):
         ts.append(e.contents.ts)
     lib.kshark_close_all(ctx)
     return {"entries": n, "streams": len(streams), "extra_buffers": extra, "events": dict(names),
-            "unnamed": unnamed, "ts_min": min(ts) if ts else None, "ts_max": max(ts) if ts else None}
+            "unnamed": unnamed, "ts_min": min(ts) if ts else None, "ts_max": max(ts) if ts else None,
+            "in_time_order": all(a <= b for a, b in zip(ts, ts[1:]))}
 
 
 def load_session(path):

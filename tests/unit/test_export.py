@@ -173,6 +173,19 @@ def test_session_opens_on_the_earliest_wrong_inference(run):
     assert lo <= a[1] < b[1] <= hi
 
 
+def test_nothing_stamped_at_zero(bins, tmp_path):
+    """Records from before the run's start are written at 1 ns, never 0, whatever the TSC's
+    rate: KernelShark's loader takes a CPU whose next entry is stamped 0 for one with nothing
+    left and lists its whole lane after every other CPU's (a demo run's session markers were
+    240 ms off their gap). At 2.6 GHz a cycle is less than a nanosecond."""
+    out = synth(bins, tmp_path, "--hz", "2600000000", "--early")
+    assert out["ks"]["clamped"] >= 1, out["ks"]      # the record from before the start
+    ks = kscheck.load(str(tmp_path / "merged.dat"))
+    assert ks["ts_min"] >= 1 and ks["in_time_order"], ks
+    text = report(tmp_path / "merged.dat", "-t", "--cpu", "0")
+    assert re.search(r"\[000\]\s+0\.000000001: softirq_entry:", text), text[:2000]
+
+
 def test_session_rows_count_lost_marks(bins, tmp_path):
     """Only the gaps from 45 us: none explained, so the session opens on the earliest
     (the sleep at 50 us), after CPU 1's missed-events entry (40.2 us): the rows count

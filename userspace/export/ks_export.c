@@ -73,6 +73,7 @@ struct ks_export {
 	int hg_buf;
 	double hz;
 	uint32_t mult, shift;	/* TSC2NSEC */
+	uint64_t first;		/* the earliest stamp written: the fewest cycles that make 1 ns */
 	unsigned check_in;	/* hooks until the writer's error state is looked at again */
 	struct ro_window kwin, hwin;
 	struct ks_cpu *cpu;
@@ -145,13 +146,20 @@ static inline int check(struct ks_export *x, struct hg_err *err)
 	return td_failed(x->td, err);
 }
 
+/*
+ * rebase - a TSC stamp as cycles since the run's start, never below x->first: what came
+ * before the start is counted in @early and written at 1 ns. Never 0 ns: KernelShark's
+ * loader takes a CPU whose next entry is stamped 0 for one with nothing left, and lists
+ * that CPU's whole lane after every other (seen on a demo run, its session's markers
+ * then 240 ms off their gap).
+ */
 static uint64_t rebase(struct ks_export *x, uint64_t tsc, uint64_t *early)
 {
-	if (tsc > x->run.base_tsc)
+	if (tsc >= x->run.base_tsc + x->first)
 		return tsc - x->run.base_tsc;
 	if (tsc < x->run.base_tsc)
 		(*early)++;
-	return 1;
+	return x->first;
 }
 
 /* cycles as nanoseconds, by the file's own TSC2NSEC arithmetic */
@@ -759,6 +767,8 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 	x->check_in = 1;
 	x->hz = run->tsc_hz;
 	td_tsc2nsec(x->hz, &x->mult, &x->shift);
+	for (x->first = 1; td_to_ns(x->first, x->mult, x->shift) < 1 && x->first < (1u << 20); x->first++)
+		;
 	x->path = strdup(path);
 	x->tids = calloc(run->nthreads + 1, sizeof(*x->tids));
 	x->thread_names = calloc(run->nthreads + 1, sizeof(char *));

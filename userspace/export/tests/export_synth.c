@@ -5,7 +5,7 @@
  * with trace-cmd, libkshark and Perfetto's protobuf definitions.
  *
  *	export_synth [--no-gaps] [--gaps-from NS] [--gap-delay NS] [--bad-cpu] [--abort] [--many N]
- *		     [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR
+ *		     [--hz HZ] [--early] [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR
  *
  * Writes OUTDIR/merged.dat (or F.dat), OUTDIR/session.json (and merged-hourglass.dat),
  * OUTDIR/trace.perfetto-trace (or F); prints one JSON object: what was fed (per event name,
@@ -14,7 +14,9 @@
  * --abort stops half-way with ks_abort/pf_abort; --many adds N softirqs on
  * CPU 2 (2N events: many pages); --gaps-from leaves out the gaps before NS
  * (from base_tsc); --gap-delay NS has every gap come NS after its end, with an
- * interval of thread 1 at NS/2 before them. Exit 3 on any error.
+ * interval of thread 1 at NS/2 before them; --hz HZ says the TSC runs at HZ
+ * (the stamps stay as they are); --early feeds first two CPU 0 records
+ * stamped before base_tsc and at it. Exit 3 on any error.
  *
  * The run: TSC at 1 GHz (a cycle is a nanosecond), base_tsc 1000000, three
  * CPUs, hourglass threads 0 (tid 101, CPU 0) and 1 (tid 102, CPU 1, period
@@ -368,7 +370,8 @@ int main(int argc, char **argv)
 	static const char *const thread_names[] = { "hg-thread-0", "hg-thread-1" };
 	static const char *const workloads[] = { "CPU", "PERIODIC" };
 	static const uint64_t periods[] = { 0, 10000 };
-	int with_gaps = 1, bad_cpu = 0, abort_half = 0, many = 0, i, a;
+	int with_gaps = 1, bad_cpu = 0, abort_half = 0, many = 0, early = 0, i, a;
+	double hz = 1e9;
 	const char *name = "merged.dat", *pf_name = "trace.perfetto-trace";
 	char dat[4096], ses[4096], js[4096];
 	struct ks_summary ks;
@@ -395,16 +398,20 @@ int main(int argc, char **argv)
 			gaps_from = strtoull(argv[++a], NULL, 10);
 		else if (!strcmp(argv[a], "--gap-delay") && a + 1 < argc)
 			gap_delay = strtoull(argv[++a], NULL, 10);
+		else if (!strcmp(argv[a], "--hz") && a + 1 < argc)
+			hz = strtod(argv[++a], NULL);
+		else if (!strcmp(argv[a], "--early"))
+			early = 1;
 		else
 			dir = argv[a];
 	}
 	if (!dir) {
 		fprintf(stderr, "usage: export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] "
-			"[--gap-delay NS] [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR\n");
+			"[--gap-delay NS] [--hz HZ] [--early] [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR\n");
 		return 2;
 	}
 	struct exp_run run = {
-		.tsc_hz = 1e9, .base_tsc = BASE, .ncpus = 3, .uname = "6.1.0-synthetic #1 SMP",
+		.tsc_hz = hz, .base_tsc = BASE, .ncpus = 3, .uname = "6.1.0-synthetic #1 SMP",
 		.nthreads = 2, .tids = tids, .thread_names = thread_names, .workloads = workloads,
 		.names = { NULL, comm, irq, func, each_comm, cause, task },
 		.command = "hourglass -n 2 -d 1 \"quoted\"", .periods = periods,
@@ -413,6 +420,19 @@ int main(int argc, char **argv)
 	snprintf(ses, sizeof(ses), "%s/session.json", dir);
 	snprintf(js, sizeof(js), "%s/%s", dir, pf_name);
 	build(with_gaps, many);
+	if (early) {
+		/* key 0: before every other item; stamped 100 cycles before the run and at its start,
+		 * on CPU 0: KernelShark passes over a CPU whose next entry is at 0 for any later one */
+		struct item *it = add(0, K);
+
+		it->cpu = 0;
+		it->k.h = (struct hgt_rec){ BASE - 100, HGT_REC_SOFTIRQ_ENTRY, 16, 0, 0, 1 };
+		count("softirq_entry");
+		it = add(0, K);
+		it->cpu = 0;
+		it->k.h = (struct hgt_rec){ BASE, HGT_REC_SOFTIRQ_EXIT, 16, 0, 0, 1 };
+		count("softirq_exit");
+	}
 	/* hourglass's records go on while the gaps wait: an interval half-way */
 	if (gap_delay)
 		iv(1, 1, gap_delay / 2, gap_delay / 2 + 1000, HGL_IV_LAST);
