@@ -65,6 +65,25 @@ def dmesg_lines():
     return run(["dmesg"], check=False).stdout.splitlines()
 
 
+def sched_clock_stable():
+    """Is the scheduler's clock the raw TSC? Without a stable TSC (the 6.1 guests
+    by default: "TSCs unsynchronized") sched_clock_cpu() is filtered and held
+    back within a tick of the wall clock, so it loses time the TSC counts."""
+    log = "\n".join(dmesg_lines())
+    return "sched_clock: Marking stable" in log and "Marking TSC unstable" not in log
+
+
+def tick_ns():
+    """One tick of this kernel (CONFIG_HZ in /boot/config-RELEASE); 10 ms (HZ 100, the
+    longest) when it cannot be read."""
+    try:
+        with open(f"/boot/config-{os.uname().release}") as f:
+            m = re.search(r"^CONFIG_HZ=(\d+)$", f.read(), re.M)
+        return 1e9 / int(m.group(1)) if m else 10e6
+    except OSError:
+        return 10e6
+
+
 class Context:
     def __init__(self, name):
         self.name = name

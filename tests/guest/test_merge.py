@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from harness import KO, TOP, load, run, unload
+from harness import KO, TOP, load, run, sched_clock_stable, tick_ns, unload
 from helpers.recordings import read_hgl, read_hgt
 
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
@@ -77,10 +77,15 @@ def test_record_report_three_threads(ctx):
     # ran another thread (docs/testing.md, open); they are printed.
     ms = js["microstates"]
     assert len(ms) == 3
+    # the scheduler's own clock of the thread, against its switches: where that clock is
+    # filtered (an unstable TSC, the 6.1 guests) it may lag the TSC by up to a tick (6.1-rt
+    # once: 2.4 ms short of 28.0 ms for the LOW thread)
+    stable = sched_clock_stable()
+    slack = 1e6 + (0 if stable else tick_ns())
     for m in ms:
         assert m["kernel_switches_in"] >= 1 and m["kernel_ns"] > 0
-        # the scheduler's own clock of the thread, against its switches
-        assert abs(m["cputime_ns"] - m["kernel_ns"]) <= 0.02 * m["kernel_ns"] + 1e6, m
+        assert abs(m["cputime_ns"] - m["kernel_ns"]) <= 0.02 * m["kernel_ns"] + slack, \
+            (m, f"scheduler's clock {'stable' if stable else 'filtered'}, allowed 2% + {slack / 1e6:.1f} ms")
     ctx.note("CPU ms kernel/intervals/cputime/schedstat/rusage: " + "; ".join(
         f"{m['kernel_ns'] / 1e6:.1f}/{m['intervals_ns'] / 1e6:.1f}/{m['cputime_ns'] / 1e6:.1f}/"
         f"{m['schedstat_ns'] / 1e6:.1f}/{m['rusage_ns'] / 1e6:.1f}" for m in ms))

@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import sys
 
-from harness import HGTRACE, KO, TESTBIN, TOP, dmesg_lines, load, module_loaded, run, unload
+from harness import HGTRACE, KO, TESTBIN, TOP, load, module_loaded, run, sched_clock_stable, unload
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 from helpers import ftrace_text  # noqa: E402  (moved from tools/ to tests/helpers/)
@@ -273,14 +273,6 @@ def test_load_unload_cycles(ctx):
              f"{(LOAD_CYCLES + 0) // 4} unloads while recording")
 
 
-def _sched_clock_stable():
-    """Is the scheduler's clock the raw TSC? Without a stable TSC (the 6.1 guests
-    by default: "TSCs unsynchronized") sched_clock_cpu() is filtered and held
-    back within a tick of the wall clock, so it loses time the TSC counts."""
-    log = "\n".join(dmesg_lines())
-    return "sched_clock: Marking stable" in log and "Marking TSC unstable" not in log
-
-
 def test_microstates(ctx):
     """Per thread, states add up to its wall time and on-CPU time agrees with schedstat."""
     load()
@@ -293,7 +285,7 @@ def test_microstates(ctx):
     # read and the probe's, and time moves between threads at that switch: up
     # to 1.5% seen, so 3% per thread and 1.5% over the three. scripts/
     # check-kernels runs this test again in a boot with tsc=reliable.
-    stable = _sched_clock_stable()
+    stable = sched_clock_stable()
     per_thread, overall = (0.01, 0.01) if stable else (0.03, 0.015)
     ctx.note(f"scheduler's clock {'stable (the TSC)' if stable else 'filtered (TSC unstable)'}: "
              f"limits {per_thread:.0%} per thread, {overall:.1%} over the three")
