@@ -214,7 +214,6 @@ static void record_usage(FILE *f)
 "  -z, --compress         pack the file once the command has finished (hgtrace pack:\n"
 "                         records as columns, deflated): about 8x smaller, nothing\n"
 "                         spent on it while the command runs\n"
-"                         for some reader CPU time\n"
 "  -q, --quiet            no summary\n"
 "  -h, --help             this text\n"
 "\n"
