@@ -185,7 +185,9 @@ def test_bad_load_options(fakes, tmp_path):
     for args, msg in ((["--load"], "--load needs a value"), (["--label", "x=y"], "--label x=y: not PID=NAME"),
                       (["--load-settle", "soon"], "--load-settle soon: not a time"),
                       (["--reader-cpu", "9999"], "--reader-cpu 9999: not one of the CPUs this command may use"),
-                      (["--reader-cpu", "-1"], "--reader-cpu -1: not one of the CPUs")):
+                      (["--reader-cpu", "-1"], "--reader-cpu -1: not one of the CPUs"),
+                      (["--reader-interval", "1h"], "--reader-interval 1h: not a time from 1ms to 10s"),
+                      (["--reader-interval", "20s"], "--reader-interval 20s: not a time")):
         p = record(fakes, tmp_path, *args[:-1], args[-1]) if len(args) > 1 else \
             subprocess.run([sys.executable, "-m", "hgtools", "record", "-o", str(tmp_path / "r"), "--load"],
                            env=dict(os.environ, PYTHONPATH=os.path.join(TOP, "tools")), capture_output=True, text=True)
@@ -208,6 +210,18 @@ def test_reader_cpu_goes_to_the_recorder(fakes, tmp_path):
     assert argv[argv.index("-C") + 1] == str(cpu) and argv.index("-C") < argv.index("--"), argv
     with open(tmp_path / "run" / "record.json") as f:
         assert json.load(f)["reader_cpu"] == cpu
+
+
+def test_reader_interval_goes_to_the_recorder(fakes, tmp_path):
+    """--reader-interval T: the recorder is told -i T (before its --), and record.json says T."""
+    p = record(fakes, tmp_path, "--reader-interval", "10s")
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    (start,) = [e for e in events(tmp_path) if e["event"] == "recorder-start"]
+    argv = start["argv"]
+    assert argv[argv.index("-i") + 1] == "10s" and argv.index("-i") < argv.index("--"), argv
+    with open(tmp_path / "run" / "record.json") as f:
+        assert json.load(f)["reader_interval"] == "10s"
 
 
 def test_labels_name_pids_and_comms_no_one_else_has():

@@ -74,6 +74,10 @@ DIR` reads.
   --reader-cpu CPU    run the recorders' draining threads on CPU (their -C), a CPU
                  hourglass's threads do not use (rtla's -H): their drain timer and
                  their runs then stay out of the gaps measured
+  --reader-interval TIME  how often the recorders drain (their -i, 1ms to 10s;
+                 default 100ms; trace-cmd's -s): where no CPU can be spared, a
+                 period longer than the run keeps the drains out of it if the
+                 buffers (hgtrace stat) hold the whole run; losses are counted
   -h, --help     this text
 
 With hourglass's -b US (cyclictest -b, rtla -T) the module records in overwrite
@@ -162,6 +166,7 @@ def _record(argv: List[str]) -> int:
     extra_labels: List[str] = []
     settle, grace = 1.0, 3.0
     reader_cpu: Optional[int] = None
+    reader_interval: Optional[str] = None
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -175,7 +180,8 @@ def _record(argv: List[str]) -> int:
             out = argv[i + 1]
             i += 2
             continue
-        if a in ("--load", "--label", "--load-settle", "--load-grace", "--reader-cpu"):
+        if a in ("--load", "--label", "--load-settle", "--load-grace", "--reader-cpu",
+                 "--reader-interval"):
             if i + 1 >= len(argv):
                 return fail(f"{a} needs a value", 1)
             v = argv[i + 1]
@@ -189,6 +195,11 @@ def _record(argv: List[str]) -> int:
                     return fail(f"--reader-cpu {v}: not one of the CPUs this command may use "
                                 f"({_cpu_list(allowed)})", 1)
                 reader_cpu = int(v)
+            elif a == "--reader-interval":
+                t = seconds(v)
+                if t is None or not 0.001 <= t <= 10:
+                    return fail(f"--reader-interval {v}: not a time from 1ms to 10s, such as 500ms or 10s", 1)
+                reader_interval = v
             elif a == "--label":
                 if not loadmod.valid_label(v):
                     return fail(f"--label {v}: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME", 1)
@@ -266,7 +277,7 @@ def _record(argv: List[str]) -> int:
     meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
                             "start_unix": time.time(), "ftrace": ftrace, "module": module,
                             "hgtrace_stat": st.stdout if st else None, "breaktrace_ns": breaktrace,
-                            "reader_cpu": reader_cpu}
+                            "reader_cpu": reader_cpu, "reader_interval": reader_interval}
     if load_cmds or extra_labels:
         meta["labels_given"] = extra_labels
     rec: Optional[subprocess.Popen[bytes]] = None
@@ -296,6 +307,8 @@ def _record(argv: List[str]) -> int:
             gate = _Gate()
             cmd = gate.wrap(cmd)
         placed = ["-C", str(reader_cpu)] if reader_cpu is not None else []
+        if reader_interval is not None:
+            placed += ["-i", reader_interval]
         if module:
             cmd = [hgtrace, "record", *(["-m", "overwrite"] if breaktrace else []), *placed,
                    "-o", os.path.join(out, "kernel.hgt"), "--", *cmd]
