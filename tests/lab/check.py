@@ -5,11 +5,12 @@ tests/lab/analyse.py writes it), as TAP:
     tests/lab/check.py OUT [--guest icount]
 
 For each run of the guest (default icount, the reference lab): one test that
-each expectation's count is within 2% of what is expected and the gaps are
-named right (of the expected class), and one that every class the issue
-lists (switch_hg, switch_other, timer, interrupt) that occurs has precision
-and recall of at least 0.95. A failure prints the figures it failed on.
-Exit 0 only if every test passed.
+nothing was lost and each expectation's count is within 2% of what is
+expected and the gaps are named right (of the expected class), and one that
+every class the issue lists (switch_hg, switch_other, timer, interrupt) that
+occurs 10 times or more has precision and recall of at least 0.95, or misses
+it by one gap at most. A failure prints the figures it failed on. Exit 0 only if every test
+passed.
 """
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ def tests_of(lab: Dict[str, Any], guest: str) -> List[Tuple[str, List[str]]]:
             out.append((f"{where}: recorded and analysed", [r["error"][:500]]))
             continue
         probs = []
+        if r.get("lost"):
+            # a count short because the recorder's buffer overflowed is not the merger's miss
+            probs.append(f"the recording lost {r['lost']} events (a buffer too small for the drain period)")
         for e in r["expectations"]:
             line = (f"{e['what']}: found {e['found']} of {e['expected']} expected ({e['expected_how']}; "
                     f"{e['found_how']})")
@@ -53,10 +57,11 @@ def tests_of(lab: Dict[str, Any], guest: str) -> List[Tuple[str, List[str]]]:
                 probs.append(f"{line}: median {_fmt(e.get('median_us'))} us outside {e.get('median_bounds')}")
         out.append((f"{where}: expected counts within {100 * expect.TOLERANCE:.0f}% and named right", probs))
         short = r.get("class_short") or {}
-        few = "".join(f"; {c} {f['actual']} actual, {f['inferred']} inferred, not held to it"
+        few = "".join(f"; {c} {f['actual']} actual, {f['inferred']} inferred: "
+                      + (f"within {expect.CLASS_SLACK} gap" if f.get("why") == "slack" else "not held to it")
                       for c, f in sorted((r.get("class_few") or {}).items()))
         out.append((f"{where}: every class that occurs {expect.CLASS_MIN} times or more at precision and "
-                    f"recall >= {expect.CLASS_TARGET}{few}",
+                    f"recall >= {expect.CLASS_TARGET} or within {expect.CLASS_SLACK} gap of it{few}",
                     [f"{c}: precision {_fmt(f['precision'])} recall {_fmt(f['recall'])} "
                      f"({f['actual']} actual, {f['inferred']} inferred)" for c, f in sorted(short.items())]))
     return out

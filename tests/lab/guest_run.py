@@ -86,7 +86,7 @@ def run_one(name: str, guest: str, out_root: str) -> dict:
                 ok = False
                 break
         if ok:
-            argv = [HOURGLASS, "record", "--dir", d, "--force", "--load-settle", cmds["settle"]]
+            argv = [HOURGLASS, "record", "--dir", d, "--force", "--load-settle", cmds["settle"], *cmds["record"]]
             for ld in cmds["loads"]:
                 argv += ["--load", ld]
             for lab in labels:

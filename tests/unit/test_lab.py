@@ -137,22 +137,36 @@ def test_zero_expected_means_none_touched(run):
 
 def test_class_targets_only_on_classes_that_occur():
     rep = {"inference": {"classes": {
-        "switch_hg": {"actual": 100, "inferred": 100, "precision": 1.0, "recall": 1.0},
-        "switch_other": {"actual": 428, "inferred": 300, "precision": 0.99, "recall": 0.70},
-        "interrupt": {"actual": 0, "inferred": 12, "precision": 0.0, "recall": None},
-        "timer": {"actual": 0, "inferred": 0, "precision": None, "recall": None},
-        "hidden": {"actual": 5, "inferred": 0, "precision": None, "recall": 0.0}}}}
+        "switch_hg": {"actual": 100, "inferred": 100, "correct": 100, "precision": 1.0, "recall": 1.0},
+        "switch_other": {"actual": 428, "inferred": 300, "correct": 297, "precision": 0.99, "recall": 0.694},
+        "interrupt": {"actual": 0, "inferred": 12, "correct": 0, "precision": 0.0, "recall": None},
+        "timer": {"actual": 0, "inferred": 0, "correct": 0, "precision": None, "recall": None},
+        "hidden": {"actual": 5, "inferred": 0, "correct": 0, "precision": None, "recall": 0.0}}}}
     short = expect.class_targets(rep)
+    # twelve wrong in a class of twelve are twelve, not a rate off by one gap
     assert sorted(short) == ["interrupt", "switch_other"], "hidden is not one of the issue's four"
     # one stray interrupt, read as a switch: a class of one is shown, not held to 0.95
-    rep["inference"]["classes"]["interrupt"] = {"actual": 1, "inferred": 0, "precision": None, "recall": 0.0}
+    rep["inference"]["classes"]["interrupt"] = {"actual": 1, "inferred": 0, "correct": 0, "precision": None,
+                                                "recall": 0.0}
     few = {}
     assert sorted(expect.class_targets(rep, few)) == ["switch_other"]
-    assert few == {"interrupt": {"actual": 1, "inferred": 0, "precision": None, "recall": 0.0}}
+    assert few == {"interrupt": {"actual": 1, "inferred": 0, "precision": None, "recall": 0.0, "why": "rare"}}
+    # 19 switches, one read wrong: 0.947 is one gap, not a rate; two wrong of 19 or 20 miss it;
+    # 20 with one wrong meet 0.95 outright
+    for n, wrong, is_short, by_slack in ((19, 1, False, True), (19, 2, True, False), (20, 1, False, False),
+                                         (20, 2, True, False)):
+        rep["inference"]["classes"]["switch_hg"] = {"actual": n, "inferred": n - wrong, "correct": n - wrong,
+                                                    "precision": 1.0, "recall": (n - wrong) / n}
+        f = {}
+        assert ("switch_hg" in expect.class_targets(rep, f)) == is_short, (n, wrong)
+        assert ("switch_hg" in f) == by_slack, (n, wrong, f)
+    # a report without 'correct' (older): counted from the rates
+    rep["inference"]["classes"]["switch_hg"] = {"actual": 19, "inferred": 18, "precision": 1.0, "recall": 18 / 19}
+    assert "switch_hg" not in expect.class_targets(rep)
     lab = {"runs": [{"kernel": "6.1", "guest": "icount", "scenario": "x", "expectations": [],
                      "class_short": {}, "class_few": few}]}
     (_, (name, probs)) = check.tests_of(lab, "icount")
-    assert not probs and "interrupt 1 actual, 0 inferred, not held to it" in name
+    assert not probs and "interrupt 1 actual, 0 inferred: not held to it" in name
 
 
 def test_the_table_and_the_csv(tmp_path, run):
@@ -276,3 +290,18 @@ def test_the_markdown_table_marks_what_is_short():
     assert lines[3] == ("| tick | 6.1 | icount | 749/750 | 0.10% |  |  | 1.00/1.00 (750) | **0.00/- (0)** |  "
                         "| 0.50 |")
     assert lines[2].startswith("| ipi | 6.1 | smp2 | error: setup failed / x |") and lines[2].count("|") == 12
+
+
+def test_a_run_that_lost_events_fails_its_check():
+    runs = [{"kernel": "6.1", "scenario": "tick", "guest": "icount", "lost": lost, "expectations": [],
+             "class_short": {}} for lost in (0, 7)]
+    got = check.tests_of({"runs": runs}, "icount")
+    counts = [probs for name, probs in got if "expected counts" in name]
+    assert counts[0] == [] and "lost 7 events" in counts[1][0], counts
+
+
+def test_the_icount_guest_drains_outside_the_run():
+    """One CPU: the recorder must not drain inside hourglass's run (a 3 s run, 10 s period)."""
+    sc = scenario.load("fifo-periodic")
+    assert scenario.for_guest(sc, "icount")["record"] == ["--reader-interval", "10s"]
+    assert scenario.for_guest(sc, "smp2")["record"] == []
