@@ -562,8 +562,12 @@ def test_ftrace_hourglass_record(ctx):
                     assert "before recording started" in log, log[-2000:]
                 # refused: before hourglass ran there is nothing to report, after it the run is incomplete
                 r = run([HOURGLASS, "report", d], check=False)
+                logs = "".join(open(os.path.join(d, n)).read()[-1500:] for n in ("hgtrace.log", "hgtrace-ftrace.log")
+                               if os.path.exists(os.path.join(d, n)))
                 assert r.returncode == 3 and ("no hourglass.hgl" if when == "events" else "interrupted") \
-                    in r.stderr, r.stderr
+                    in r.stderr, (r.stderr, logs)
+                # the recorders wait for the command that got the same Ctrl-C: none of them killed it
+                assert "did not end on SIGTERM" not in logs, logs
         unload()
     ctx.note(f"tracefs as found, nothing left running, after each of: {'; '.join(cases)}")
 

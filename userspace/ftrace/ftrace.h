@@ -50,6 +50,7 @@ struct ft_opts {
 /* set by the signal handler, installed before anything else happens */
 extern volatile sig_atomic_t ft_stop;
 extern volatile sig_atomic_t ft_signal;
+extern volatile sig_atomic_t ft_signals;	/* how many came: a second Ctrl-C insists */
 
 /* ft_stage - a named point of the recording; HGT_FTRACE_STOP_AT=NAME stops there (tests) */
 void ft_stage(const char *name);

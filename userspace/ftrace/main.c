@@ -22,11 +22,13 @@
 
 volatile sig_atomic_t ft_stop;
 volatile sig_atomic_t ft_signal;
+volatile sig_atomic_t ft_signals;
 
 static void on_signal(int sig)
 {
 	ft_stop = 1;
 	ft_signal = sig;
+	ft_signals++;
 }
 
 /* install_handlers - SIGINT, SIGTERM, SIGHUP stop the recording; no SA_RESTART, so sleeps end */

@@ -44,8 +44,14 @@
 #include "meta.h"
 #include "ksyms.h"
 
-/* how long a command that got the same Ctrl-C has to end before it is sent SIGTERM */
-#define FT_CHILD_GRACE_MS	3000
+/*
+ * how long a command that got the same Ctrl-C has to end before it is sent SIGTERM
+ * (sooner at a second Ctrl-C): longer than hgtrace record's own 5 s for its command,
+ * so that in hourglass record --ftrace (hgtrace-ftrace, hgtrace record, hourglass)
+ * our SIGTERM does not reach hgtrace record while hourglass still writes its trace:
+ * hgtrace record takes a second signal as a second Ctrl-C and kills its command
+ */
+#define FT_CHILD_GRACE_MS	30000
 
 struct rec {
 	struct ft_opts *o;
@@ -177,16 +183,16 @@ static void wait_child(pid_t pid, int *status)
 }
 
 /*
- * child_ends_itself - after Ctrl-C, whether the command ended within FT_CHILD_GRACE_MS: the
- * terminal sent it the same SIGINT, and a recorder below us (hgtrace record, in hourglass
- * record --ftrace) is still stopping and waiting for its own command, which our SIGTERM
- * would cut short
+ * child_ends_itself - after Ctrl-C, whether the command ended within FT_CHILD_GRACE_MS
+ * (and before another signal came): the terminal sent it the same SIGINT, and a recorder
+ * below us (hgtrace record, in hourglass record --ftrace) is still stopping and waiting
+ * for its own command, which our SIGTERM would cut short
  */
 static int child_ends_itself(pid_t pid, int *status)
 {
-	int ms;
+	int ms, seen = ft_signals;
 
-	for (ms = 0; ms < FT_CHILD_GRACE_MS; ms += 10) {
+	for (ms = 0; ms < FT_CHILD_GRACE_MS && ft_signals == seen; ms += 10) {
 		pid_t got = waitpid(pid, status, WNOHANG);
 
 		if (got == pid)
