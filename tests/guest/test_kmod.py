@@ -11,7 +11,7 @@ import struct
 import subprocess
 import time
 
-from harness import HGTRACE, KO, TESTBIN, TOP, load, module_loaded, run, unload
+from harness import HGTRACE, KO, TESTBIN, TOP, load, module_loaded, run, sched_clock_stable, unload
 from helpers.recordings import read_hgl, read_hgt  # the library's reader, through hgtrace dump
 
 
@@ -446,9 +446,17 @@ def test_lat_on_cpu_time_is_schedstat(ctx):
              f"at the tracepoints {at_tp:.1f}; {m['kernel_switches_in']} switches in")
     assert abs(with_lags - kern) <= 0.001 * kern + 0.01, (with_lags, kern)
     # 6.1, 2 vCPUs: 182.8 ms with the lags, 115.6 at the tracepoints, schedstat 187.0; what
-    # remains is irq time schedstat gives the thread, and the 6.1 guests' filtered clock:
-    # held to 6%, where the tracepoints alone fall 38% short
-    assert abs(kern - sched) <= 0.06 * sched + 1, f"kernel {kern:.1f} ms against schedstat {sched:.1f} ms"
+    # remains is irq time schedstat gives the thread: held to 6%, where the tracepoints
+    # alone fall 38% short. Where the scheduler's clock is filtered (the 6.1 guests unless
+    # booted with tsc=reliable, as scripts/check-kernels does again for this test), each
+    # read is held within a tick of the wall clock: a host stall while the thread runs is
+    # counted by the TSC and cut from schedstat, so schedstat may only fall short of the
+    # switches (+8.2% and +8.7% in 2 of 19 runs on a loaded host), held to 15% above
+    stable = sched_clock_stable()
+    over = 0.06 if stable else 0.15
+    assert -0.06 * sched - 1 <= kern - sched <= over * sched + 1, \
+        (f"kernel {kern:.1f} ms against schedstat {sched:.1f} ms (scheduler's clock "
+         f"{'stable' if stable else 'filtered'}: -6% to +{over:.0%})")
 
 
 TESTS = [test_abi_old_recorder_new_module, test_abi_new_recorder_old_module, test_cpu_set_any_size,
