@@ -9,8 +9,11 @@ nothing was lost and each expectation's count is within 2% of what is
 expected and the gaps are named right (of the expected class), and one that
 every class the issue lists (switch_hg, switch_other, timer, interrupt) that
 occurs 10 times or more has precision and recall of at least 0.95, or misses
-it by one gap at most. A failure prints the figures it failed on. Exit 0 only if every test
-passed.
+it by one gap at most. A failure prints the figures it failed on. A class a
+kernel is known to miss in a scenario (expect.KNOWN_SHORT, each with why)
+makes its test TAP's "# TODO": printed with its figures and counted apart,
+never as passed; any other class short fails as before. Exit 0 only if every
+test passed or is a known shortfall.
 """
 from __future__ import annotations
 
@@ -29,15 +32,16 @@ def _fmt(x: Any) -> str:
     return "none" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
-def tests_of(lab: Dict[str, Any], guest: str) -> List[Tuple[str, List[str]]]:
-    """(name, problems) for every test; no problems: passed."""
+def tests_of(lab: Dict[str, Any], guest: str) -> List[Tuple[str, List[str], str]]:
+    """(name, problems, todo) for every test; no problems: passed; todo: why its problems
+    are a known shortfall (expect.KNOWN_SHORT), or empty."""
     out = []
     for r in sorted(lab["runs"], key=lambda r: (r["kernel"], r["scenario"])):
         if r["guest"] != guest:
             continue
         where = f"{r['scenario']} on {r['kernel']} {guest}"
         if r.get("error"):
-            out.append((f"{where}: recorded and analysed", [r["error"][:500]]))
+            out.append((f"{where}: recorded and analysed", [r["error"][:500]], ""))
             continue
         probs = []
         if r.get("lost"):
@@ -55,15 +59,18 @@ def tests_of(lab: Dict[str, Any], guest: str) -> List[Tuple[str, List[str]]]:
                 probs.append(f"{line}: only {_fmt(e.get('named_share'))} of them named /{e.get('named')}/")
             if not e.get("median_ok", True):
                 probs.append(f"{line}: median {_fmt(e.get('median_us'))} us outside {e.get('median_bounds')}")
-        out.append((f"{where}: expected counts within {100 * expect.TOLERANCE:.0f}% and named right", probs))
+        out.append((f"{where}: expected counts within {100 * expect.TOLERANCE:.0f}% and named right", probs, ""))
         short = r.get("class_short") or {}
+        known = {c: expect.KNOWN_SHORT.get((r["kernel"], r["scenario"], c)) for c in short}
+        todo = "; ".join(sorted({w for w in known.values() if w})) if short and all(known.values()) else ""
         few = "".join(f"; {c} {f['actual']} actual, {f['inferred']} inferred: "
                       + (f"within {expect.CLASS_SLACK} gap" if f.get("why") == "slack" else "not held to it")
                       for c, f in sorted((r.get("class_few") or {}).items()))
         out.append((f"{where}: every class that occurs {expect.CLASS_MIN} times or more at precision and "
                     f"recall >= {expect.CLASS_TARGET} or within {expect.CLASS_SLACK} gap of it{few}",
                     [f"{c}: precision {_fmt(f['precision'])} recall {_fmt(f['recall'])} "
-                     f"({f['actual']} actual, {f['inferred']} inferred)" for c, f in sorted(short.items())]))
+                     f"({f['actual']} actual, {f['inferred']} inferred)" for c, f in sorted(short.items())],
+                    todo))
     return out
 
 
@@ -76,13 +83,15 @@ def main() -> int:
         lab = json.load(f)
     tests = tests_of(lab, a.guest)
     print(f"TAP version 13\n1..{len(tests)}")
-    failed = 0
-    for i, (name, probs) in enumerate(tests, 1):
-        print(f"{'not ok' if probs else 'ok'} {i} - lab: {name}")
+    failed = known = 0
+    for i, (name, probs, todo) in enumerate(tests, 1):
+        print(f"{'not ok' if probs else 'ok'} {i} - lab: {name}" + (f" # TODO known short: {todo}" if todo else ""))
         for p in probs:
             print(f"#   {p}")
-        failed += bool(probs)
-    print(f"# lab: {len(tests) - failed} passed, {failed} failed")
+        known += bool(probs) and bool(todo)
+        failed += bool(probs) and not todo
+    print(f"# lab: {len(tests) - failed - known} passed, {failed} failed"
+          + (f", {known} known short (TODO, not passed)" if known else ""))
     return 1 if failed or not tests else 0
 
 

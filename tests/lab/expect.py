@@ -27,6 +27,17 @@ CLASS_SLACK = 1           # ... or at most this many gaps wrong on the side that
                           # class of fewer than 1 / (1 - 0.95) = 20 one gap read wrong misses the
                           # target by itself (6.1-rt's cpu-yield once had 19 switches to other
                           # tasks, one of 68 us read as an interrupt); two wrong are two
+# A class a kernel is known to miss in a scenario, and why: the check still runs and prints its
+# figures, as TAP's "not ok ... # TODO" (an expected failure, counted apart, never as passed).
+# Only what user space cannot separate belongs here (docs/lab.md says so with figures).
+KNOWN_SHORT = {
+    # 6.12's fair server (a deadline server for fair tasks, new in 6.12) arms its 0-lag timer
+    # (inactive_task_timer) each time a fair task leaves the CPU and its replenishment timer
+    # (dl_task_timer): beside two periodic FIFO threads they fire off the tick's phase, 11 to 14
+    # a run, and a local timer off the tick's phase is a short gap that user space cannot tell
+    # from a device interrupt (docs/lab.md, "What user space cannot separate")
+    ("6.12", "periodic-pair", "interrupt"): "6.12's fair-server timers off the tick's phase",
+}
 
 
 def read_stamps(path: str) -> Tuple[Dict[str, str], List[Tuple[int, int]]]:

@@ -121,7 +121,8 @@ def test_a_count_off_by_more_than_two_percent_fails_and_says_so(run):
     lab = {"runs": [{"kernel": "6.1", "guest": "icount", "scenario": "fifo-periodic", "expectations": [e],
                      "class_short": {"switch_other": {"precision": 0.5, "recall": 0.97, "actual": 30,
                                                       "inferred": 58}}}]}
-    (cnt, probs), (cls, probs2) = check.tests_of(lab, "icount")
+    (cnt, probs, _), (cls, probs2, todo) = check.tests_of(lab, "icount")
+    assert not todo, "fifo-periodic's switch_other is no known shortfall on 6.1"
     assert "found 8 of 10 expected" in probs[0] and "not within 2%" in probs[0]
     assert probs2 == ["switch_other: precision 0.500 recall 0.970 (30 actual, 58 inferred)"]
 
@@ -165,7 +166,7 @@ def test_class_targets_only_on_classes_that_occur():
     assert "switch_hg" not in expect.class_targets(rep)
     lab = {"runs": [{"kernel": "6.1", "guest": "icount", "scenario": "x", "expectations": [],
                      "class_short": {}, "class_few": few}]}
-    (_, (name, probs)) = check.tests_of(lab, "icount")
+    (_, (name, probs, _)) = check.tests_of(lab, "icount")
     assert not probs and "interrupt 1 actual, 0 inferred: not held to it" in name
 
 
@@ -208,7 +209,7 @@ def test_interrupts_are_counted_where_they_are_a_part_and_named_where_they_are_t
     assert e["expected"] == 10 and e["found"] == 10 and e["count_ok"]
     assert e["named_share"] == 0.8 and e["class_share"] == 0.8 and not e["named_right"]
     lab = {"runs": [{"kernel": "6.1", "guest": "smp2", "scenario": "ipi", "expectations": [e]}]}
-    (cnt, probs), _ = check.tests_of(lab, "smp2")
+    (cnt, probs, _), _ = check.tests_of(lab, "smp2")
     assert probs == [p for p in probs if "0.800" in p] and len(probs) == 2
     assert "named /^call_function_single$/" in probs[1]
 
@@ -296,7 +297,7 @@ def test_a_run_that_lost_events_fails_its_check():
     runs = [{"kernel": "6.1", "scenario": "tick", "guest": "icount", "lost": lost, "expectations": [],
              "class_short": {}} for lost in (0, 7)]
     got = check.tests_of({"runs": runs}, "icount")
-    counts = [probs for name, probs in got if "expected counts" in name]
+    counts = [probs for name, probs, _ in got if "expected counts" in name]
     assert counts[0] == [] and "lost 7 events" in counts[1][0], counts
 
 
@@ -305,3 +306,34 @@ def test_the_icount_guest_drains_outside_the_run():
     sc = scenario.load("fifo-periodic")
     assert scenario.for_guest(sc, "icount")["record"] == ["--reader-interval", "10s"]
     assert scenario.for_guest(sc, "smp2")["record"] == []
+
+
+def test_a_known_shortfall_is_todo_and_only_for_its_kernel_scenario_and_class(capsys, tmp_path, monkeypatch):
+    """expect.KNOWN_SHORT turns a class test into TAP's TODO: printed with its figures, counted
+    apart, not as passed; the same class on another kernel, or another class beside it, fails."""
+    intr = {"precision": 0.0, "recall": 0.0, "actual": 2, "inferred": 15}
+    timer = {"precision": 0.9, "recall": 0.99, "actual": 750, "inferred": 820}
+
+    def run(kernel, short):
+        return {"kernel": kernel, "guest": "icount", "scenario": "periodic-pair", "expectations": [],
+                "class_short": short}
+    assert ("6.12", "periodic-pair", "interrupt") in expect.KNOWN_SHORT
+    got = check.tests_of({"runs": [run("6.12", {"interrupt": intr}), run("6.1", {"interrupt": intr}),
+                                   run("6.12-rt", {})]}, "icount")
+    todos = {name.split(":")[0]: (probs, todo) for name, probs, todo in got if "every class" in name}
+    assert todos["periodic-pair on 6.12 icount"][1] and todos["periodic-pair on 6.12 icount"][0]
+    assert not todos["periodic-pair on 6.1 icount"][1], "known on 6.12 only"
+    assert not todos["periodic-pair on 6.12-rt icount"][1], "nothing short: a plain pass"
+    both = check.tests_of({"runs": [run("6.12", {"interrupt": intr, "timer": timer})]}, "icount")
+    assert not both[1][2] and len(both[1][1]) == 2, "a class short beside the known one fails"
+    # as TAP: not ok ... # TODO, exit 0; a real failure still exits 1
+    for runs, rc, last in (([run("6.12", {"interrupt": intr})], 0, "# lab: 1 passed, 0 failed, 1 known short"),
+                           ([run("6.12", {"interrupt": intr, "timer": timer})], 1, "# lab: 1 passed, 1 failed")):
+        (tmp_path / "lab.json").write_text(json.dumps({"runs": runs}))
+        monkeypatch.setattr(sys, "argv", ["check.py", str(tmp_path)])
+        assert check.main() == rc
+        out = capsys.readouterr().out.splitlines()
+        assert out[-1].startswith(last), out
+        assert any(l.startswith("not ok 2 - ") for l in out)
+        assert any(l.endswith("# TODO known short: 6.12's fair-server timers off the tick's phase")
+                   for l in out) == (rc == 0)
