@@ -14,12 +14,16 @@ the module's default tracepoints, -b 20000); hgtrace-ftrace records the same
 tracepoints with the same buffer size, with each of its readers:
 
   hgtrace-ftrace           pages read on its timer, converted after the command (the default)
+  hgtrace-ftrace -i 10s    the same, its timer longer than the run: pages read after it, as
+                           trace-cmd's reader does when its buffer never gets half full
   hgtrace-ftrace live      the same pages, converted at every drain
   hgtrace-ftrace iterate   tracefs_iterate_raw_events() at every drain
   hgtrace.ko               the module, for scale
 
 Variants run in turn, in reverse order every other repeat (HGT_BENCH_REPEATS,
-default 11); one that lost events stops the benchmark. The cost of a
+default 11); one that lost events stops the benchmark. HGT_BENCH_VARIANTS
+(a comma-separated list of the names above) runs some of them; the
+untraced run and trace-cmd always run. The cost of a
 recorded event is a run's extra time over the untraced median, divided by
 the events the recorder kept (ns on the instruction-count clock: 8 ns an
 instruction), and compared with the module's. Results go to
@@ -40,9 +44,9 @@ FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
 SUMMARY = re.compile(r"hgtrace-ftrace: (\d+) records, (\d+) events lost")
 
 
-def run_hgtrace_ftrace(i, reader, work=base.PIPE_WORK):
+def run_hgtrace_ftrace(i, reader, work=base.PIPE_WORK, extra=()):
     path = os.path.join(base.REC, f"ftcost-{i}.hgt")
-    p = base.sh([FTRACE, "record", "--reader", reader, "-b", "20000", "-o", path, "--", *work[0]])
+    p = base.sh([FTRACE, "record", "--reader", reader, "-b", "20000", *extra, "-o", path, "--", *work[0]])
     m = SUMMARY.search(p.stderr)
     if not m:
         raise SystemExit(f"bench: no summary from hgtrace-ftrace: {p.stderr[-1500:]}")
@@ -58,9 +62,18 @@ def main():
     variants = {"none": lambda i: base.run_none(i, work=work),
                 "trace-cmd": lambda i: base.run_ftrace(i, work=work),
                 "hgtrace-ftrace": lambda i: run_hgtrace_ftrace(i, "pages"),
+                "hgtrace-ftrace -i 10s": lambda i: run_hgtrace_ftrace(300 + i, "pages", extra=("-i", "10s")),
                 "hgtrace-ftrace live": lambda i: run_hgtrace_ftrace(100 + i, "live"),
                 "hgtrace-ftrace iterate": lambda i: run_hgtrace_ftrace(200 + i, "iterate"),
                 "hgtrace.ko": lambda i: base.run_module(i, work=work)}
+    chosen = os.environ.get("HGT_BENCH_VARIANTS")
+    if chosen:
+        names = [n.strip() for n in chosen.split(",") if n.strip()]
+        unknown = [n for n in names if n not in variants]
+        if unknown:
+            raise SystemExit(f"bench: HGT_BENCH_VARIANTS: no variant {', '.join(unknown)} "
+                             f"(known: {', '.join(k for k in variants if k not in ('none', 'trace-cmd'))})")
+        variants = {k: v for k, v in variants.items() if k in ("none", "trace-cmd") or k in names}
     # each recorder's events per run, for its cost per event
     events = {k: [] for k in variants if k != "none"}
 
@@ -88,7 +101,8 @@ def main():
                repeats=base.REPEATS, workload=" ".join(work[0]), times=times, median=med, overhead=over,
                ratio_to_trace_cmd={k: over[k] / over["trace-cmd"] for k in over if k != "trace-cmd"},
                paired_ratio_to_trace_cmd=paired, events=events, ns_per_event=per_event,
-               per_event_ratio_to_module={k: per_event[k] / per_event["hgtrace.ko"] for k in per_event})
+               per_event_ratio_to_module={k: per_event[k] / per_event["hgtrace.ko"] for k in per_event}
+               if "hgtrace.ko" in per_event else {})
     with open(os.path.join(base.OUT, "results-ftrace-cost.json"), "w") as f:
         json.dump(res, f, indent=1)
     print(f"kernel {res['kernel']}, {res['cpus']} CPU(s), " +
@@ -100,8 +114,9 @@ def main():
     for k, r in res["ratio_to_trace_cmd"].items():
         print(f"{k:24s} cost / trace-cmd's: {r:.3f} (paired per repeat: {paired[k]:.3f}); target <= 1")
     for k, c in per_event.items():
-        print(f"{k:24s} {c:7.0f} ns a recorded event ({statistics.median(events[k]):.0f} events a run), "
-              f"{res['per_event_ratio_to_module'][k]:.2f} x the module's")
+        ratio = res["per_event_ratio_to_module"].get(k)
+        print(f"{k:24s} {c:7.0f} ns a recorded event ({statistics.median(events[k]):.0f} events a run)" +
+              (f", {ratio:.2f} x the module's" if ratio is not None else ""))
 
 
 if __name__ == "__main__":
