@@ -92,6 +92,48 @@ static uint64_t schedstat_ns(pid_t tid)
 	return v;
 }
 
+/*
+ * blocked_in_read - whether thread @tid sleeps in read(): its state is S and
+ * /proc's syscall file names read (0 on x86_64) rather than "running".
+ */
+static int blocked_in_read(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int ok = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	/* the state follows the last ')': comm may hold anything */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ' && p[2] == 'S')
+		ok = 1;
+	fclose(f);
+	if (!ok)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	ok = fgets(buf, sizeof(buf), f) && strncmp(buf, "0 ", 2) == 0;
+	fclose(f);
+	return ok;
+}
+
+/* wait_blocked_in_read - poll every ms until @tid sleeps in read(); 0, or -1 after 10 s */
+static int wait_blocked_in_read(pid_t tid)
+{
+	int n;
+
+	for (n = 0; n < 10000; n++) {
+		if (blocked_in_read(tid))
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct hgt_hello h = { .abi_major = HGT_ABI_MAJOR, .abi_minor = HGT_ABI_MINOR };
@@ -123,7 +165,14 @@ int main(int argc, char **argv)
 			pthread_cond_wait(&cv, &mu);
 	} while (!all);
 	pthread_mutex_unlock(&mu);
-	usleep(20000);		/* let the last one reach read() and leave the CPU */
+	/* Each worker must be off the CPU, asleep in read(), before it is read:
+	 * the module's figure and schedstat's are both final only then. A fixed
+	 * 20 ms wait once fell short on a loaded host (-1.36% against schedstat). */
+	for (i = 0; i < NWORKERS; i++)
+		if (wait_blocked_in_read(w[i].tid)) {
+			fprintf(stderr, "msa_check: worker %d not asleep in read() after 10 s\n", w[i].tid);
+			return 2;
+		}
 
 	for (i = 0; i < NWORKERS; i++) {
 		struct hgt_msa m = { .pid = w[i].tid };
