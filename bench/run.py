@@ -23,8 +23,9 @@ instruction costs the same (no caches): a count of work, not a timing.
   split       (run on demand) the probes' cost alone against probes + reader
   pipe        (run on demand) the same variants on perf bench sched pipe, both
               tasks pinned to CPU 1: the same events every round, less noise
-  store       (run on demand) hgtrace's ring against the kernel's ring buffer
-              as the module's store, on the pipe workload
+  store       (run on demand) the module's two modes on its one ring, stop
+              when full against overwrite (the flight recorder), on the pipe
+              workload (overwrite used the kernel's ring buffer until 87392ff)
   throughput  how fast the recorder drains a full buffer (events/s), and the
               highest per-CPU rate the live recorder kept with zero loss
 
@@ -208,13 +209,13 @@ def interleaved(variants, repeats, what):
 def bench_split(repeats=7, work=HACKBENCH_WORK):
     """Where the module's cost goes: its probes alone (a 64 MiB buffer that the
     reader leaves alone until the run is over) against probes and live reader,
-    the probes storing nothing (the store's part), the kernel's ring buffer as
-    the store instead of hgtrace's ring, and trace-cmd."""
+    the probes storing nothing (the store's part), overwrite mode (the flight
+    recorder, hourglass -b) instead of stop mode, and trace-cmd."""
     variants = {"none": lambda i: run_none(i, work=work),
                 "probes+reader": lambda i: run_module(i, work=work),
-                # the same with the kernel's ring buffer as the store (overwrite mode; the
-                # buffer never fills, so nothing is overwritten): hgtrace's ring against it
-                "probes+reader, kernel ring buffer": lambda i: run_module(200 + i, ("-m", "overwrite"), work=work),
+                # the same in overwrite mode (the buffer never fills, so nothing is
+                # overwritten): what leaving the flight recorder on costs against stop mode
+                "probes+reader, overwrite mode": lambda i: run_module(200 + i, ("-m", "overwrite"), work=work),
                 "probes": lambda i: run_module(300 + i, ("-b", "65536", "-i", "10s"), work=work),
                 "probes, nothing stored": lambda i: run_discarding(i, work=work),
                 "ftrace": lambda i: run_ftrace(i, work=work)}
@@ -225,23 +226,23 @@ def bench_split(repeats=7, work=HACKBENCH_WORK):
 
 
 def bench_store(repeats, work=PIPE_WORK):
-    """hgtrace's ring against the kernel's ring buffer as the store, nothing else
+    """Stop mode against overwrite mode on the module's ring, nothing else
     changed: 64 MiB buffers read after the run (no live reader to add noise),
-    the kernel's taken through overwrite mode (never full, so nothing is
-    overwritten), with the probes storing nothing and no tracing as anchors."""
+    never full, so nothing is overwritten; the probes storing nothing and no
+    tracing as anchors."""
     variants = {"none": lambda i: run_none(i, work=work),
-                "hgtrace ring": lambda i: run_module(400 + i, ("-b", "65536", "-i", "10s"), work=work),
-                "kernel ring buffer": lambda i: run_module(500 + i, ("-m", "overwrite", "-b", "65536", "-i", "10s"),
+                "stop mode": lambda i: run_module(400 + i, ("-b", "65536", "-i", "10s"), work=work),
+                "overwrite mode": lambda i: run_module(500 + i, ("-m", "overwrite", "-b", "65536", "-i", "10s"),
                                                            work=work),
                 "probes, nothing stored": lambda i: run_discarding(i, work=work)}
     times = interleaved(variants, repeats, "the comparison")
     med = {k: statistics.median(v) for k, v in times.items()}
     over = {k: med[k] / med["none"] - 1 for k in variants if k != "none"}
     # per repeat, the two stores ran next to each other: the paired difference is less noisy
-    paired = [(b - a) / n for a, b, n in zip(times["hgtrace ring"], times["kernel ring buffer"], times["none"])]
+    paired = [(b - a) / n for a, b, n in zip(times["stop mode"], times["overwrite mode"], times["none"])]
     return dict(repeats=repeats, workload=" ".join(work[0]), times=times, median_s=med, overhead=over,
-                paired_kernel_minus_ring=statistics.median(paired),
-                paired_ring_cheaper=sum(1 for d in paired if d > 0))
+                paired_overwrite_minus_stop=statistics.median(paired),
+                paired_stop_cheaper=sum(1 for d in paired if d > 0))
 
 
 def bench_compressed_size(repeats=3):
@@ -407,9 +408,9 @@ def main():
         st = res["store"]
         print(f"store ({st['repeats']} interleaved repeats of '{st['workload']}'): overhead " +
               ", ".join(f"{k} {v * 100:.1f}%" for k, v in st["overhead"].items()))
-        print(f"store: kernel ring buffer minus hgtrace ring, paired per repeat, median "
-              f"{st['paired_kernel_minus_ring'] * 100:+.1f}% of the untraced time; the ring was cheaper in "
-              f"{st['paired_ring_cheaper']} of {st['repeats']} repeats")
+        print(f"store: overwrite mode minus stop mode, paired per repeat, median "
+              f"{st['paired_overwrite_minus_stop'] * 100:+.1f}% of the untraced time; stop mode was cheaper in "
+              f"{st['paired_stop_cheaper']} of {st['repeats']} repeats")
     if "throughput" in res:
         print_throughput(res["throughput"])
 
