@@ -36,7 +36,8 @@
  * idle task's is left stale (idle is never accounted). Other releases
  * (6.2-6.11, 6.13 and later) read it the same way, unchecked: a renamed field
  * fails the build here, not elsewhere, and a value that is stale or has come
- * to mean something else gives a lag outside 0..10 ms, which msa.c counts
+ * to mean something else is older than this CPU's last switch, or no clock
+ * read at all (msa.c, sched_lag_ns), which msa.c counts
  * ("at sched_switch (stale clock)" in /proc/hgtrace/msa) before placing that
  * side at the tracepoint, as it did before it used the field.
  */

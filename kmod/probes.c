@@ -264,7 +264,7 @@ static void probe_sched_switch(void *data, bool preempt, struct task_struct *pre
 
 	hgt_msa_switch(tsc, &now, prev, next, prev_state, preempt);
 	if (!hgt_cpu_on() || (!hgt_task_traced(prev) && !hgt_task_traced(next)))
-		return;
+		goto out;
 	hgt_comm_once(tsc, prev);
 	hgt_comm_once(tsc, next);
 	hgt_hdr(&r.h, tsc, HGT_REC_SWITCH, next->pid);
@@ -277,6 +277,8 @@ static void probe_sched_switch(void *data, bool preempt, struct task_struct *pre
 	r.s.prev_lag = hgt_sched_lag(prev, tsc, &now);
 	r.s.next_lag = hgt_sched_lag(next, tsc, &now);
 	hgt_emit(&r, sizeof(r));
+out:
+	hgt_sched_switch_seen(&now);
 }
 
 static void sched_wake_record(u64 tsc, u8 type, struct task_struct *p)

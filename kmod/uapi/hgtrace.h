@@ -123,8 +123,9 @@ struct hgt_rec {
  * /proc/<pid>/schedstat sums between). sched_switch fires after the pick,
  * tens of microseconds later under emulation, so on-CPU time summed between
  * tracepoints undercounts a thread that wakes often. Coded as a small float,
- * HGT_LAG_UNKNOWN when the kernel's field was stale (the idle task, a lag
- * outside 0..10 ms): take the tracepoint then.
+ * HGT_LAG_UNKNOWN when the kernel's field was stale (the idle task's, one set
+ * before the CPU's previous switch) or the lag is beyond the code's range:
+ * take the tracepoint then.
  */
 struct hgt_switch {
 	__u32 prev_pid;
