@@ -46,7 +46,7 @@
 
 /*
  * how long a command that got the same Ctrl-C has to end before it is sent SIGTERM
- * (sooner at a second Ctrl-C): longer than hgtrace record's own 5 s for its command,
+ * (sooner at a second Ctrl-C): longer than hgtrace record's own 20 s for its command,
  * so that in hourglass record --ftrace (hgtrace-ftrace, hgtrace record, hourglass)
  * our SIGTERM does not reach hgtrace record while hourglass still writes its trace:
  * hgtrace record takes a second signal as a second Ctrl-C and kills its command

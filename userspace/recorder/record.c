@@ -54,11 +54,12 @@ struct record_opts {
 	char **cmd;
 };
 
-static volatile sig_atomic_t stop_requested, signals;
+static volatile sig_atomic_t stop_requested, signals, first_signal;
 
 static void on_signal(int sig)
 {
-	(void)sig;
+	if (!signals)
+		first_signal = sig;
 	stop_requested = 1;
 	signals++;
 }
@@ -109,6 +110,39 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * How long a command that got the same Ctrl-C has to end by itself before it
+ * is sent SIGTERM (at once at a second Ctrl-C). hourglass blocks signals while
+ * it writes its trace, and a SIGTERM after 5 s (then SIGKILL) cut it short in a
+ * guest on a loaded host: its trace was never written. hgtrace-ftrace, which
+ * runs hgtrace record in `hourglass record --ftrace`, waits longer (30 s).
+ */
+#define HGT_CHILD_GRACE_S	20
+
+/*
+ * command_ends_itself - after a Ctrl-C (SIGINT: the terminal sent the command
+ * the same one), whether the command ended within HGT_CHILD_GRACE_S and before
+ * another signal came. A SIGTERM or SIGHUP reached this recorder alone: no wait.
+ */
+static int command_ends_itself(pid_t child, int *status)
+{
+	double t = now_s();
+	int seen = signals;
+
+	if (first_signal != SIGINT)
+		return 0;
+	while (now_s() - t < HGT_CHILD_GRACE_S && signals == seen) {
+		pid_t r = waitpid(child, status, WNOHANG);
+
+		if (r == child)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return 0;
+		usleep(20000);
+	}
+	return 0;
 }
 
 /*
@@ -752,7 +786,8 @@ out_child:
 			close(go_fd);	/* the child exits 127 without running anything */
 			go_fd = -1;
 		}
-		end_command(child, &status, o.cmd[0]);
+		if (!(stop_requested && command_ends_itself(child, &status)))
+			end_command(child, &status, o.cmd[0]);
 	}
 	/* said even with -q: a failed command makes the recording suspect (one never released: no) */
 	if (child > 0 && started && WIFEXITED(status) && WEXITSTATUS(status))
