@@ -13,9 +13,12 @@ median(untraced) - 1, and each recorder's overhead is divided by trace-cmd's
 the module's default tracepoints, -b 20000); hgtrace-ftrace records the same
 tracepoints with the same buffer size, with each of its readers:
 
-  hgtrace-ftrace           pages read on its timer, converted after the command (the default)
-  hgtrace-ftrace -i 10s    the same, its timer longer than the run: pages read after it, as
-                           trace-cmd's reader does when its buffer never gets half full
+  hgtrace-ftrace           pages read on its timer once a CPU's buffer is half full (--drain-at
+                           50, the default, as trace-cmd's buffer_percent), converted after
+                           the command
+  hgtrace-ftrace --drain-at 0   pages read at every look of its timer (100 ms), whatever
+                           the buffer holds: the default until 2026-11-26
+  hgtrace-ftrace -i 10s    its timer longer than the run: pages read after it
   hgtrace-ftrace live      the same pages, converted at every drain
   hgtrace-ftrace iterate   tracefs_iterate_raw_events() at every drain
   hgtrace.ko               the module, for scale
@@ -62,6 +65,8 @@ def main():
     variants = {"none": lambda i: base.run_none(i, work=work),
                 "trace-cmd": lambda i: base.run_ftrace(i, work=work),
                 "hgtrace-ftrace": lambda i: run_hgtrace_ftrace(i, "pages"),
+                "hgtrace-ftrace --drain-at 0": lambda i: run_hgtrace_ftrace(400 + i, "pages",
+                                                                    extra=("--drain-at", "0")),
                 "hgtrace-ftrace -i 10s": lambda i: run_hgtrace_ftrace(300 + i, "pages", extra=("-i", "10s")),
                 "hgtrace-ftrace live": lambda i: run_hgtrace_ftrace(100 + i, "live"),
                 "hgtrace-ftrace iterate": lambda i: run_hgtrace_ftrace(200 + i, "iterate"),

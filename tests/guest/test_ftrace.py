@@ -10,6 +10,7 @@ Run by run.py in a guest booted with scripts/vm. The recorder must be built
 import contextlib
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -609,6 +610,44 @@ def test_reader_placement_not_inherited(ctx):
     ctx.note(f"the command of either recorder with -C 0 -r 20: CPUs {want}, SCHED_OTHER")
 
 
+def pages_read(stderr):
+    """(pages read while recording, pages read after) from hgtrace-ftrace's summary."""
+    m = re.search(r"hgtrace-ftrace: (\d+) pages read while recording \(--drain-at \d+%\), (\d+) after", stderr)
+    assert m, stderr[-1500:]
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_ftrace_drain_at(ctx):
+    """--drain-at: a buffer less than that full is not read while the command runs, only after it;
+    at 0 it is read at every look, as before; a small buffer is read during the run whatever it is."""
+    # a light load: its events are a small part of 16 MiB a CPU however the guest schedules it
+    load_sh = "hackbench -l 20 -g 1; sleep 0.3"
+    got = {}
+    # the drain at SCHED_FIFO: hackbench can starve a normal one for the whole run
+    for name, args in (("drain-at 50, 16 MiB", ["-b", "16384", "--drain-at", "50"]),
+                       ("drain-at 0, 16 MiB", ["-b", "16384", "--drain-at", "0"]),
+                       ("drain-at 50, 64 KiB", ["-b", "64", "--drain-at", "50"])):
+        out = ctx.path(f"drain-{len(got)}.hgt")
+        p = ftrace("record", "-i", "10ms", "-r", "50", *args, "-o", out, "--", "sh", "-c", load_sh, timeout=600)
+        during, after = pages_read(p.stderr)
+        got[name] = (during, after)
+        ctx.note(f"{name}: {during} pages read while recording, {after} after")
+        if "16 MiB" in name:
+            assert read_hgt(out).complete, name
+    # what the load wrote: read after the run in full pages, under half of 16 MiB over all CPUs
+    # together (hackbench -l 20 -g 1 writes about a MiB), so under half on each, and at its
+    # pace never near it: at 50% no page may be read while it runs
+    during, after = got["drain-at 50, 16 MiB"]
+    assert 0 < after * 4096 < 8 * 1024 * 1024, got
+    assert during == 0, got
+    # a look every 10 ms at a run of seconds with events in it
+    assert got["drain-at 0, 16 MiB"][0] > 0, got
+    # 64 KiB a CPU passes half full many times in the run
+    assert got["drain-at 50, 64 KiB"][0] > 0, got
+    p = ftrace("record", "--drain-at", "101", "-o", ctx.path("bad.hgt"), "--", "true", check=False)
+    assert p.returncode == 1 and "bad --drain-at '101' (a percent, 0 to 100)" in p.stderr, p.stderr
+
+
 def test_ftrace_refusals(ctx):
     """Clear messages: an event this kernel lacks, no tracefs, not root, what ftrace cannot do."""
     out = ctx.path("r.hgt")
@@ -665,7 +704,7 @@ def test_ftrace_lockdown_integrity(ctx):
 
 
 TESTS = [test_reader_placement_not_inherited, test_ftrace_module_agreement, test_ftrace_report_agrees, test_ftrace_losses_placed, test_ftrace_state_restored,
-         test_ftrace_hourglass_record, test_ftrace_dump_and_pack, test_ftrace_refusals]
+         test_ftrace_hourglass_record, test_ftrace_dump_and_pack, test_ftrace_drain_at, test_ftrace_refusals]
 LOCKDOWN = {"lockdown": [test_ftrace_lockdown], "integrity": [test_ftrace_lockdown_integrity]}
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ struct ft_opts {
 	int compress;
 	enum ft_reader reader;
 	size_t spool_max;	/* bytes of pages kept before converting while recording */
+	int drain_at;		/* percent of a CPU's buffer unread before a pass reads it; 0: every pass */
 	char **cmd;
 	int argc;
 	char **argv;

@@ -75,7 +75,11 @@ static void usage(FILE *f)
 "  -m, --mode MODE        overwrite (default: the kernel marks where events were lost)\n"
 "                         or stop (when full, new events are dropped)\n"
 "  -c, --cpus LIST        record these CPUs only, e.g. 0,2-3 (default all)\n"
-"  -i, --interval TIME    drain period (default 100ms)\n"
+"  -i, --interval TIME    how often the buffers are looked at (default 100ms)\n"
+"      --drain-at PERCENT read a CPU's buffer during the run once it is this full,\n"
+"                         or would be by the look after next at its pace (default\n"
+"                         50, as trace-cmd's buffer_percent; 0: at every look);\n"
+"                         the rest is read when the run is over\n"
 "  -C, --reader-cpu CPU   pin the draining thread to CPU\n"
 "  -r, --prio N           run the draining thread SCHED_FIFO at priority N\n"
 "  -z, --compress         pack the file once the command has finished\n"
@@ -141,7 +145,7 @@ static size_t default_spool_max(void)
 
 static int parse(int argc, char **argv, struct ft_opts *o)
 {
-	enum { OPT_READER = 256, OPT_SPOOL, OPT_FTRACE };
+	enum { OPT_READER = 256, OPT_SPOOL, OPT_FTRACE, OPT_DRAIN_AT };
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "duration", required_argument, 0, 'd' },
 		{ "events", required_argument, 0, 'e' }, { "buffer", required_argument, 0, 'b' },
@@ -151,7 +155,7 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 		{ "prio", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
 		{ "compress", no_argument, 0, 'z' }, { "reader", required_argument, 0, OPT_READER },
 		{ "spool-max", required_argument, 0, OPT_SPOOL }, { "ftrace", no_argument, 0, OPT_FTRACE },
-		{ "help", no_argument, 0, 'h' }, { 0 }
+		{ "drain-at", required_argument, 0, OPT_DRAIN_AT }, { "help", no_argument, 0, 'h' }, { 0 }
 	};
 	struct hg_err err;
 	char *end;
@@ -165,6 +169,7 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 	o->rec.events = HGT_EV_DEFAULT;
 	o->rec.reader_cpu = -1;
 	o->spool_max = default_spool_max();
+	o->drain_at = 50;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:" HG_REC_OPTS "p:P:Fc:qzh", lo, NULL)) != -1) {
 		switch (hg_rec_opt(&o->rec, c, optarg, &err)) {
@@ -210,6 +215,16 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 				return -1;
 			}
 			o->spool_max = (size_t)mb << 20;
+			break;
+		}
+		case OPT_DRAIN_AT: {
+			long pc = strtol(optarg, &end, 10);
+
+			if (end == optarg || (*end && strcmp(end, "%")) || pc < 0 || pc > 100) {
+				fprintf(stderr, "hgtrace-ftrace: bad --drain-at '%s' (a percent, 0 to 100)\n", optarg);
+				return -1;
+			}
+			o->drain_at = (int)pc;
 			break;
 		}
 		case OPT_FTRACE: break;		/* from `hgtrace record --ftrace` */

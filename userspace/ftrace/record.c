@@ -12,7 +12,13 @@
  * absolute timer and never asks the kernel to wake it (no blocking read, no
  * poll on trace_pipe_raw, hence no irq_work or IPI from the traced CPUs).
  * A drain costs a read() per page; the pages are converted once the command
- * is over, so conversion costs it nothing (spool.h).
+ * is over, so conversion costs it nothing (spool.h). At each wake-up a CPU's
+ * buffer is read only once --drain-at percent of it is unread (its stats
+ * file's "bytes"), or sooner when at its pace it would be by the look after
+ * next, as trace-cmd waits for buffer_percent: a run that fits the buffer is
+ * copied after the command, not on its CPUs while it runs (on the
+ * instruction-count clock that copying was 0.19 of trace-cmd's whole cost,
+ * docs/hgtrace-ftrace.md).
  *
  * The machine is put back as found on every way out: the instance (our only
  * change, tfs.h) is removed on success, on error, and on SIGINT, SIGTERM or
@@ -67,6 +73,9 @@ struct rec {
 	size_t cpuset_size;
 	double drain_s, convert_s;
 	uint64_t live_conversions;
+	uint64_t pages_read;		/* pages read so far (the pages readers) */
+	uint64_t pages_run;		/* of them, read while tracing was on */
+	uint64_t *unread;		/* per CPU: bytes unread at the last look that left it */
 };
 
 static double now_s(void)
@@ -204,8 +213,34 @@ static int child_ends_itself(pid_t pid, int *status)
 	return 0;
 }
 
-/* drain_pages - one pass over the CPUs: counters, pages until empty (or @limit), counters */
-static int drain_pages(struct rec *r, long limit)
+/*
+ * wait_for_more - whether a CPU with @bytes unread can be left to the next look:
+ * below @min_bytes and, at the pace since the last look, still below it after the
+ * next two (a buffer filling fast is read early: our look is a timer, not the
+ * kernel's wake-up at buffer_percent, so the half left must last until then)
+ */
+static int wait_for_more(struct rec *r, int cpu, uint64_t bytes, uint64_t min_bytes)
+{
+	uint64_t grew;
+
+	if (!min_bytes)
+		return 0;
+	if (!r->unread && !(r->unread = calloc(r->t.ncpus, sizeof(*r->unread))))
+		return 0;
+	grew = bytes > r->unread[cpu] ? bytes - r->unread[cpu] : 0;
+	if (bytes + 2 * grew >= min_bytes)
+		return 0;
+	r->unread[cpu] = bytes;
+	return 1;
+}
+
+/*
+ * drain_pages - one pass over the CPUs: counters, pages until empty (or @limit),
+ * counters; a CPU that can wait for more (wait_for_more, @min_bytes) is left for a
+ * later pass (its drops are then placed by that pass's counters, as between any
+ * two passes)
+ */
+static int drain_pages(struct rec *r, long limit, uint64_t min_bytes)
 {
 	int cpu;
 
@@ -219,6 +254,8 @@ static int drain_pages(struct rec *r, long limit)
 			fprintf(stderr, "hgtrace-ftrace: cannot read CPU %d's counters\n", cpu);
 			return -1;
 		}
+		if (wait_for_more(r, cpu, s.bytes, min_bytes))
+			continue;
 		conv_pass_begin(&r->cv, cpu, &s, spool_next(&r->sp, cpu));
 		while (!limit || n < limit) {
 			char *slot = spool_slot(&r->sp, cpu);
@@ -239,6 +276,7 @@ static int drain_pages(struct rec *r, long limit)
 				break;
 			spool_commit(&r->sp, cpu);
 			n++;
+			r->pages_read++;
 			/* stop mode: drops while a page is read are placed by the page (convert.h) */
 			if (!r->o->rec.overwrite) {
 				if (tfs_read_stats(&r->t, cpu, &e))
@@ -248,6 +286,8 @@ static int drain_pages(struct rec *r, long limit)
 		}
 		if (tfs_read_stats(&r->t, cpu, &e))
 			return -1;
+		if (r->unread)
+			r->unread[cpu] = e.bytes;
 		conv_pass_end(&r->cv, cpu, &e, spool_next(&r->sp, cpu));
 	}
 	return 0;
@@ -304,12 +344,15 @@ static int drain_iterate(struct rec *r)
 	return 0;
 }
 
-/* drain - one pass of whichever reader; converts now when asked to or when too much is held */
-static int drain(struct rec *r, long limit)
+/*
+ * drain - one pass of whichever reader (the pages readers skip a CPU with fewer than
+ * @min_bytes unread); converts now when asked to or when too much is held
+ */
+static int drain(struct rec *r, long limit, uint64_t min_bytes)
 {
 	if (r->o->reader == FT_READ_ITERATE)
 		return drain_iterate(r);
-	if (drain_pages(r, limit))
+	if (drain_pages(r, limit, min_bytes))
 		return -1;
 	if (r->o->reader == FT_READ_LIVE || r->sp.bytes > r->o->spool_max) {
 		r->live_conversions += r->o->reader != FT_READ_LIVE;
@@ -324,7 +367,7 @@ static int final_drain(struct rec *r, struct tfs_stats *final)
 	int tries, cpu, left = 0;
 
 	for (tries = 0; tries < 5; tries++) {
-		if (drain(r, 0))
+		if (drain(r, 0, 0))
 			return -1;
 		left = 0;
 		for (cpu = 0; cpu < r->t.ncpus; cpu++) {
@@ -425,9 +468,14 @@ static void print_summary(struct rec *r, const struct tfs_stats *final, double s
 				cpu, (unsigned long long)c->unconverted, (unsigned long long)c->bad_pages);
 	}
 	fprintf(stderr, "hgtrace-ftrace: %llu records, %llu events lost%s", (unsigned long long)recs,
-		(unsigned long long)lost, lost ? " (see LOST records; a bigger -b or a shorter -i helps)" : "");
+		(unsigned long long)lost, lost ? " (see LOST records; a bigger -b, a shorter -i or a lower --drain-at "
+		"helps)" : "");
 	if (est)
 		fprintf(stderr, "; %llu LOST records placed or counted by estimate", (unsigned long long)est);
+	if (r->o->reader != FT_READ_ITERATE)
+		fprintf(stderr, "\nhgtrace-ftrace: %llu pages read while recording (--drain-at %d%%), %llu after",
+			(unsigned long long)r->pages_run, r->o->drain_at,
+			(unsigned long long)(r->pages_read - r->pages_run));
 	fprintf(stderr, "\nhgtrace-ftrace: after the run: last drain %.3f s, conversion %.3f s%s\n", r->drain_s,
 		r->convert_s, r->live_conversions ? " (pages also converted while recording: too many held)" : "");
 }
@@ -538,6 +586,8 @@ int ft_record(struct ft_opts *o)
 	struct hgt_file_window win = { 0, 0 };
 	struct tfs_stats *final = NULL;
 	struct timespec next;
+	/* what a CPU's buffer holds unread before a pass during the run reads it (--drain-at) */
+	uint64_t drain_min = (uint64_t)o->rec.buffer_kb * 1024 * (unsigned)o->drain_at / 100;
 	pid_t child = 0;
 	int go_fd = -1, status = 0, child_done = 0, ret = FT_EXIT_ENV, st, cpu, closed_ok = 0, released = 0;
 	double t0 = 0, t;
@@ -609,7 +659,7 @@ int ft_record(struct ft_opts *o)
 		next.tv_nsec %= 1000000000L;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		/* a pass reads at most twice what a buffer holds: a flood cannot keep us from -d or a signal */
-		if (drain(&r, 2 * (long)r.cv.buffer_pages)) {
+		if (drain(&r, 2 * (long)r.cv.buffer_pages, drain_min)) {
 			ret = FT_EXIT_ENV;
 			break;
 		}
@@ -622,6 +672,7 @@ int ft_record(struct ft_opts *o)
 	}
 	win.stop_tsc = __rdtsc();
 	tfs_tracing(&r.t, 0);
+	r.pages_run = r.pages_read;
 	t = now_s();
 	if (child && !child_done) {
 		if (go_fd >= 0) {
@@ -702,6 +753,7 @@ out:
 		ret = FT_EXIT_INTERRUPTED;
 	}
 	free(final);
+	free(r.unread);
 	conv_free(&r.cv);
 	spool_free(&r.sp);
 	if (r.cpuset)

@@ -351,6 +351,7 @@ int tfs_read_stats(struct tfs *t, int cpu, struct tfs_stats *s)
 	s->commit_overrun = field(buf, "commit overrun");
 	s->dropped = field(buf, "dropped events");
 	s->read = field(buf, "read events");
+	s->bytes = field(buf, "bytes");
 	return 0;
 }
 

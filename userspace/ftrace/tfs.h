@@ -27,6 +27,7 @@ struct tfs_stats {
 	uint64_t commit_overrun;	/* dropped: the writer wrapped onto an unfinished commit */
 	uint64_t dropped;	/* dropped because the buffer was full (stop mode) */
 	uint64_t read;		/* events handed to readers */
+	uint64_t bytes;		/* bytes in the buffer, not yet read */
 };
 
 struct tfs {
