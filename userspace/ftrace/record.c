@@ -40,6 +40,7 @@
 #include <tracefs.h>
 #include <event-parse.h>
 #include <kbuffer.h>
+#include "hg_child.h"
 #include "hg_hgt_write.h"
 #include "hgtrace_cmds.h"
 #include "ftrace.h"
@@ -191,27 +192,6 @@ static void wait_child(pid_t pid, int *status)
 		;
 }
 
-/*
- * child_ends_itself - after Ctrl-C, whether the command ended within FT_CHILD_GRACE_MS
- * (and before another signal came): the terminal sent it the same SIGINT, and a recorder
- * below us (hgtrace record, in hourglass record --ftrace) is still stopping and waiting
- * for its own command, which our SIGTERM would cut short
- */
-static int child_ends_itself(pid_t pid, int *status)
-{
-	int ms, seen = ft_signals;
-
-	for (ms = 0; ms < FT_CHILD_GRACE_MS && ft_signals == seen; ms += 10) {
-		pid_t got = waitpid(pid, status, WNOHANG);
-
-		if (got == pid)
-			return 1;
-		if (got < 0 && errno != EINTR)
-			return 0;
-		usleep(10000);
-	}
-	return 0;
-}
 
 /*
  * wait_for_more - whether a CPU with @bytes unread can be left to the next look:
@@ -680,7 +660,7 @@ int ft_record(struct ft_opts *o)
 			go_fd = -1;
 		}
 		/* recording is over (-d, a signal or an error): so is the command */
-		if (!(ft_stop && child_ends_itself(child, &status))) {
+		if (!(ft_stop && hg_child_ends_itself(child, &status, FT_CHILD_GRACE_MS, &ft_signals))) {
 			kill(child, SIGTERM);
 			wait_child(child, &status);
 		}

@@ -29,6 +29,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <x86intrin.h>
+#include "hg_child.h"
 #include "hg_opts.h"
 #include "hg_cpulist.h"
 #include "hg_hgt_write.h"
@@ -128,21 +129,7 @@ static double now_s(void)
  */
 static int command_ends_itself(pid_t child, int *status)
 {
-	double t = now_s();
-	int seen = signals;
-
-	if (first_signal != SIGINT)
-		return 0;
-	while (now_s() - t < HGT_CHILD_GRACE_S && signals == seen) {
-		pid_t r = waitpid(child, status, WNOHANG);
-
-		if (r == child)
-			return 1;
-		if (r < 0 && errno != EINTR)
-			return 0;
-		usleep(20000);
-	}
-	return 0;
+	return first_signal == SIGINT && hg_child_ends_itself(child, status, HGT_CHILD_GRACE_S * 1000, &signals);
 }
 
 /*

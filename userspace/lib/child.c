@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * child.c - a recorder's wait for its command to end by itself (hg_child.h).
+ */
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "hg_child.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int hg_child_ends_itself(pid_t pid, int *status, int grace_ms, volatile sig_atomic_t *signals)
+{
+	long long until = now_ms() + grace_ms;
+	sig_atomic_t seen = *signals;
+
+	/* polled, not waited for: a signal must end the wait even where SA_RESTART is set */
+	for (;;) {
+		pid_t got = waitpid(pid, status, WNOHANG);
+
+		if (got == pid)
+			return 1;
+		if (got < 0 && errno != EINTR)
+			return 0;
+		if (*signals != seen || now_ms() >= until)
+			return 0;
+		usleep(10000);
+	}
+}
