@@ -110,3 +110,21 @@ def test_the_page_opens_the_run_with_the_same_lines(tmp_path, capsys):
     assert sec.index("<pre class=break>") < sec.index("<ul class=summary>")
     assert "switched to intruder:555" in box and box.count("local_timer (") == 3, box
     assert "stopped at hourglass -b" in html.lead([rep])
+
+
+def test_only_the_last_gaps_before_the_trip_are_kept_in_time_order(tmp_path):
+    """The per-gap stream of a -b run with -a holds hundreds of thousands of
+    gaps; the report keeps the BEFORE latest that ended before the sample (and
+    no more: keeping all took 900 MB), whatever order the stream gives them in."""
+    from hgtools import breaktrace
+    starts = list(range(0, 100_000, 10))
+    starts = starts[1::2] + starts[::2]          # not in time order
+    lines = [json.dumps({"cpu": 1, "g0": s, "g1": s + 5}) for s in starts]
+    lines += [json.dumps({"cpu": 0, "g0": 100_010, "g1": 100_015}),       # another CPU, later
+              json.dumps({"cpu": 1, "g0": 100_050, "g1": 100_400})]       # inside the sample
+    p = tmp_path / "gaps.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    inside, before = breaktrace._gaps_near(str(p), trip("gap", 100_100, 100_300, 200, 100, cpu=1))
+    assert [g["g0"] for g in inside] == [100_050]
+    assert [g["g0"] for g in before] == [99_950, 99_960, 99_970, 99_980, 99_990]
+    assert len(before) == breaktrace.BEFORE
