@@ -9,6 +9,9 @@
 #                     make paper's quick mode on 6.1 and a check of its page (out/paper-quick)
 #                     (what CI runs: warnings are errors there, WERROR=1)
 #   make check KERNELS=6.1        the guest tests in one kernel only
+#   make check-full   the whole guest suite at full size on each of $(KERNELS): 45 to 60 minutes
+#                     a kernel (make check runs it quick: smaller workloads, and each test of
+#                     user-space behaviour on one kernel, not four; tests/guest/depth.py)
 #   make demo         record (natively when this kernel loads modules, else in the 6.1 guest)
 #                     and judge the paper's run and a latency test; exports in out/demo/
 #   make install      PREFIX=/usr/local DESTDIR=: the programs, the Python package, the man
@@ -179,6 +182,10 @@ check: setup userspace man
 	HG_GUEST_LOCK=held scripts/paper --quick -o out/paper-quick
 	$(PY) scripts/paper-check out/paper-quick
 
+check-full: export WERROR := 1
+check-full: setup userspace man
+	@HGT_GUEST_DEPTH=full scripts/check-kernels $(KERNELS)
+
 demo: setup userspace
 	@scripts/demo
 
@@ -299,5 +306,5 @@ clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs man test setup check demo bench bench-icount bench-loop install fuzz fuzz-smoke soak lab \
+.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs man test setup check check-full demo bench bench-icount bench-loop install fuzz fuzz-smoke soak lab \
 	uninstall clean FORCE

@@ -105,10 +105,13 @@ class Context:
         self.notes.append(msg)
 
 
-def main(tests):
-    """Run tests (list of functions) and print TAP; exit 0 iff all passed."""
+def main(tests, note=None):
+    """Run tests (list of functions) and print TAP; exit 0 iff all passed.
+    @note: what this run leaves out (a TAP comment)."""
     print(f"TAP version 13\n1..{len(tests)}", flush=True)
     print(f"# kernel {KREL}, module {KO}", flush=True)
+    if note:
+        print(f"# {note}", flush=True)
     failed = 0
     for i, test in enumerate(tests, 1):
         name = test.__name__

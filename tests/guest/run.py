@@ -2,12 +2,14 @@
 """run.py - the guest test suite: `scripts/vm -k KERNEL -- tests/guest/run.py [NAME...]`.
 
 Prints TAP; exits 0 only if every selected test passed. NAME selects tests by
-substring (default all).
+substring (default all). HGT_GUEST_DEPTH=quick runs the quick subset make
+check runs (tests/guest/depth.py); full, the default, everything.
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import depth  # noqa: E402
 import harness  # noqa: E402
 import test_ftrace  # noqa: E402
 import test_hourglass  # noqa: E402
@@ -25,4 +27,5 @@ if __name__ == "__main__":
     tests = [t for t in test_recorder.TESTS + test_kmod.TESTS + test_hourglass.TESTS + test_merge.TESTS
              + test_record_loads.TESTS + test_ux.TESTS + test_ftrace.TESTS
              if not wanted or any(w in t.__name__ for w in wanted)]
-    sys.exit(harness.main(tests))
+    tests, note = depth.select(tests, wanted)
+    sys.exit(harness.main(tests, note))

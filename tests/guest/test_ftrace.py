@@ -18,6 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from depth import once  # noqa: E402
 from harness import HGTRACE, TOP, load, run, unload  # noqa: E402
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
@@ -175,6 +176,7 @@ def test_ftrace_module_agreement(ctx):
     assert abs(ppm) < 1000, f"tsc_khz {o.meta['tsc_khz']} against the kernel's {m.tsc_khz}"
 
 
+@once(100)
 def test_ftrace_report_agrees(ctx):
     """hourglass report explains each gap alike from the module's recording and from ours."""
     load()
@@ -258,6 +260,7 @@ def _r(rep, what):
     return sorted((x["cpu"], x["thread"], x["actual"], x["inferred"], round(x["length_us"], 1)) for x in listed)
 
 
+@once(150)
 def test_ftrace_losses_placed(ctx):
     """Small buffers: losses counted exactly, and placed where the module's events are missing."""
     load()
@@ -477,6 +480,7 @@ def _left_running():
     return [(c, p) for c in ("hgtrace-ftrace", "hgtrace", "hourglass") for p in _procs(c)]
 
 
+@once(250)
 def test_ftrace_hourglass_record(ctx):
     """hourglass record --ftrace-only and --ftrace run hgtrace-ftrace: the report and
     the exports read DIR/ftrace.hgt as they read the module's kernel.hgt, and
@@ -573,6 +577,7 @@ def test_ftrace_hourglass_record(ctx):
     ctx.note(f"tracefs as found, nothing left running, after each of: {'; '.join(cases)}")
 
 
+@once(40)
 def test_ftrace_dump_and_pack(ctx):
     """hgtrace dump reads the file, and the packed file (-z) holds the same records."""
     plain, packed = ctx.path("plain.hgt"), ctx.path("packed.hgt")
@@ -617,6 +622,7 @@ def pages_read(stderr):
     return int(m.group(1)), int(m.group(2))
 
 
+@once(60)
 def test_ftrace_drain_at(ctx):
     """--drain-at: a buffer less than that full is not read while the command runs, only after it;
     at 0 it is read at every look, as before; a small buffer is read during the run whatever it is."""

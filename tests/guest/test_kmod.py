@@ -11,6 +11,7 @@ import struct
 import subprocess
 import time
 
+from depth import once, sized
 from harness import HGTRACE, KO, TESTBIN, TOP, load, module_loaded, run, sched_clock_stable, unload
 from helpers.recordings import read_hgl, read_hgt  # the library's reader, through hgtrace dump
 
@@ -133,7 +134,7 @@ def test_callback_names(ctx):
 
 
 FUZZ = os.path.join(TESTBIN, "ctl_fuzz")
-FUZZ_CALLS = int(os.environ.get("HGT_FUZZ_CALLS", "100000"))
+FUZZ_CALLS = int(os.environ.get("HGT_FUZZ_CALLS", sized("100000", "30000")))
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
@@ -194,7 +195,7 @@ def test_all_cpus_accounting(ctx):
     load()
     ncpu = os.cpu_count()
     path = ctx.path("all.hgt")
-    p = run([HGTRACE, "record", "-o", path, "--", "hackbench", "-g", str(2 * ncpu), "-l", "40"], timeout=1800)
+    p = run([HGTRACE, "record", "-o", path, "--", "hackbench", "-g", str(2 * ncpu), "-l", sized("40", "20")], timeout=1800)
     rec = _check_accounting(path, f"{ncpu} CPUs")
     assert sorted(rec.stats) == list(range(ncpu)), f"stats for CPUs {sorted(rec.stats)}, the guest has {ncpu}"
     for cpu, st in sorted(rec.stats.items()):
@@ -232,7 +233,7 @@ def test_overwrite_ring(ctx):
     load()
     path = ctx.path("live.hgt")
     run([HGTRACE, "record", "-q", "-m", "overwrite", "-b", "8", "-i", "10ms", "-o", path, "--",
-         "sh", "-c", "hackbench -l 100 -g 2"])
+         "sh", "-c", sized("hackbench -l 100 -g 2", "hackbench -l 50 -g 2")])
     rec = _check_accounting(path, "overwrite, live reader")
     _stream_sound(rec, "overwrite, live reader")
     st = _status()
@@ -338,6 +339,7 @@ def _interrupt(ctx, n, args, when):
     return f"{hit}: {kind}, {len(rec.events)} records"
 
 
+@once(240)
 def test_ctrl_c_anywhere(ctx):
     """Ctrl-C before the command starts, while recording, while draining, while packing:
     the module is put back as found (stopped, settings, CPUs, filter) and the file is finished."""
@@ -349,7 +351,7 @@ def test_ctrl_c_anywhere(ctx):
     # before the command starts: right away (before main() can take the signal), then
     # from the moment the recorder has the device open (its handler in place) on into
     # the set-up: reading the state, configuring, creating the file, starting
-    for delay in (None, 0, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08):
+    for delay in sized((None, 0, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08), (None, 0, 0.005, 0.02, 0.08)):
         def early(proc, out, delay=delay):
             if delay is None:
                 return "at once"
@@ -359,7 +361,7 @@ def test_ctrl_c_anywhere(ctx):
         results.append(_interrupt(ctx, n, ["--", "sleep", "3"], early))
         n += 1
     # while recording
-    for delay in (0, 0.05, 0.3):
+    for delay in sized((0, 0.05, 0.3), (0, 0.3)):
         def during(proc, out, delay=delay):
             _wait_for(running, proc)
             time.sleep(delay)
@@ -369,7 +371,7 @@ def test_ctrl_c_anywhere(ctx):
         n += 1
     # while draining: a big buffer drained only at the end; a first Ctrl-C ends the
     # recording, a second lands in the final drain
-    for delay in (0, 0.02):
+    for delay in sized((0, 0.02), (0.02,)):
         def draining(proc, out, delay=delay):
             _wait_for(running, proc)
             time.sleep(1.5)
@@ -381,12 +383,13 @@ def test_ctrl_c_anywhere(ctx):
                                   draining))
         n += 1
     # while packing
-    for delay in (0, 0.05):
+    # packing: 590 000 records at full size (minutes to check under TCG), about 100 000 when quick
+    for delay in sized((0, 0.05), (0,)):
         def packing(proc, out, delay=delay):
             got = _wait_for(lambda: os.path.exists(out + ".packing"), proc)
             time.sleep(delay)
             return "packing" if got and proc.poll() is None else "after packing"
-        results.append(_interrupt(ctx, n, ["-z", "--", "hackbench", "-l", "300", "-g", "2"], packing))
+        results.append(_interrupt(ctx, n, ["-z", "--", "hackbench", "-l", sized("300", "100"), "-g", sized("2", "1")], packing))
         n += 1
     for i, r in enumerate(results):
         ctx.note(f"point {i}: {r}")

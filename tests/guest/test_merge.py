@@ -13,6 +13,7 @@ import signal
 import subprocess
 import time
 
+from depth import once, sized
 from harness import KO, TOP, load, run, sched_clock_stable, tick_ns, unload
 from helpers.recordings import read_hgl, read_hgt
 
@@ -40,7 +41,7 @@ def test_record_report_three_threads(ctx):
     larger buffer (-e) because emulated RT kernels show up to 150 000 gaps a
     second, all of which the merger must see."""
     load()
-    d, _ = record(ctx, "three", "-n 3 -d 2s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1",
+    d, _ = record(ctx, "three", f"-n 3 -d {sized('2s', '1s')} -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1",
                   extra=("--ftrace",))
     for f in ("hourglass.hgl", "hourglass.json", "kernel.hgt", "record.json", "ftrace.hgt"):
         assert os.path.exists(os.path.join(d, f)), f"{f} missing"
@@ -123,7 +124,7 @@ def test_known_interrupt_source(ctx):
             time.sleep(0.1)
         tids = {int(t) for t in os.listdir(f"/proc/{cyc}/task")}
         assert len(tids) >= 2, f"cyclictest {cyc} did not start its thread"
-        d, _ = record(ctx, "cyclic", "-n 1 -d 2s -e 2000000 -t 0 --affinity 1")
+        d, _ = record(ctx, "cyclic", f"-n 1 -d {sized('2s', '1s')} -e 2000000 -t 0 --affinity 1")
     finally:
         run(["kill", cyc], check=False)
     unload()
@@ -155,6 +156,7 @@ def test_known_interrupt_source(ctx):
              f"{so.get('correct')} of {so.get('actual')}, precision {so.get('precision')}")
 
 
+@once(20)
 def test_record_without_the_module(ctx):
     """--ftrace-only: hgtrace-ftrace alone records the ground truth, and the
     report judges the same way from its ftrace.hgt."""
@@ -175,6 +177,7 @@ def test_record_without_the_module(ctx):
              f"headline {inf['headline']['correct']}/{inf['headline']['gaps']}")
 
 
+@once(26)
 def test_record_interrupted(ctx):
     """Ctrl-C in the middle: the recorders stop, the module is left stopped,
     the directory stays, marked INCOMPLETE, and report refuses it."""
@@ -197,6 +200,7 @@ def test_record_interrupted(ctx):
     unload()
 
 
+@once(8)
 def test_report_refuses_bad_input(ctx):
     """An aborted run, a truncated recording, a module of another ABI."""
     d = ctx.path("bad")

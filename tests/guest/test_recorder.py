@@ -8,6 +8,7 @@ import statistics
 import subprocess
 import sys
 
+from depth import sized
 from harness import HGTRACE, KO, TESTBIN, TOP, load, module_loaded, run, sched_clock_stable, unload
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
@@ -16,6 +17,8 @@ import matching
 
 KO_ABI99 = os.environ.get("HGT_KO_ABI99", "")
 HACKBENCH = "hackbench -l 60 -g 2"
+# the agreement's load: 52 000 events at full size, half when quick (pairing them dominates the time)
+AGREE_LOAD = sized(HACKBENCH, "hackbench -l 30 -g 2")
 
 
 def hgtrace(*args, check=True, **kw):
@@ -53,7 +56,7 @@ def test_ftrace_agreement(ctx):
          "-e", "sched:sched_switch", "-e", "irq:irq_handler_entry", "-e", "irq:irq_handler_exit",
          "-e", "irq:softirq_entry", "-e", "irq:softirq_exit"])
     try:
-        workload = f"{HACKBENCH}; dd if=/dev/zero of={ctx.path('io')} bs=64k count=200 conv=fsync 2>/dev/null; sleep 0.3"
+        workload = f"{AGREE_LOAD}; dd if=/dev/zero of={ctx.path('io')} bs=64k count=200 conv=fsync 2>/dev/null; sleep 0.3"
         hgtrace("record", "-q", "-o", hgt, "--", "sh", "-c", workload)
     finally:
         run("trace-cmd stop")
@@ -241,7 +244,7 @@ def test_control_interface(ctx):
 
 
 # make check runs 24 cycles (6 of each kind); make soak runs 100
-LOAD_CYCLES = int(os.environ.get("HGT_LOAD_CYCLES", "24"))
+LOAD_CYCLES = int(os.environ.get("HGT_LOAD_CYCLES", sized("24", "8")))
 
 
 def test_load_unload_cycles(ctx):

@@ -1,0 +1,77 @@
+"""depth - how much of the guest suite a run does: quick (make check) or full.
+
+Under TCG the whole suite takes 45 to 60 minutes a kernel, four kernels two at
+a time; make check must end within 50. So make check runs it quick
+(HGT_GUEST_DEPTH=quick, set by scripts/check-kernels), make check-full runs
+it full (the default when run.py is started by hand):
+
+  - sized(full, quick): a test's workload, smaller when quick (fewer cycles,
+    a shorter run), with the same assertions;
+  - @once(seconds): a test of user-space behaviour that does not change with
+    the kernel (Ctrl-C in the recorders, record's and report's handling of a
+    run directory, exports) runs on one kernel of the run when quick, not on
+    each. scripts/check-kernels says which: HGT_GUEST_SHARE=I/N is this
+    kernel's place I among N kernels. The tests are dealt by their weight
+    (seconds measured on 6.1 under TCG, heaviest first, each to the kernel
+    with least so far), so every kernel computes the same deal and each
+    test runs exactly once a run. Tests named on the command line always run.
+
+What is not run here is printed as a TAP comment, never counted as passed.
+"""
+import os
+
+DEPTH = os.environ.get("HGT_GUEST_DEPTH", "full")
+if DEPTH not in ("quick", "full"):
+    raise SystemExit(f"HGT_GUEST_DEPTH={DEPTH}: not quick or full")
+QUICK = DEPTH == "quick"
+
+
+def sized(full, quick):
+    """@quick in a quick run, else @full."""
+    return quick if QUICK else full
+
+
+def once(seconds):
+    """Mark a kernel-independent test, @seconds its weight (its time on 6.1 under TCG)."""
+    def mark(test):
+        test.once_seconds = seconds
+        return test
+    return mark
+
+
+def share():
+    """(I, N) from HGT_GUEST_SHARE, or (0, 1): this run alone."""
+    v = os.environ.get("HGT_GUEST_SHARE", "0/1")
+    try:
+        i, n = (int(x) for x in v.split("/"))
+    except ValueError:
+        raise SystemExit(f"HGT_GUEST_SHARE={v}: not I/N") from None
+    if not 0 <= i < n:
+        raise SystemExit(f"HGT_GUEST_SHARE={v}: I must be from 0 to N-1")
+    return i, n
+
+
+def deal(tests, i, n):
+    """The @once tests that kernel @i of @n runs: heaviest first, each to the
+    kernel with the least weight so far (ties to the lowest index)."""
+    load = [0.0] * n
+    mine = set()
+    for t in sorted((t for t in tests if hasattr(t, "once_seconds")), key=lambda t: (-t.once_seconds, t.__name__)):
+        k = min(range(n), key=lambda j: (load[j], j))
+        load[k] += t.once_seconds
+        if k == i:
+            mine.add(t.__name__)
+    return mine
+
+
+def select(tests, named):
+    """The tests this run does, and a note on the ones it leaves to other kernels."""
+    if named or not QUICK:
+        return tests, None
+    i, n = share()
+    mine = deal(tests, i, n)
+    keep = [t for t in tests if not hasattr(t, "once_seconds") or t.__name__ in mine]
+    other = [t.__name__ for t in tests if hasattr(t, "once_seconds") and t.__name__ not in mine]
+    note = (f"quick, kernel {i + 1} of {n}: {len(other)} kernel-independent tests run on the other kernels "
+            f"this run (make check-full runs all on each): {', '.join(other)}") if other else None
+    return keep, note

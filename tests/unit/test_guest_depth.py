@@ -1,0 +1,60 @@
+"""tests/guest/depth.py: make check's quick guest run deals each
+kernel-independent test to exactly one kernel, the same deal on every kernel."""
+import importlib
+
+import pytest
+
+
+def load(monkeypatch, depth="quick", share=None):
+    monkeypatch.setenv("HGT_GUEST_DEPTH", depth)
+    if share:
+        monkeypatch.setenv("HGT_GUEST_SHARE", share)
+    import depth as mod
+    return importlib.reload(mod)
+
+
+def suite(mod):
+    def t(name, w=None):
+        f = lambda ctx: None  # noqa: E731
+        f.__name__ = name
+        return mod.once(w)(f) if w else f
+    return [t("a"), t("b", 560), t("c", 250), t("d"), t("e", 100), t("f", 26), t("g", 8), t("h", 150)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7])
+def test_each_once_test_runs_on_exactly_one_kernel(monkeypatch, n):
+    mod = load(monkeypatch)
+    tests = suite(mod)
+    ran = {}
+    for i in range(n):
+        monkeypatch.setenv("HGT_GUEST_SHARE", f"{i}/{n}")
+        keep, note = mod.select(tests, [])
+        assert [t.__name__ for t in keep if not hasattr(t, "once_seconds")] == ["a", "d"]
+        for t in keep:
+            if hasattr(t, "once_seconds"):
+                ran.setdefault(t.__name__, []).append(i)
+        assert (note is None) == (n == 1)
+    assert ran == {k: ran[k] for k in "bcefgh"} and all(len(v) == 1 for v in ran.values()), ran
+
+
+def test_the_deal_balances_by_weight(monkeypatch):
+    mod = load(monkeypatch)
+    tests = suite(mod)
+    loads = [sum(t.once_seconds for t in tests if t.__name__ in mod.deal(tests, i, 2)) for i in range(2)]
+    assert sorted(loads) == [534, 560], loads       # 560 alone; 250 + 150 + 100 + 26 + 8 on the other
+
+
+def test_full_or_named_runs_everything(monkeypatch):
+    mod = load(monkeypatch, "full", "1/4")
+    tests = suite(mod)
+    assert mod.select(tests, []) == (tests, None)
+    mod = load(monkeypatch, "quick", "1/4")
+    assert mod.select(tests, ["b"]) == (tests, None)
+    assert mod.sized(1, 2) == 2
+
+
+@pytest.mark.parametrize("depth,share", [("fast", None), ("quick", "4/4"), ("quick", "x")])
+def test_bad_settings_are_refused(monkeypatch, depth, share):
+    with pytest.raises(SystemExit):
+        mod = load(monkeypatch, depth, share)
+        mod.share()
