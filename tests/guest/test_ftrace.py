@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from depth import once  # noqa: E402
+from depth import once, sized  # noqa: E402
 from harness import HGTRACE, TOP, load, run, unload  # noqa: E402
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
@@ -29,7 +29,8 @@ HOURGLASS = os.path.join(TOP, "build", "hourglass")
 TRACEFS = "/sys/kernel/tracing"
 HACKBENCH = "hackbench -l 60 -g 2"
 LOSS_LOAD = "; ".join([HACKBENCH] * 3)
-WORKLOAD = HACKBENCH + "; dd if=/dev/zero of={io} bs=64k count=200 conv=fsync 2>/dev/null; sleep 0.3; rm -f {io}"
+# the agreement's load: 150 000 events at full size, about half when quick
+WORKLOAD = sized(HACKBENCH, "hackbench -l 30 -g 2") + "; dd if=/dev/zero of={io} bs=64k count=200 conv=fsync 2>/dev/null; sleep 0.3; rm -f {io}"
 
 # Every record kind both recorders write for the same tracepoint call, and the
 # fields that must agree for two records to be the same event. Pointer ids are
@@ -486,7 +487,7 @@ def test_ftrace_hourglass_record(ctx):
     the exports read DIR/ftrace.hgt as they read the module's kernel.hgt, and
     tracefs is as found after a run, a failed run, and Ctrl-C during set-up and
     during the run."""
-    args = "-n 3 -d 2s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1"
+    args = f"-n 3 -d {sized('2s', '1s')} -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1"
     with users_tracing():
         before = _top_state()
         cases = []

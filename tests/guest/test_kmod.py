@@ -134,7 +134,7 @@ def test_callback_names(ctx):
 
 
 FUZZ = os.path.join(TESTBIN, "ctl_fuzz")
-FUZZ_CALLS = int(os.environ.get("HGT_FUZZ_CALLS", sized("100000", "30000")))
+FUZZ_CALLS = int(os.environ.get("HGT_FUZZ_CALLS", sized("100000", "20000")))
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
