@@ -177,7 +177,7 @@ def test_ftrace_module_agreement(ctx):
     assert abs(ppm) < 1000, f"tsc_khz {o.meta['tsc_khz']} against the kernel's {m.tsc_khz}"
 
 
-@once(100)
+@once(150)
 def test_ftrace_report_agrees(ctx):
     """hourglass report explains each gap alike from the module's recording and from ours."""
     load()
@@ -261,7 +261,7 @@ def _r(rep, what):
     return sorted((x["cpu"], x["thread"], x["actual"], x["inferred"], round(x["length_us"], 1)) for x in listed)
 
 
-@once(150)
+@once(156)
 def test_ftrace_losses_placed(ctx):
     """Small buffers: losses counted exactly, and placed where the module's events are missing."""
     load()
@@ -481,7 +481,7 @@ def _left_running():
     return [(c, p) for c in ("hgtrace-ftrace", "hgtrace", "hourglass") for p in _procs(c)]
 
 
-@once(250)
+@once(220)
 def test_ftrace_hourglass_record(ctx):
     """hourglass record --ftrace-only and --ftrace run hgtrace-ftrace: the report and
     the exports read DIR/ftrace.hgt as they read the module's kernel.hgt, and
@@ -578,7 +578,7 @@ def test_ftrace_hourglass_record(ctx):
     ctx.note(f"tracefs as found, nothing left running, after each of: {'; '.join(cases)}")
 
 
-@once(40)
+@once(27)
 def test_ftrace_dump_and_pack(ctx):
     """hgtrace dump reads the file, and the packed file (-z) holds the same records."""
     plain, packed = ctx.path("plain.hgt"), ctx.path("packed.hgt")
@@ -623,7 +623,7 @@ def pages_read(stderr):
     return int(m.group(1)), int(m.group(2))
 
 
-@once(60)
+@once(30)
 def test_ftrace_drain_at(ctx):
     """--drain-at: a buffer less than that full is not read while the command runs, only after it;
     at 0 it is read at every look, as before; a small buffer is read during the run whatever it is."""

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from depth import once, sized
+from depth import QUICK, once, sized
 from harness import KO, TOP, load, run, sched_clock_stable, tick_ns, unload
 from helpers.recordings import read_hgl, read_hgt
 
@@ -100,7 +100,13 @@ def test_record_report_three_threads(ctx):
     for c in ("switch_hg", "timer"):
         assert abs(fcl.get(c, 0) - cl.get(c, 0)) <= max(3, 0.05 * cl.get(c, 0)), (c, fcl, cl)
     ctx.note("with ftrace.hgt as the ground truth: " + ", ".join(f"{k} {v}" for k, v in sorted(fcl.items())))
-    # the merged trace.dat for KernelShark: every gap is in it, with its causes
+    # the merged trace.dat for KernelShark: every gap is in it, with its causes. Not when
+    # quick: reading 630 000 lines of trace-cmd report takes a minute a kernel under TCG,
+    # and the exporter does not change with the kernel (make check reads the demo's and
+    # test_ftrace_hourglass_record's exports)
+    if QUICK:
+        ctx.note("the export of this run is read back in make check-full only")
+        return
     merged = os.path.join(d, "merged.dat")
     run([HOURGLASS, "export", d, "--kernelshark", merged], timeout=300)
     p = run(["trace-cmd", "report", merged], timeout=300)
@@ -159,7 +165,7 @@ def test_known_interrupt_source(ctx):
              f"{so.get('correct')} of {so.get('actual')}, precision {so.get('precision')}")
 
 
-@once(20)
+@once(30)
 def test_record_without_the_module(ctx):
     """--ftrace-only: hgtrace-ftrace alone records the ground truth, and the
     report judges the same way from its ftrace.hgt."""
@@ -180,7 +186,7 @@ def test_record_without_the_module(ctx):
              f"headline {inf['headline']['correct']}/{inf['headline']['gaps']}")
 
 
-@once(26)
+@once(21)
 def test_record_interrupted(ctx):
     """Ctrl-C in the middle: the recorders stop, the module is left stopped,
     the directory stays, marked INCOMPLETE, and report refuses it."""

@@ -74,7 +74,7 @@ def test_record_with_a_load(ctx):
              f"record said: {p.stderr.strip().splitlines()[-1]}")
 
 
-@once(21)
+@once(32)
 def test_ctrl_c_stops_the_loads(ctx):
     """Ctrl-C (SIGINT to the foreground group) while hourglass runs beside a stress-ng load that
     forks a worker: record exits 130, the directory is marked INCOMPLETE, every task of the

@@ -58,3 +58,15 @@ def test_bad_settings_are_refused(monkeypatch, depth, share):
     with pytest.raises(SystemExit):
         mod = load(monkeypatch, depth, share)
         mod.share()
+
+
+def test_the_deal_starts_from_each_kernels_own_time(monkeypatch):
+    """A kernel whose own suite takes longer gets fewer of the shared tests."""
+    mod = load(monkeypatch)
+    tests = suite(mod)
+    monkeypatch.setattr(mod, "BASE_SECONDS", {"fast": 0, "slow": 600})
+    # 560 to fast, 250 to fast (560 < 600), 150 and 100 to slow, 26 and 8 to fast
+    assert mod.deal(tests, 0, 2, ["fast", "slow"]) == {"b", "c", "f", "g"}      # 844 in all
+    assert mod.deal(tests, 1, 2, ["fast", "slow"]) == {"e", "h"}                # 850
+    # a kernel not in the table starts from the mean of those that are (here 0)
+    assert mod.deal(tests, 0, 2, ["fast", "other"]) == mod.deal(tests, 0, 2)
