@@ -108,6 +108,19 @@ def test_import_record_of_length_zero(tmp_path):
     assert not out.exists()
 
 
+def test_import_headers_that_loop(tmp_path):
+    """Found by fuzz_import as a hang (make check's smoke, 2026-11-27): libtracecmd's
+    tracecmd_open() reads this file's headers two bytes at a time for ever, and trace-cmd
+    report hangs on it the same way. The importer's watchdog (HGTRACE_IMPORT_OPEN_S, 2 s
+    here, 60 by default) ends it as a bad input: exit 3 naming the file, no output."""
+    path, out = os.path.join(FOUND, "import-headers-loop.dat"), tmp_path / "k.hgt"
+    p = subprocess.run([program("hgtrace-import"), path, "-o", str(out)], capture_output=True, text=True,
+                       errors="replace", timeout=HANG, env=dict(os.environ, HGTRACE_IMPORT_OPEN_S="2"))
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    assert f"did not finish reading the headers of {path}" in p.stderr, p.stderr
+    assert not out.exists()
+
+
 def test_import_field_outside_its_record(tmp_path):
     """Found by fuzz_import as a crash of our own (SIGBUS in import_dat.c's str()): a dynamic
     string's place, read from the record, pointed beyond it, and libtraceevent hands such a

@@ -511,6 +511,44 @@ static void catch_crashes(const char *in, const char *out)
 #endif
 }
 
+/*
+ * libtracecmd 3.1 can also loop forever on a corrupt file: a trace.dat found
+ * by fuzz_import (tests/unit/data/import-hangs.dat) keeps tracecmd_open()
+ * reading two bytes at a time, and trace-cmd report hangs on it the same
+ * way. Opening reads only the headers, which takes well under a second even
+ * for a large recording, so a watchdog ends it as a bad input after
+ * HGTRACE_IMPORT_OPEN_S seconds (default 60). Not in the fuzz target, whose
+ * own per-input time limit is the watchdog there.
+ */
+#define OPEN_LIMIT_S 60
+
+static void __attribute__((unused)) on_open_alarm(int sig)
+{
+	(void)sig;
+	say("hgtrace-import: libtracecmd did not finish reading the headers of ");
+	say(crash_in);
+	say(" (it loops on this file, as trace-cmd report does): the trace.dat is corrupt\n");
+	_exit(3);
+}
+
+static void open_watchdog(int on)
+{
+#ifndef HG_FUZZ
+	const char *v = getenv("HGTRACE_IMPORT_OPEN_S");
+	long s = v && *v ? strtol(v, NULL, 10) : OPEN_LIMIT_S;
+
+	if (on) {
+		signal(SIGALRM, on_open_alarm);
+		alarm(s > 0 && s < 86400 ? (unsigned)s : OPEN_LIMIT_S);
+	} else {
+		alarm(0);
+		signal(SIGALRM, SIG_DFL);
+	}
+#else
+	(void)on;
+#endif
+}
+
 static void free_importer(struct importer *im)
 {
 	int cpu;
@@ -678,7 +716,9 @@ int main(int argc, char **argv)
 	path = argv[optind];
 	catch_crashes(path, NULL);
 	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
+	open_watchdog(1);
 	in = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+	open_watchdog(0);
 	if (!in) {
 		fprintf(stderr, "hgtrace-import: %s: not a trace.dat that libtracecmd can open (%s)\n", path,
 			errno ? strerror(errno) : "bad or truncated file");
