@@ -20,14 +20,35 @@
 # the sanitizers, sometimes corrupts the heap it shares with us on a
 # corrupt file, which shows later, in whatever input comes next. A worker
 # that dies so is replaced and its input kept; afterwards each kept input
-# is run again alone: one that crashes alone and was not recognised as the
-# libraries' crash is ours and fails the run; one that does not (the heap
-# an earlier input spoiled) is counted as theirs. fuzz_import.c tells how
-# crashes inside the libraries are recognised.
+# is run again alone (answered_alone): one that crashes alone and was not
+# recognised as the libraries' crash is ours and fails the run; one that does
+# not (the heap an earlier input spoiled) is counted as theirs. A hang is run
+# through hgtrace-import itself: libtracecmd loops for ever on some corrupt
+# headers (trace-cmd report too), which the importer's watchdog answers with
+# exit 3. fuzz_import.c tells how crashes inside the libraries are recognised.
 set -u
 out=$1 secs=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
+
+# answered_alone TARGET INPUT - an input a -fork run kept, run again alone and
+# with a time limit (a hang must not hang the run): a crash is run through the
+# target (exit 0: it does not crash alone, the heap was spoiled by an earlier
+# input); a hang (libFuzzer's timeout-*) through the product's hgtrace-import,
+# whose watchdog ends a libtracecmd that loops on the file's headers: exit 0 or
+# 3 is an answer, a signal or our own time limit is ours
+answered_alone() {
+	local t=$1 in=$2 rc
+	if [[ $(basename "$in") == timeout-* ]]; then
+		HGTRACE_IMPORT_OPEN_S=20 timeout -k 5 120 "$here/../../build/hgtrace-import" "$in" \
+			-o "$in.alone.hgt" >"$in.alone.log" 2>&1
+		rc=$?
+		rm -f "$in.alone.hgt"
+		[ $rc -eq 0 ] || { [ $rc -eq 3 ] && ! grep -q "in its own code" "$in.alone.log"; }
+		return
+	fi
+	timeout -k 5 300 "$here/repro" "$t" "$in" >"$in.alone.log" 2>&1
+}
 . "$here/env.sh"
 
 # target: seeds, max input length, -malloc_limit_mb
@@ -97,11 +118,11 @@ for t in "$@"; do
 	fi
 	if [ ${#mode[@]} -gt 0 ] && [ $rc -eq 0 ]; then
 		for a in $new; do
-			if "$here/repro" "$t" "$art$a" >"$art$a.alone.log" 2>&1; then
+			if answered_alone "$t" "$art$a"; then
 				theirs=$((theirs + 1))
 			else
 				ours=$((ours + 1))
-				echo "             crashes alone (ours): $art$a ($art$a.alone.log)"
+				echo "             fails alone (ours): $art$a ($art$a.alone.log)"
 			fi
 		done
 	else
@@ -123,8 +144,8 @@ for t in "$@"; do
 			if (d + f) printf "             %d merges finished, %d inputs refused (fail())\n", d, f
 		}' "$tally"
 	fi
-	[ "$theirs" -eq 0 ] || echo "             $theirs workers lost to a heap libtracecmd had spoiled" \
-		"(their inputs run alone without a crash; kept in $art)"
+	[ "$theirs" -eq 0 ] || echo "             $theirs inputs kept by libFuzzer are answered when run alone" \
+		"(a heap libtracecmd had spoiled, or its own loop on a corrupt file; kept in $art)"
 	if [ "$verdict" != ok ]; then
 		grep -E 'ERROR|SUMMARY|broken promise|runtime error' "$log" | grep -v 'failed to allocate' | head -5 |
 			sed 's/^/             /'
