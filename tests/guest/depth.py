@@ -40,7 +40,7 @@ def sized(full, quick):
 
 
 def once(seconds):
-    """Mark a kernel-independent test, @seconds its weight (its time on 6.1 under TCG)."""
+    """Mark a kernel-independent test, @seconds its weight (its quick time under TCG, measured)."""
     def mark(test):
         test.once_seconds = seconds
         return test
