@@ -26,7 +26,9 @@ struct hg_acct {
 	int ok;					/* 1: schedstat read, 2: rusage read */
 };
 
-void hg_acct_read(struct hg_acct *a);
+int hg_acct_open(void);
+void hg_acct_read(struct hg_acct *a, int schedstat_fd);
+void hg_acct_close(int fd);
 
 struct hg_thread {
 	int idx;
@@ -44,6 +46,7 @@ struct hg_thread {
 	uint64_t jobs_hit, jobs_missed, work_units, wakes, yields;
 	uint64_t first_tsc, last_tsc;	/* when it actually ran */
 	struct hg_acct acct0, acct1;	/* before the start, after the end */
+	int schedstat_fd;		/* /proc/thread-self/schedstat, opened in its set-up */
 
 	/* the live line's figures: written by the thread in its slow paths, read by the monitor */
 	uint64_t live_ivs, live_gaps, live_gap_max;	/* gap_max in cycles */

@@ -244,6 +244,7 @@ static int setup(struct hg_thread *t, struct hg_timer *tm, uint8_t **scan, size_
 	t->tid = (pid_t)syscall(SYS_gettid);
 	if (hg_apply_affinity(t) || hg_apply_sched(t))
 		return -1;
+	t->schedstat_fd = hg_acct_open();
 	if (c->workload == HG_W_PERIODIC || c->workload == HG_W_LAT) {
 		int pre = snprintf(t->err, sizeof(t->err), "thread %d: ", t->idx);
 
@@ -288,13 +289,14 @@ void *hg_thread_main(void *arg)
 	struct timespec ts;
 	int r = 0;
 
+	t->schedstat_fd = -1;
 	setup(t, &tm, &scan, &scan_len);
 	pthread_barrier_wait(&run->ready);
 	pthread_barrier_wait(&run->go);
 	if (atomic_load(&run->abort_run) || t->err_exit)
 		goto out;
 
-	hg_acct_read(&t->acct0);		/* it sleeps from here until its start */
+	hg_acct_read(&t->acct0, t->schedstat_fd);		/* it sleeps from here until its start */
 	end_ns = c->finish_ns && c->finish_ns < run->cfg->duration_ns ? c->finish_ns
 								      : run->cfg->duration_ns;
 	end = run->t0_tsc + hg_ns_to_cycles(run, end_ns);
@@ -343,7 +345,7 @@ void *hg_thread_main(void *arg)
 done:
 	if (c->workload != HG_W_LAT)
 		t->last_tsc = s.last;
-	hg_acct_read(&t->acct1);
+	hg_acct_read(&t->acct1, t->schedstat_fd);
 	if (r) {
 		snprintf(t->err, sizeof(t->err), "thread %d: -i %s: waiting on the timer failed: %s",
 			 t->idx, hg_timer_name(c->timer), strerror(errno));
@@ -351,6 +353,7 @@ done:
 	}
 out:
 	hg_timer_close(&tm);
+	hg_acct_close(t->schedstat_fd);
 	free(scan);
 	/* the last one out wakes the monitor, which then need not poll for the end */
 	if (atomic_fetch_add(&run->exited, 1) + 1 == run->cfg->nthreads && run->main_thread)
