@@ -425,7 +425,8 @@ def _on_cpu_ms(rec, tid, t0, t1, lags):
 def test_lat_on_cpu_time_is_schedstat(ctx):
     """The make demo's LAT thread (1 ms sleeps, FIFO): its time on CPU summed from its
     switches, each side taken where the scheduler switched it (ABI 1.2's lags), is
-    /proc/<pid>/task/<tid>/schedstat's over the same window, within 6% (and 1 ms).
+    /proc/<pid>/task/<tid>/schedstat's and the thread CPU clock's over the same window,
+    within 2% (and 0.5 ms).
     Taken at the tracepoints alone it falls short: sched_switch fires tens of us after
     the scheduler started charging the woken thread (printed, not asserted)."""
     load()
@@ -448,18 +449,23 @@ def test_lat_on_cpu_time_is_schedstat(ctx):
              f"the report (switches with lags) {kern:.1f}, the file with lags {with_lags:.1f}, "
              f"at the tracepoints {at_tp:.1f}; {m['kernel_switches_in']} switches in")
     assert abs(with_lags - kern) <= 0.001 * kern + 0.01, (with_lags, kern)
-    # 6.1, 2 vCPUs: 182.8 ms with the lags, 115.6 at the tracepoints, schedstat 187.0; what
-    # remains is irq time schedstat gives the thread: held to 6%, where the tracepoints
-    # alone fall 38% short. Where the scheduler's clock is filtered (the 6.1 guests unless
-    # booted with tsc=reliable, as scripts/check-kernels does again for this test), each
-    # read is held within a tick of the wall clock: a host stall while the thread runs is
-    # counted by the TSC and cut from schedstat, so schedstat may only fall short of the
-    # switches (+8.2% and +8.7% in 2 of 19 runs on a loaded host), held to 15% above
+    # schedstat and the thread's CPU clock are the same sum (se.sum_exec_runtime), the
+    # clock with the running slice added; hourglass reads both at the window's ends with
+    # the schedstat file opened in the thread's set-up. Read through an fopen there,
+    # schedstat fell 0.7% to 6.8% short of the clock and the switches in 14 runs, the
+    # time of that first fopen (userspace/hourglass/acct.c); the clock was within 0.35%.
+    # Where the scheduler's clock is filtered (the 6.1 guests unless booted with
+    # tsc=reliable, as scripts/check-kernels does again for this test), each read is
+    # held within a tick of the wall clock: a host stall while the thread runs is
+    # counted by the TSC and cut from the scheduler's clock, which may then only fall
+    # short of the switches, held to 15%
     stable = sched_clock_stable()
-    over = 0.06 if stable else 0.15
-    assert -0.06 * sched - 1 <= kern - sched <= over * sched + 1, \
-        (f"kernel {kern:.1f} ms against schedstat {sched:.1f} ms (scheduler's clock "
-         f"{'stable' if stable else 'filtered'}: -6% to +{over:.0%})")
+    over = 0.02 if stable else 0.15
+    cpu = m["cputime_ns"] / 1e6
+    for name, v in (("schedstat", sched), ("the thread's CPU clock", cpu)):
+        assert -0.02 * v - 0.5 <= kern - v <= over * v + 0.5, \
+            (f"kernel {kern:.1f} ms against {name} {v:.1f} ms (scheduler's clock "
+             f"{'stable' if stable else 'filtered'}: -2% to +{over:.0%}, and 0.5 ms)")
 
 
 TESTS = [test_abi_old_recorder_new_module, test_abi_new_recorder_old_module, test_cpu_set_any_size,
