@@ -170,17 +170,27 @@ setup:
 
 # CI: warnings are errors in everything check builds, here and for the guests
 check: export WERROR := 1
+# each stage's wall time goes to out/check-times.txt, printed at the end
+STAGE = @mkdir -p out && echo "$(1) $$(date +%s)" >> out/check-times.txt
 check: setup userspace man
+	@mkdir -p out && echo "start $$(date +%s)" > out/check-times.txt
 	@$(MAKE) -s test
 	$(PY) -m pytest -q tests/native
 	@$(MAKE) -s fuzz-smoke
+	$(call STAGE,host)
 	@scripts/check-kernels $(KERNELS)
+	$(call STAGE,guests)
 	@$(MAKE) -s demo
 	$(PY) tests/demo/check_demo.py out/demo
 	$(PY) tests/demo/check_tutorial.py out/demo
 	$(PY) tests/demo/check_screens.py out/demo
+	$(call STAGE,demo)
 	HG_GUEST_LOCK=held scripts/paper --quick -o out/paper-quick
 	$(PY) scripts/paper-check out/paper-quick
+	$(call STAGE,paper)
+	@awk 'NR == 1 { t0 = p = $$2; next } { printf "make check: %s %.1f min\n", $$1, ($$2 - p) / 60; p = $$2 } \
+		END { printf "make check: passed, the tests in %.1f min (setup and build before them)\n", (p - t0) / 60 }' \
+		out/check-times.txt
 
 check-full: export WERROR := 1
 check-full: setup userspace man
