@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from depth import once, sized  # noqa: E402
+from depth import QUICK, once, sized  # noqa: E402
 from harness import HGTRACE, TOP, load, run, unload  # noqa: E402
 sys.path.insert(0, os.path.join(TOP, "tests"))
 from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
@@ -29,8 +29,9 @@ HOURGLASS = os.path.join(TOP, "build", "hourglass")
 TRACEFS = "/sys/kernel/tracing"
 HACKBENCH = "hackbench -l 60 -g 2"
 LOSS_LOAD = "; ".join([HACKBENCH] * 3)
-# the agreement's load: 150 000 events at full size, about half when quick
-WORKLOAD = sized(HACKBENCH, "hackbench -l 30 -g 2") + "; dd if=/dev/zero of={io} bs=64k count=200 conv=fsync 2>/dev/null; sleep 0.3; rm -f {io}"
+# the agreement's load: 150 000 events at full size; 18 000 (6.1) to 62 000 (6.12-rt) when quick
+WORKLOAD = (sized(HACKBENCH, "hackbench -l 12 -g 2") + f"; dd if=/dev/zero of={{io}} bs=64k count={sized(200, 50)} "
+            "conv=fsync 2>/dev/null; sleep 0.3; rm -f {io}")
 
 # Every record kind both recorders write for the same tracepoint call, and the
 # fields that must agree for two records to be the same event. Pointer ids are
@@ -392,14 +393,19 @@ def test_ftrace_state_restored(ctx):
         p = ftrace("record", "-c", "200", "-o", out, "--", "true", check=False)
         assert p.returncode == 2 and "does not exist" in p.stderr, p.stderr
         check("an error in the settings (-c 200)")
-        p = ftrace("record", "-o", "/nonexistent/x.hgt", "--", "true", check=False)
-        assert p.returncode == 2 and "cannot create" in p.stderr, p.stderr
-        check("an error creating the file")
+        if not QUICK:
+            p = ftrace("record", "-o", "/nonexistent/x.hgt", "--", "true", check=False)
+            assert p.returncode == 2 and "cannot create" in p.stderr, p.stderr
+            check("an error creating the file")
         # a signal at each stage: before the instance, with it, with its events, tracing
-        # with the command held, while the command runs, while draining after it
-        for stage, sig in (("setup", signal.SIGINT), ("instance", signal.SIGINT), ("events", signal.SIGINT),
-                           ("started", signal.SIGINT), ("events", signal.SIGTERM), ("run", signal.SIGINT),
-                           ("drain", signal.SIGINT)):
+        # with the command held, while the command runs, while draining after it. Quick
+        # (make check) keeps one signal at each stage that holds tracefs state: the
+        # instance with its events, tracing started, the command running, the drain
+        for stage, sig in sized((("setup", signal.SIGINT), ("instance", signal.SIGINT), ("events", signal.SIGINT),
+                                 ("started", signal.SIGINT), ("events", signal.SIGTERM), ("run", signal.SIGINT),
+                                 ("drain", signal.SIGINT)),
+                                (("events", signal.SIGINT), ("started", signal.SIGINT), ("run", signal.SIGINT),
+                                 ("drain", signal.SIGINT))):
             if os.path.exists(out):
                 os.remove(out)
             env = dict(os.environ)
