@@ -245,8 +245,8 @@ def test_control_interface(ctx):
         unload()
 
 
-# make check runs 24 cycles (6 of each kind); make soak runs 100
-LOAD_CYCLES = int(os.environ.get("HGT_LOAD_CYCLES", sized("24", "8")))
+# make check-full runs 24 cycles (6 of each kind), make check 4 (one of each); make soak runs 100
+LOAD_CYCLES = int(os.environ.get("HGT_LOAD_CYCLES", sized("24", "4")))
 
 
 def test_load_unload_cycles(ctx):
