@@ -339,7 +339,7 @@ def _interrupt(ctx, n, args, when):
     return f"{hit}: {kind}, {len(rec.events)} records"
 
 
-@once(100)
+@once(95)
 def test_ctrl_c_anywhere(ctx):
     """Ctrl-C before the command starts, while recording, while draining, while packing:
     the module is put back as found (stopped, settings, CPUs, filter) and the file is finished."""

@@ -170,7 +170,7 @@ def test_known_interrupt_source(ctx):
              f"{so.get('correct')} of {so.get('actual')}, precision {so.get('precision')}")
 
 
-@once(30)
+@once(20)
 def test_record_without_the_module(ctx):
     """--ftrace-only: hgtrace-ftrace alone records the ground truth, and the
     report judges the same way from its ftrace.hgt."""
@@ -191,7 +191,7 @@ def test_record_without_the_module(ctx):
              f"headline {inf['headline']['correct']}/{inf['headline']['gaps']}")
 
 
-@once(21)
+@once(18)
 def test_record_interrupted(ctx):
     """Ctrl-C in the middle: the recorders stop, the module is left stopped,
     the directory stays, marked INCOMPLETE, and report refuses it."""
@@ -214,7 +214,7 @@ def test_record_interrupted(ctx):
     unload()
 
 
-@once(8)
+@once(10)
 def test_report_refuses_bad_input(ctx):
     """An aborted run, a truncated recording, a module of another ABI."""
     d = ctx.path("bad")

@@ -221,7 +221,7 @@ def interrupt_record(ctx, name, when):
     return d, p.returncode, err
 
 
-@once(60)
+@once(50)
 def test_ctrl_c_anywhere_in_record(ctx):
     """Whenever it comes, Ctrl-C ends `hourglass record` with 130, leaves no
     hgtrace or hourglass running, the module stopped, the directory (if made)
