@@ -185,7 +185,7 @@ check: setup userspace man
 	$(PY) tests/demo/check_tutorial.py out/demo
 	$(PY) tests/demo/check_screens.py out/demo
 	$(call STAGE,demo)
-	HG_GUEST_LOCK=held scripts/paper --quick -o out/paper-quick
+	HG_GUEST_LOCK=held scripts/paper --quick -j 2 -o out/paper-quick
 	$(PY) scripts/paper-check out/paper-quick
 	$(call STAGE,paper)
 	@awk 'NR == 1 { t0 = p = $$2; next } { printf "make check: %s %.1f min\n", $$1, ($$2 - p) / 60; p = $$2 } \
