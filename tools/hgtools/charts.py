@@ -159,16 +159,30 @@ def _legend_outside(ax: Any, handles: Optional[List[Any]] = None, title: Optiona
 
 
 def _hist_axes(ax: Any, edges: Sequence[float], counts_max: float, ylabel: str, xlabel: str) -> None:
-    """A duration histogram's axes: log x in readable units, log counts from below 1."""
+    """A duration histogram's axes: log x in readable units over the whole decades that @edges (the
+    populated bins' edges) reach, log counts from below 1."""
     ax.set_xscale("log")
     ax.set_yscale("log", nonpositive="clip")
     lo, hi = max(min(e for e in edges if e > 0), 1e-3), max(edges)
+    lo, hi = 10 ** math.floor(math.log10(lo) + 1e-9), 10 ** math.ceil(math.log10(hi) - 1e-9)
+    if hi <= lo:
+        hi = lo * 10
     ax.set_xlim(lo, hi)
     ax.set_ylim(0.5, max(counts_max, 1) * 2)
     _log_axis(ax.xaxis, lo, hi, fmt_us)
     _log_axis(ax.yaxis, 1, max(counts_max, 10), fmt_count)
     ax.set_ylabel(ylabel + " (log scale)")
     ax.set_xlabel(xlabel)
+
+
+def _populated(edges: Sequence[float], counts: Sequence[float]) -> List[float]:
+    """The edges of the bins that hold something: the histogram's x axis spans these, not the report's
+    whole fixed range (10 ns to 10 s), where a run's 2-5 us gaps were a sliver."""
+    out: List[float] = []
+    for i, c in enumerate(counts):
+        if c > 0 and i + 1 < len(edges):
+            out += [edges[i], edges[i + 1]]
+    return out or list(edges)
 
 
 def _positive_edges(edges: Sequence[float], counts: Sequence[float]) -> Tuple[List[float], List[float]]:
@@ -308,7 +322,7 @@ def gap_lengths(rep: Report) -> Optional[Chart]:
     if not gh or not gh.get("classes") or not any(sum(v) for v in gh["classes"].values()):
         return None
     fig, ax = _figure()
-    top = 1.0
+    top, spans = 1.0, []
     for cls in [c for c in CLASS_COLORS if c in gh["classes"]] + sorted(set(gh["classes"]) - set(CLASS_COLORS)):
         counts = gh["classes"][cls]
         if not sum(counts):
@@ -317,7 +331,8 @@ def gap_lengths(rep: Report) -> Optional[Chart]:
         ax.stairs(counts, edges, label=f"{cls} ({sum(counts)})", color=CLASS_COLORS.get(cls, "#000000"),
                   linewidth=1.6)
         top = max(top, max(counts))
-    _hist_axes(ax, _positive_edges(gh["edges_us"], [])[0], top, "gaps", "gap length")
+        spans += _populated(edges, counts)
+    _hist_axes(ax, spans, top, "gaps", "gap length")
     _legend_outside(ax, title="actual class")
     return Chart("gaps", "Gap length by actual class",
                  "How long the gaps of each class lasted (both axes logarithmic: a class with a handful of "
@@ -329,7 +344,7 @@ def _one_hist(edges_us: Sequence[float], counts: Sequence[float], ylabel: str, x
     fig, ax = _figure()
     edges, cs = _positive_edges(edges_us, counts)
     ax.stairs(cs, edges, fill=True, color=color, alpha=0.85, baseline=0.5)
-    _hist_axes(ax, edges, max(cs or [1]), ylabel, xlabel)
+    _hist_axes(ax, _populated(edges, cs), max(cs or [1]), ylabel, xlabel)
     return fig, ax
 
 
@@ -366,7 +381,7 @@ def latency_hist(rep: Report) -> Optional[Chart]:
         else:
             ax.stairs(counts, edges, color=color, linewidth=1.6, label=name)
         top = max(top, max(counts))
-        edges_all += edges
+        edges_all += _populated(edges, counts)
         mx = (s.get("latency") or {}).get("max_us")
         if mx:
             ax.annotate(f"max {fmt_us(mx)}", (mx, 1), xytext=(0, 28), textcoords="offset points", ha="center",
