@@ -34,11 +34,17 @@ hardware its line would bounce between them. That the module has no such
 counter is a property of the code (docs/hgtrace-abi.md, "/proc/hgtrace"),
 which this benchmark cannot prove; it shows that nothing serialises the CPUs.
 """
-import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from usage import help_if_asked  # noqa: E402
+
+help_if_asked(__doc__)
+
+import json
 import statistics
 import subprocess
-import sys
 import time
 
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))

@@ -13,11 +13,17 @@ type, flags, aux, arg, payload words); each plain, through zlib levels 1 and
 With TRACE.dat (trace-cmd's file of the same run) it prints the ratios.
 Prints one JSON line ("encoding_size: {...}").
 """
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from usage import help_if_asked  # noqa: E402
+
+help_if_asked(__doc__)
+
 import json
 import lzma
-import os
 import struct
-import sys
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))

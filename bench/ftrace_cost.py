@@ -32,12 +32,18 @@ the events the recorder kept (ns on the instruction-count clock: 8 ns an
 instruction), and compared with the module's. Results go to
 OUT/results-ftrace-cost.json.
 """
-import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from usage import help_if_asked  # noqa: E402
+
+help_if_asked(__doc__)
+
+import json
 import re
 import statistics
 import subprocess
-import sys
 
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 sys.path.insert(0, os.path.join(TOP, "bench"))

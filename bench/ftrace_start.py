@@ -24,12 +24,18 @@ All record the same events (the list hourglass record gave trace-cmd, the
 module's default set) with the x86-tsc clock. Medians and ratios are printed;
 results go to OUT/results-ftrace-start.json.
 """
-import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from usage import help_if_asked  # noqa: E402
+
+help_if_asked(__doc__)
+
+import json
 import signal
 import statistics
 import subprocess
-import sys
 import time
 
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))

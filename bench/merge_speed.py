@@ -23,12 +23,18 @@ The generated run is mostly inferred right, like real runs: the report lists
 every disagreement, so a run where most gaps were wrong would measure the
 listing.
 """
-import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from usage import help_if_asked  # noqa: E402
+
+help_if_asked(__doc__)
+
+import json
 import statistics
 import struct
 import subprocess
-import sys
 import tempfile
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))

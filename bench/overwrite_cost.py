@@ -16,12 +16,17 @@ pipe workload (perf bench sched pipe, both tasks on one CPU):
 Prints each variant's overhead (median / median(none) - 1) and its ratio to
 trace-cmd's; writes results-overwrite.json beside bench/run.py's results.
 """
-import json
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from usage import help_if_asked  # noqa: E402
+
+help_if_asked(__doc__)
+
+import json
+import statistics
+
 import run as hb  # noqa: E402  (bench/run.py: the workloads and the recorders' runs)
 
 

@@ -19,13 +19,19 @@ ratios are printed, with the events each recorder lost as the run directory
 says (record.json, the recorders' summaries). Results go to
 OUT/results-record-wall.json.
 """
-import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from usage import help_if_asked  # noqa: E402
+
+help_if_asked(__doc__)
+
+import json
 import re
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))

@@ -34,12 +34,18 @@ HGT_BENCH_SIZE_REPEATS (3) runs of each variant in size; HGT_BENCH_REC_DIR
 (the output directory) where both recorders write while measured, e.g. the
 guest's tmpfs instead of the 9p-shared output directory.
 """
-import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from usage import help_if_asked  # noqa: E402
+
+help_if_asked(__doc__)
+
+import json
 import re
 import statistics
 import subprocess
-import sys
 
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 sys.path.insert(0, os.path.join(TOP, "tools"))
