@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <linux/rtc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -213,10 +214,30 @@ int hg_timer_sleep_until(struct hg_timer *tm, uint64_t target_ns, uint64_t *inte
 	return -1;
 }
 
+/*
+ * rtc_off - turn the periodic interrupt off, the calling (measuring) thread's
+ * run being over. On PREEMPT_RT the RTC core's periodic hrtimer runs in
+ * ktimers/N at SCHED_FIFO 1 and wakes the reader from inside its callback,
+ * so a real-time reader on that CPU preempts the callback mid-way; RTC_PIE_OFF
+ * then loops on hrtimer_try_to_cancel() until the callback is not running
+ * (rtc_irq_set_state()), at our priority, above the callback it waits for:
+ * the CPU never comes back (6.1-rt and 6.12-rt, LAT at RTHIGH pinned to a
+ * CPU, 2026-11-27; the whole guest hung). As SCHED_OTHER we let ktimers
+ * finish the callback first. Elsewhere the callback runs in hard interrupt
+ * context and this costs nothing; nothing is measured after it.
+ */
+static void rtc_off(struct hg_timer *tm)
+{
+	struct sched_param other = { 0 };
+
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+	ioctl(tm->fd, RTC_PIE_OFF, 0);
+}
+
 void hg_timer_close(struct hg_timer *tm)
 {
 	if (tm->kind == HG_T_RTC && tm->fd >= 0)
-		ioctl(tm->fd, RTC_PIE_OFF, 0);
+		rtc_off(tm);
 	if (tm->fd >= 0)
 		close(tm->fd);
 	if (tm->posix_made)

@@ -30,6 +30,7 @@ int hg_timer_open(struct hg_timer *tm, enum hg_timer_kind kind, int rtc_hz,
 		  char *err, size_t errlen);
 /* hg_timer_sleep_until - 0 woken, 1 the run is stopping (no wake-up to record), -1 error */
 int hg_timer_sleep_until(struct hg_timer *tm, uint64_t target_ns, uint64_t *intended_ns);
+/* hg_timer_close - from the thread that used @tm, its run over: an RTC timer leaves it SCHED_OTHER */
 void hg_timer_close(struct hg_timer *tm);
 
 #endif
