@@ -36,16 +36,22 @@ INTRUDER = f"import time\nt = time.monotonic() + {BUSY_S}\nwhile time.monotonic(
 
 
 def hourglass_tasks():
-    """Pids of running hourglass processes (the workload, not record's Python)."""
+    """Pids of running hourglass processes (the workload, not record's Python). A zombie
+    has exited and is only waiting for its parent (init, once orphaned) to reap it: not
+    running, and not counted."""
     out = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
-                with open(f"/proc/{pid}/comm") as f:
-                    if f.read().strip() == "hourglass":
-                        out.append(int(pid))
+                with open(f"/proc/{pid}/stat") as f:
+                    stat = f.read()
             except OSError:
-                pass
+                continue
+            # pid (comm) state ...: comm may hold spaces and parentheses, the state follows the last ')'
+            comm = stat[stat.find("(") + 1:stat.rfind(")")]
+            state = stat[stat.rfind(")") + 2:stat.rfind(")") + 3]
+            if comm == "hourglass" and state not in ("Z", "X"):
+                out.append(int(pid))
     return out
 
 
