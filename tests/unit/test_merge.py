@@ -455,6 +455,29 @@ def test_a_tick_whose_neighbours_fell_in_longer_gaps_is_still_the_tick(tmp_path)
     assert g["inferred"] == "timer"
 
 
+def test_a_tick_whose_every_other_gap_is_hidden_is_still_the_tick(tmp_path):
+    """A task woken every 8 ms, 50 us before every second tick, preempts for 150 us and
+    swallows that tick (6.12's periodic-pair in the lab, when the run's phase puts its
+    8 ms thread just before the tick): the ticks left are 8 ms apart, never one period.
+    Past the hidden period, two periods away, they recur: the tick all the same."""
+    ms, us = 1_000_000, 1_000
+    gaps = []
+    for k in range(1, 200):
+        gaps.append((8 * k * ms - 50 * us, 8 * k * ms + 100 * us))          # the load, over the tick at 8k ms
+        gaps.append((8 * k * ms + 4 * ms + 30 * us, 8 * k * ms + 4 * ms + 60 * us))    # the tick left, 30 us
+    ivs, t = [], 0
+    for g0, g1 in gaps:
+        ivs.append(iv(t, g0, 0, 0))
+        t = g1
+    m = merged(tmp_path, ivs, [], threads=1)
+    cal = m.report["inference"]["calibration"]["tick"]["0"]
+    assert cal["period_ms"] == pytest.approx(4.0, rel=1e-3) and cal["periods_apart"] == 3, cal
+    by_len = {}
+    for g in m.gaps:
+        by_len.setdefault(g["g1"] - g["g0"], set()).add(g["inferred"])
+    assert by_len[30 * us] == {"timer"} and by_len[150 * us] == {"switch_other"}, by_len
+
+
 def test_steal_when_the_cpus_take_turns(tmp_path):
     """Two CPUs that never run hourglass at the same time (one host CPU behind
     both vCPUs): a gap on one while the other ran is steal (hidden), tick or no

@@ -186,6 +186,8 @@ def _inference(rep: Report, w: Writer) -> None:
                         f"{' (' + cal['switch_limit_basis'] + ')' if cal.get('switch_limit_basis') else ''}")
         ticks = ", ".join(f"CPU {c}: {v['period_ms']:.3f} ms" + (f" (gaps over {v['floor_us']:g} us)"
                                                                  if v.get("floor_us") else "")
+                          + (" (found past hidden ticks, up to {} periods apart)".format(v["periods_apart"])
+                             if (v.get("periods_apart") or 1) > 1 else "")
                           for c, v in (cal.get("tick") or {}).items() if v.get("period_ms"))
         if ticks:
             bits.append("tick " + ticks)

@@ -60,6 +60,8 @@ static const double floors_us[] = { 0, 0.5, 1, 2, 4, 8, 16, 32 };
 #define STEAL_OVERLAP 0.02	/* CPUs that run hourglass together less than this take turns */
 #define STEAL_COVER 0.9		/* ... and a gap another CPU ran through for this much is steal */
 #define PHASE_PERIODS 3		/* rule 2 looks for the tick's gaps up to this many periods away */
+#define OCCUPIED 0.5		/* a tick's slots where hourglass ran hold its gaps this often at least */
+#define WALK_SCORE 0.5		/* a tick found only past hidden periods recurs above chance this much */
 
 static const char *const basis_text[] = {
 	"between a tick and two switches at the fastest seen", "between a tick and three ticks (no switch seen)",
@@ -71,11 +73,14 @@ struct tick {
 	int have;			/* the CPU has involuntary gaps */
 	int calibrated;
 	double p, tol, score;		/* p 0: none found */
+	int steps;			/* its gaps were found recurring this many periods apart at most */
 	double lo, hi;			/* the tick's band of lengths */
 	double reach;			/* how far past a gap's end rule 2 must see */
 	int64_t *sample;		/* calibration: the first involuntary gaps (g0, length) */
 	uint8_t *sflag;
 	size_t nsample;
+	int64_t *occ;			/* calibration: every gap of the CPU meanwhile, (g0, g1), in order */
+	size_t nocc, occcap;
 	int64_t *s;			/* starts of involuntary gaps in the band, in order */
 	size_t head, n, cap;		/* live: s[head .. n) */
 	/* calibration's gaps waiting for a decision */
@@ -143,21 +148,96 @@ static int near(const int64_t *s, size_t n, double t, double tol)
 	return a < n && (double)s[a] <= t + tol;
 }
 
-static long recurs(const int64_t *s, size_t n, double d, double tol)
+/*
+ * occluded - does @x fall in one of the CPU's gaps, where a tick leaves no gap of
+ * its own? (Strictly inside: a gap that ends just before @x, the tick's own
+ * among them, says nothing of @x.)
+ */
+static int occluded(const struct tick *t, double x)
+{
+	size_t a = 0, b = t->nocc;
+
+	/* the first gap that ends at or after x */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if ((double)t->occ[2 * m + 1] < x)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < t->nocc && (double)t->occ[2 * a] <= x;
+}
+
+/*
+ * recurs_from - is there a start @d, 2 @d .. @steps @d away from @x (@d may be
+ * negative)? Walked one period at a time, further only past a place where
+ * hourglass did not run (a longer gap swallowed the tick there): where it ran
+ * and no gap of the band began, the tick was not at that phase.
+ */
+static int recurs_from(const struct tick *t, const int64_t *s, size_t n, double x, double d, double tol, int steps)
+{
+	int k;
+
+	for (k = 1; k <= steps; k++) {
+		if (near(s, n, x + k * d, tol))
+			return 1;
+		if (!occluded(t, x + k * d))
+			return 0;
+	}
+	return 0;
+}
+
+/* recurs - how many starts recur @d later (recurs_from) */
+static long recurs(const struct tick *t, const int64_t *s, size_t n, double d, double tol, int steps)
 {
 	long hit = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		hit += near(s, n, (double)s[i] + d, tol);
+		hit += recurs_from(t, s, n, (double)s[i], d, tol, steps);
 	return hit;
 }
 
 /*
- * find_tick - the clock tick's period from gap starts that recur: the
- * candidate most above chance, and not a multiple of a finer grid
+ * occupancy - of the slots one period apart at the phase where most of @s fall,
+ * over the span of @s, the share that hold a start, of those that hold one or
+ * where hourglass ran (a slot inside a longer gap says nothing). A CPU-bound
+ * thread takes every tick while it runs: the tick's slots are full, where a
+ * coincidence of phases (gaps a fraction of the tick apart) leaves most empty.
  */
-static void find_tick(const int64_t *s, size_t n, double hz, double *p_out, double *tol_out, double *score_out)
+static double occupancy(const struct tick *t, const int64_t *s, size_t n, double p, double tol)
+{
+	enum { NB = 64 };
+	size_t hb[NB] = { 0 }, i, best = 0;
+	long full = 0, empty = 0;
+	double phase, x;
+
+	if (n < 2 || p <= 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		hb[(size_t)(fmod((double)(s[i] - s[0]), p) / p * NB) % NB]++;
+	for (i = 1; i < NB; i++)
+		if (hb[i] > hb[best])
+			best = i;
+	phase = (double)s[0] + (best + 0.5) * p / NB;
+	for (x = phase - p * floor((phase - (double)s[0]) / p); x <= (double)s[n - 1]; x += p) {
+		if (near(s, n, x, tol + p / NB))
+			full++;
+		else if (!occluded(t, x))
+			empty++;
+	}
+	return full + empty ? (double)full / (double)(full + empty) : 0;
+}
+
+/*
+ * find_tick - the clock tick's period from gap starts that recur: the
+ * candidate most above chance, and not a multiple of a finer grid. With
+ * @steps above 1, a start recurs if another follows 1 .. @steps periods later
+ * (and chance is measured over as many steps).
+ */
+static void find_tick(const struct tick *t, const int64_t *s, size_t n, double hz, int steps, double *p_out,
+		      double *tol_out, double *score_out)
 {
 	double best = 0;
 	size_t c;
@@ -167,18 +247,27 @@ static void find_tick(const int64_t *s, size_t n, double hz, double *p_out, doub
 		return;
 	for (c = 0; c < NTICKS; c++) {
 		double p = tick_ms[c] * 1e-3 * hz, tol = fmax(10e-6 * hz, 0.005 * p), score;
-		long hit = recurs(s, n, p, tol), ctrl = recurs(s, n, 1.37 * p, tol), finer = 0;
+		long hit = recurs(t, s, n, p, tol, steps), ctrl = recurs(t, s, n, 1.37 * p, tol, steps), finer = 0;
 		int k;
 
 		score = (double)(hit - ctrl) / (double)n;
-		if (!(score > 0.1 && hit > 2 * (ctrl > 1 ? ctrl : 1) && score > best * 1.2))
+		if (!(score > (steps > 1 ? WALK_SCORE : 0.1) && hit > 2 * (ctrl > 1 ? ctrl : 1) && score > best * 1.2))
 			continue;
-		/* a grid finer than the candidate recurs at it too: not the tick (same tolerance:
-		 * a narrower one would miss a jittery grid that the candidate's catches) */
+		/* a tick fills its slots where hourglass ran (occupancy) */
+		if (occupancy(t, s, n, p, tol) < OCCUPIED)
+			continue;
+		/*
+		 * a grid finer than the candidate recurs at it too: not the tick. Only a grid
+		 * that fills its own slots: gaps that fall a fraction of a period from the
+		 * tick's by the run's phase recur at that fraction too (a thread's switch 1 ms
+		 * before every 4 ms tick, 6.12's periodic-pair in the lab: 220 against 438)
+		 * but leave most of its slots empty. Same tolerance: a narrower one would miss
+		 * a jittery grid that the candidate's catches.
+		 */
 		for (k = 2; k <= 5; k++) {
-			long h = recurs(s, n, p / k, tol);
+			long h = recurs(t, s, n, p / k, tol, 1);
 
-			if (h > finer)
+			if (h > finer && occupancy(t, s, n, p / k, tol) >= OCCUPIED)
 				finer = h;
 		}
 		if (finer > hit / 2)
@@ -266,16 +355,17 @@ static size_t modes(const struct tick *t, double *out, size_t max)
 }
 
 /*
- * refine_period - the tick's period as this machine's TSC measures it: the mean
- * spacing of the band's gaps one candidate period apart (hourglass's TSC rate
- * and the kernel's clock may differ by a fraction of a percent, which adds up
- * over the periods rule 2 spans)
+ * refine_period - the tick's period as this machine's TSC measures it: the median
+ * spacing of the band's gaps one candidate period apart, or @steps at most
+ * (divided by their number) (hourglass's TSC rate and the kernel's clock may
+ * differ by a fraction of a percent, which adds up over the periods rule 2 spans)
  */
-static double refine_period(const struct tick *t, double lo, double hi, double p, double tol)
+static double refine_period(const struct tick *t, double lo, double hi, double p, double tol, int steps)
 {
 	int64_t *d = xcalloc(t->nsample + 1, sizeof(*d));
 	double s0, r = p;
 	size_t i, j, n = 0;
+	int k;
 
 	for (i = 0; i < t->nsample; i++) {
 		double len = (double)t->sample[2 * i + 1], best = INFINITY;
@@ -283,15 +373,16 @@ static double refine_period(const struct tick *t, double lo, double hi, double p
 		if (len < lo || len >= hi)
 			continue;
 		s0 = (double)t->sample[2 * i];
-		/* the band's gap nearest one period later */
-		for (j = i + 1; j < t->nsample && (double)t->sample[2 * j] <= s0 + p + tol; j++) {
-			double l2 = (double)t->sample[2 * j + 1], e = (double)t->sample[2 * j] - s0 - p;
+		/* the band's gap nearest the fewest periods later */
+		for (k = 1; k <= steps && isinf(best); k++)
+			for (j = i + 1; j < t->nsample && (double)t->sample[2 * j] <= s0 + k * p + tol; j++) {
+				double l2 = (double)t->sample[2 * j + 1], e = (double)t->sample[2 * j] - s0 - k * p;
 
-			if (l2 >= lo && l2 < hi && fabs(e) <= tol && fabs(e) < fabs(best))
-				best = e;
-		}
+				if (l2 >= lo && l2 < hi && fabs(e) <= tol && fabs(e) < fabs(best))
+					best = e;
+			}
 		if (!isinf(best))
-			d[n++] = (int64_t)(p + best);
+			d[n++] = (int64_t)(p + best / (k - 1));
 	}
 	if (n >= 10) {
 		qsort(d, n, sizeof(*d), cmp_i64);
@@ -301,20 +392,21 @@ static double refine_period(const struct tick *t, double lo, double hi, double p
 	return r;
 }
 
+struct cand { double lo, hi, p, tol, score, cost; };
+
 /*
- * calibrate - one CPU's tick from its sample: the band of lengths, and the
- * period, at which it recurs most cleanly. Then its band's gaps in the sample
- * become the first starts rule 2 looks for, and the sample's candidates wait
- * for their decision.
+ * find_band - the band of lengths, and the period, at which the sample's gaps
+ * recur most cleanly (recurring 1 .. @steps periods apart): the cheapest of
+ * those nearly as clean as the best. 0 if none recurs.
  */
-static void calibrate(struct infer *in, struct tick *t)
+static int find_band(struct infer *in, struct tick *t, int steps, struct cand *out)
 {
 	int64_t *starts = xcalloc(t->nsample + 1, sizeof(*starts));
 	int64_t *lens = xcalloc(t->nsample + 1, sizeof(*lens));
 	double hz = in->r->hz, m[16], best = 0;
 	/* two switches at the fastest seen: what a gap in which another task ran costs at least */
 	double two_switches = in->switch_gaps ? 2.0 * (double)in->min_switch : INFINITY;
-	struct cand { double lo, hi, p, tol, score, cost; } c[NFLOORS + 16];
+	struct cand c[NFLOORS + 16];
 	size_t nc = 0, f, i, ns, nl, nm, seen[NFLOORS + 16], nseen = 0;
 	int pick = -1;
 
@@ -337,7 +429,7 @@ static void calibrate(struct infer *in, struct tick *t)
 		if (dup || ns < 20)	/* the same gaps as another band, or too few */
 			continue;
 		seen[nseen++] = ns;
-		find_tick(starts, ns, hz, &c[f].p, &c[f].tol, &c[f].score);
+		find_tick(t, starts, ns, hz, steps, &c[f].p, &c[f].tol, &c[f].score);
 		if (!c[f].p)
 			continue;
 		/* the cost of what recurs: the median length of the band's gaps that recur */
@@ -345,7 +437,8 @@ static void calibrate(struct infer *in, struct tick *t)
 			double g0 = (double)t->sample[2 * i], len = (double)t->sample[2 * i + 1];
 
 			if ((t->sflag[i] & S_CANDIDATE) && len >= c[f].lo && len < c[f].hi &&
-			    (near(starts, ns, g0 + c[f].p, c[f].tol) || near(starts, ns, g0 - c[f].p, c[f].tol)))
+			    (recurs_from(t, starts, ns, g0, c[f].p, c[f].tol, steps) ||
+			     recurs_from(t, starts, ns, g0, -c[f].p, c[f].tol, steps)))
 				lens[nl++] = t->sample[2 * i + 1];
 		}
 		if (!nl)
@@ -353,15 +446,55 @@ static void calibrate(struct infer *in, struct tick *t)
 		qsort(lens, nl, sizeof(*lens), cmp_i64);
 		c[f].cost = (double)lens[nl / 2];
 		if (getenv("HGMERGE_DEBUG"))
-			fprintf(stderr, "hgmerge: calibrate: band %.2f..%.2f us, %zu gaps: period %.3f ms, score %.3f, "
-				"cost %.2f us%s\n", c[f].lo / hz * 1e6, c[f].hi / hz * 1e6, ns, c[f].p / hz * 1e3,
-				c[f].score, c[f].cost / hz * 1e6, c[f].cost >= two_switches ? " (two switches or more)" : "");
+			fprintf(stderr, "hgmerge: calibrate: band %.2f..%.2f us, %zu gaps, %d period(s) apart at most: "
+				"period %.3f ms, score %.3f, cost %.2f us%s\n", c[f].lo / hz * 1e6, c[f].hi / hz * 1e6, ns,
+				steps, c[f].p / hz * 1e3, c[f].score, c[f].cost / hz * 1e6,
+				c[f].cost >= two_switches ? " (two switches or more)" : "");
 		/*
 		 * What recurs at a tick's period but costs two switches or more is a task woken
 		 * by its own timer (a periodic real-time load recurs more cleanly than the tick,
 		 * whose gaps are lost while hourglass's threads sleep): not the tick.
 		 */
 		if (c[f].cost >= two_switches) {
+			c[f].p = 0;
+			continue;
+		}
+		/*
+		 * A floor's band holds everything above it, and what recurs there may be a mix
+		 * (a load's long gaps at its period and short ones that follow some of them)
+		 * whose median cost is neither's: it is judged as the band around that cost
+		 * (a gap half as long again did something more; a much shorter one is something
+		 * cheaper than the tick), which must recur at the period by itself, as the
+		 * tick's own gaps do, and scores as that band.
+		 */
+		if (isinf(c[f].hi)) {
+			double lo = fmax(c[f].lo, c[f].cost / BAND_WIDTH), hi = c[f].cost * BAND_WIDTH;
+			size_t nn = 0;
+			long hit = 0, ctrl = 0;
+
+			for (i = 0; i < t->nsample; i++) {
+				double len = (double)t->sample[2 * i + 1];
+
+				if (len >= lo && len < hi)
+					lens[nn++] = t->sample[2 * i];
+			}
+			if (nn >= 20) {
+				hit = recurs(t, lens, nn, c[f].p, c[f].tol, steps);
+				ctrl = recurs(t, lens, nn, 1.37 * c[f].p, c[f].tol, steps);
+			}
+			if (nn < 20 || !((double)(hit - ctrl) / (double)nn > (steps > 1 ? WALK_SCORE : 0.1) &&
+					 hit > 2 * (ctrl > 1 ? ctrl : 1))) {
+				c[f].p = 0;
+				continue;
+			}
+			c[f].score = (double)(hit - ctrl) / (double)nn;
+			c[f].lo = lo;
+			c[f].hi = hi;
+		}
+		/* nor is what lasts half a period or more: a timer interrupt costs microseconds,
+		 * and a gap longer than the period hides its own next ones (the walk past them
+		 * would take any start a few periods on as its recurrence) */
+		if (c[f].cost >= c[f].p / 2) {
 			c[f].p = 0;
 			continue;
 		}
@@ -378,23 +511,49 @@ static void calibrate(struct infer *in, struct tick *t)
 		if (c[f].p && c[f].cost > 0 && c[f].score >= 0.6 * best &&
 		    (pick < 0 || c[f].cost < c[pick].cost))
 			pick = (int)f;
-	t->p = t->tol = t->score = 0;
-	if (pick >= 0) {
-		/* a floor's band is open above: the tick's own band is around its cost, as a
-		 * mode's is (a gap half as long again did something more; a much shorter one is
-		 * something cheaper than the tick) */
-		if (isinf(c[pick].hi)) {
-			c[pick].lo = fmax(c[pick].lo, c[pick].cost / BAND_WIDTH);
-			c[pick].hi = c[pick].cost * BAND_WIDTH;
-		}
-		t->p = refine_period(t, c[pick].lo, c[pick].hi, c[pick].p, c[pick].tol);
-		t->tol = c[pick].tol;
-		t->score = c[pick].score;
-		t->lo = c[pick].lo;
-		t->hi = c[pick].hi;
-	}
+	if (pick >= 0)
+		*out = c[pick];
 	free(starts);
 	free(lens);
+	return pick >= 0;
+}
+
+/*
+ * calibrate - one CPU's tick from its sample: the band of lengths, and the
+ * period, at which it recurs most cleanly. Then its band's gaps in the sample
+ * become the first starts rule 2 looks for, and the sample's candidates wait
+ * for their decision.
+ */
+static void calibrate(struct infer *in, struct tick *t)
+{
+	struct cand b;
+	int steps = 1, found;
+	size_t i;
+
+	/*
+	 * A tick whose every other gap is hidden recurs only two or three periods apart:
+	 * a thread woken by its own timer at twice the tick's period, just before the
+	 * tick, swallows every second tick in its switch (6.12's periodic-pair in the
+	 * lab, in some runs: the phase between the two is the run's chance). Searched
+	 * for only when no band recurs one period apart, walking up to three periods as
+	 * rule 2 looks, and past a period only where hourglass did not run (recurs_from).
+	 * Weaker evidence than a period's neighbour, so it must recur cleanly (WALK_SCORE:
+	 * on the stored runs of 2026-11, the lab's case scored 0.74; under TCG, walks of
+	 * 0.10 to 0.46 found ticks whose rules then read switches as ticks).
+	 */
+	found = find_band(in, t, steps, &b);
+	if (!found)
+		found = find_band(in, t, steps = PHASE_PERIODS, &b);
+	t->p = t->tol = t->score = 0;
+	t->steps = 0;
+	if (found) {
+		t->p = refine_period(t, b.lo, b.hi, b.p, b.tol, steps);
+		t->tol = b.tol;
+		t->score = b.score;
+		t->lo = b.lo;
+		t->hi = b.hi;
+		t->steps = steps;
+	}
 	t->reach = t->p ? PHASE_PERIODS * t->p + t->tol + t->hi + 1 : 0;
 	t->calibrated = 1;
 	for (i = 0; i < t->nsample; i++) {
@@ -408,8 +567,10 @@ static void calibrate(struct infer *in, struct tick *t)
 	}
 	free(t->sample);
 	free(t->sflag);
+	free(t->occ);
 	t->sample = NULL;
 	t->sflag = NULL;
+	t->occ = NULL;
 }
 
 /*
@@ -597,6 +758,16 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 			if (!in->nint[k]++)
 				in->first[k] = (int64_t)ev.rec.t0;
 			in->last[k] = (int64_t)ev.rec.t1;
+		}
+		if (made == 1 && !tick_of(in, g.cpu)->calibrated) {
+			struct tick *t = tick_of(in, g.cpu);
+
+			if (t->nocc == t->occcap) {
+				t->occcap = t->occcap ? 2 * t->occcap : 256;
+				t->occ = xrealloc(t->occ, 2 * t->occcap * sizeof(*t->occ));
+			}
+			t->occ[2 * t->nocc] = g.g0;
+			t->occ[2 * t->nocc++ + 1] = g.g1;
 		}
 		if (made == 1 && !g.vol) {
 			struct tick *t = tick_of(in, g.cpu);
@@ -823,6 +994,7 @@ void infer_report(struct infer *in, struct run *r, struct jsonw *w)
 		else
 			jw_null(w, "period_ms");
 		jw_num(w, "score", t->score);
+		jw_int(w, "periods_apart", t->steps);
 		jw_num(w, "floor_us", t->p ? t->lo / r->hz * 1e6 : 0);
 		if (t->p && !isinf(t->hi))
 			jw_num(w, "band_top_us", t->hi / r->hz * 1e6);
@@ -859,6 +1031,7 @@ void infer_free(struct infer *in)
 	for (c = 0; c < in->ncpu; c++) {
 		free(in->tick[c].sample);
 		free(in->tick[c].sflag);
+		free(in->tick[c].occ);
 		free(in->tick[c].s);
 		free(in->tick[c].wait);
 		free(in->tick[c].cover);
