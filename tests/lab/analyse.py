@@ -143,7 +143,8 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
         explained_share=(total - hidden - unexpl) / total if total else None,
         steal_share=(rep.get("steal") or {}).get("share"), steal_ms=(rep.get("steal") or {}).get("hidden_ms"),
         classes=inf.get("classes"), macro_f1=inf.get("macro_f1"), headline=inf.get("headline"),
-        class_short=expect.class_targets(rep, few), class_few=few, loads=rep.get("loads"), summary=rep.get("summary"),
+        class_short=expect.class_targets(rep, few, expect.known_misreads(r["kernel"], r["scenario"])),
+        class_few=few, loads=rep.get("loads"), summary=rep.get("summary"),
         lost=(rep.get("kernel_recording") or {}).get("lost_total"))
     res["ok"] = all(e["ok"] for e in res["expectations"])
     res["analyse_seconds"] = time.monotonic() - t0

@@ -27,24 +27,34 @@ CLASS_SLACK = 1           # ... or at most this many gaps wrong on the side that
                           # class of fewer than 1 / (1 - 0.95) = 20 one gap read wrong misses the
                           # target by itself (6.1-rt's cpu-yield once had 19 switches to other
                           # tasks, one of 68 us read as an interrupt); two wrong are two
-# A class a kernel is known to miss in a scenario, and why: the check still runs and prints its
-# figures, as TAP's "not ok ... # TODO" (an expected failure, counted apart, never as passed).
-# Only what user space cannot separate belongs here (docs/lab.md says so with figures).
-KNOWN_SHORT = {
+# Gaps a kernel's scenario is known to have read wrong, and why: (actual class, inferred class, at
+# most how many a run, why). A class short of the target only by such gaps, no more of them than the
+# bound, is a known shortfall: the check still runs and prints its figures, as TAP's "not ok ... #
+# TODO" (an expected failure, counted apart, never as passed). More of them, or any other gap read
+# wrong, fails as before. Only what user space cannot separate belongs here (docs/lab.md says so
+# with figures); the bound is about one and a half times the most seen.
+KNOWN_MISREAD = {
     # 6.12's fair server (a deadline server for fair tasks, new in 6.12) arms its 0-lag timer
     # (inactive_task_timer) each time a fair task leaves the CPU and its replenishment timer
-    # (dl_task_timer): beside two periodic FIFO threads they fire off the tick's phase, 11 to 14
-    # a run, and a local timer off the tick's phase is a short gap that user space cannot tell
-    # from a device interrupt (docs/lab.md, "What user space cannot separate")
-    ("6.12", "periodic-pair", "interrupt"): "6.12's fair-server timers off the tick's phase",
+    # (dl_task_timer): beside two periodic FIFO threads they fire off the tick's phase, and a local
+    # timer off the tick's phase is a short gap that user space cannot tell from a device interrupt
+    # (docs/lab.md, "What user space cannot separate"): 11 to 20 a run in 12 runs of 2026-11-23..27.
+    # It costs the interrupt class its precision, and the timer class its recall when the tick's
+    # phase hides every second tick (half the ticks, the same misreads)
+    ("6.12", "periodic-pair"): [("timer", "interrupt", 30, "6.12's fair-server timers off the tick's phase")],
     # a tick that also runs the recorder's own 100 ms wake-up (or a long timer softirq) lasts 66-73 us
     # on 6.12, past the long-gap rule's threshold (49-65 us, from the run's own ticks and switches):
     # at the tick's phase and that long it reads as a switch to another task, which user space cannot
-    # tell from it by length; 2 and 3 gaps in the fresh-clone check of 2026-11-27 (docs/lab.md)
-    ("6.12", "cpu-yield", "switch_other"): "6.12's long ticks (the recorder's wake-up inside) read as switches",
-    ("6.12", "tick", "switch_other"): "6.12's long ticks (the recorder's wake-up inside) read as switches",
+    # tell from it by length; 0 to 3 a run (docs/lab.md)
+    ("6.12", "cpu-yield"): [("timer", "switch_other", 6,
+                             "6.12's long ticks (the recorder's wake-up inside) read as switches")],
+    ("6.12", "tick"): [("timer", "switch_other", 6,
+                        "6.12's long ticks (the recorder's wake-up inside) read as switches")],
 }
 
+
+def known_misreads(kernel: str, scenario: str) -> List[Tuple[str, str, int, str]]:
+    return KNOWN_MISREAD.get((kernel, scenario), [])
 
 def read_stamps(path: str) -> Tuple[Dict[str, str], List[Tuple[int, int]]]:
     """A load's stamps file (tests/lab/progs/lab.h): its '#' key=value lines and its events."""
@@ -353,15 +363,37 @@ def evaluate(sc: Dict[str, Any], run: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
-def class_targets(rep: Dict[str, Any], few: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+def _confused(rep: Dict[str, Any], actual: str, inferred: str) -> int:
+    """How many gaps of class @actual the report's inference read as @inferred."""
+    conf = (rep.get("inference") or {}).get("confusion") or {}
+    try:
+        return int(conf["matrix"][conf["actual"].index(actual)][conf["inferred"].index(inferred)])
+    except (KeyError, ValueError, IndexError, TypeError):
+        return 0
+
+
+def class_targets(rep: Dict[str, Any], few: Optional[Dict[str, Any]] = None,
+                  known: Iterable[Tuple[str, str, int, str]] = ()) -> Dict[str, Any]:
     """Issue 17's target on @rep: every target class that occurs (actual or inferred) at least
     CLASS_MIN times has precision and recall >= CLASS_TARGET, or falls short by at most
     CLASS_SLACK gaps on that side (gaps inferred in it wrongly for precision, its gaps inferred
     otherwise for recall). The classes short of it, with their figures; @few gets the rarer
-    ones and those that met it only by the slack (shown beside the check, with why)."""
+    ones and those that met it only by the slack (shown beside the check, with why).
+    A short class that would meet the target without the @known misreads (KNOWN_MISREAD: no more
+    of them than each one's bound) says so in its figures ("known": why; "excused": how many)."""
     inf = rep.get("inference") or {}
     classes = inf.get("classes") or {}
     short = {}
+
+    def meets(actual: int, inferred: int, correct: int) -> bool:
+        if max(actual, inferred) < CLASS_MIN:
+            return True
+        p = correct / inferred if inferred else None
+        r = correct / actual if actual else None
+        low_p = inferred and (p is None or p < CLASS_TARGET) and inferred - correct > CLASS_SLACK
+        low_r = actual and (r is None or r < CLASS_TARGET) and actual - correct > CLASS_SLACK
+        return not (low_p or low_r)
+
     for c in TARGET_CLASSES:
         f = classes.get(c)
         if not f or not (f.get("actual") or f.get("inferred")):
@@ -384,5 +416,22 @@ def class_targets(rep: Dict[str, Any], few: Optional[Dict[str, Any]] = None) -> 
             if few is not None:
                 few[c] = dict(fig, why="slack")
             continue
+        # the known misreads that touch this class, each within its bound, taken out of it
+        a2, i2, whys, excused = actual, inferred, [], []
+        within = True
+        for ka, ki, bound, why in known:
+            if c not in (ka, ki):
+                continue
+            n = _confused(rep, ka, ki)
+            if not n:
+                continue
+            if n > bound:
+                within = False
+            a2 -= n if ka == c else 0
+            i2 -= n if ki == c else 0
+            whys.append(why)
+            excused.append(f"{n} {ka} read as {ki} (known: at most {bound})")
+        if whys and within and meets(a2, i2, correct):
+            fig.update(known="; ".join(sorted(set(whys))), excused="; ".join(excused))
         short[c] = fig
     return short

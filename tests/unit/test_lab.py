@@ -308,27 +308,51 @@ def test_the_icount_guest_drains_outside_the_run():
     assert scenario.for_guest(sc, "smp2")["record"] == []
 
 
-def test_a_known_shortfall_is_todo_and_only_for_its_kernel_scenario_and_class(capsys, tmp_path, monkeypatch):
-    """expect.KNOWN_SHORT turns a class test into TAP's TODO: printed with its figures, counted
-    apart, not as passed; the same class on another kernel, or another class beside it, fails."""
-    intr = {"precision": 0.0, "recall": 0.0, "actual": 2, "inferred": 15}
-    timer = {"precision": 0.9, "recall": 0.99, "actual": 750, "inferred": 820}
+def _rep(confusion):
+    """A report's inference: the confusion matrix {(actual, inferred): n} and the classes' counts."""
+    names = ["switch_hg", "switch_other", "timer", "interrupt", "hidden"]
+    m = [[confusion.get((a, i), 0) for i in names] for a in names]
+    cls = {}
+    for c in names:
+        k = names.index(c)
+        actual, inferred, correct = sum(m[k]), sum(r[k] for r in m), m[k][k]
+        cls[c] = {"actual": actual, "inferred": inferred, "correct": correct,
+                  "precision": correct / inferred if inferred else None, "recall": correct / actual if actual else None}
+    return {"inference": {"confusion": {"actual": names, "inferred": names, "matrix": m}, "classes": cls}}
 
-    def run(kernel, short):
+
+def test_a_known_shortfall_is_todo_and_only_for_its_kernel_scenario_and_bound(capsys, tmp_path, monkeypatch):
+    """expect.KNOWN_MISREAD turns a class test into TAP's TODO when the class is short only by the
+    gaps a kernel is known to misread, no more than the bound: printed with its figures, counted
+    apart, not as passed. The same on another kernel, more than the bound, or another gap read
+    wrong beside them, fails."""
+    known = expect.known_misreads("6.12", "periodic-pair")
+    assert known and known[0][:2] == ("timer", "interrupt")
+    bound = known[0][2]
+
+    def run(kernel, confusion):
+        rep = _rep(confusion)
         return {"kernel": kernel, "guest": "icount", "scenario": "periodic-pair", "expectations": [],
-                "class_short": short}
-    assert ("6.12", "periodic-pair", "interrupt") in expect.KNOWN_SHORT
-    got = check.tests_of({"runs": [run("6.12", {"interrupt": intr}), run("6.1", {"interrupt": intr}),
-                                   run("6.12-rt", {})]}, "icount")
+                "class_short": expect.class_targets(rep, {}, expect.known_misreads(kernel, "periodic-pair"))}
+    # the tick's phase hid every second tick: 300 ticks, 18 fair-server timers read as interrupts
+    # (the timer's recall 0.943 and the interrupt's precision 0, both by those 18 alone)
+    usual = {("timer", "timer"): 300, ("timer", "interrupt"): 18, ("switch_hg", "switch_hg"): 375}
+    beside = {**usual, ("switch_hg", "switch_other"): 30}
+    over = {**usual, ("timer", "interrupt"): bound + 1}
+    calib = {("timer", "interrupt"): 318, ("switch_hg", "switch_hg"): 375}      # the tick not found at all
+    got = check.tests_of({"runs": [run("6.12", usual), run("6.1", usual), run("6.12-rt", {})]}, "icount")
     todos = {name.split(":")[0]: (probs, todo) for name, probs, todo in got if "every class" in name}
-    assert todos["periodic-pair on 6.12 icount"][1] and todos["periodic-pair on 6.12 icount"][0]
-    assert not todos["periodic-pair on 6.1 icount"][1], "known on 6.12 only"
-    assert not todos["periodic-pair on 6.12-rt icount"][1], "nothing short: a plain pass"
-    both = check.tests_of({"runs": [run("6.12", {"interrupt": intr, "timer": timer})]}, "icount")
-    assert not both[1][2] and len(both[1][1]) == 2, "a class short beside the known one fails"
+    probs, todo = todos["periodic-pair on 6.12 icount"]
+    assert todo and sorted(p.split(":")[0] for p in probs) == ["interrupt", "timer"], probs
+    assert all("18 timer read as interrupt (known: at most" in p for p in probs), probs
+    assert not todos["periodic-pair on 6.1 icount"][1] and todos["periodic-pair on 6.1 icount"][0], "6.12 only"
+    assert not todos["periodic-pair on 6.12-rt icount"][0], "nothing short: a plain pass"
+    for conf in (beside, over, calib):
+        (_, (name, probs, todo)) = check.tests_of({"runs": [run("6.12", conf)]}, "icount")
+        assert probs and not todo, (conf, probs)
     # as TAP: not ok ... # TODO, exit 0; a real failure still exits 1
-    for runs, rc, last in (([run("6.12", {"interrupt": intr})], 0, "# lab: 1 passed, 0 failed, 1 known short"),
-                           ([run("6.12", {"interrupt": intr, "timer": timer})], 1, "# lab: 1 passed, 1 failed")):
+    for runs, rc, last in (([run("6.12", usual)], 0, "# lab: 1 passed, 0 failed, 1 known short"),
+                           ([run("6.12", beside)], 1, "# lab: 1 passed, 1 failed")):
         (tmp_path / "lab.json").write_text(json.dumps({"runs": runs}))
         monkeypatch.setattr(sys, "argv", ["check.py", str(tmp_path)])
         assert check.main() == rc
