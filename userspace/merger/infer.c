@@ -505,12 +505,16 @@ static int find_band(struct infer *in, struct tick *t, int steps, struct cand *o
 	 * The tick is the cheapest thing that recurs: a timer interrupt costs less than
 	 * a preemption, and a load that recurs (a task woken by its own timer) costs
 	 * more. Among the bands that recur nearly as clearly as the best, the one whose
-	 * recurring gaps are shortest.
+	 * recurring gaps are shortest; at the same cost (the same gaps recur in both), a
+	 * mode's band before a floor's, which is only the band around the cost: a mode
+	 * may reach down to the tick's shorter gaps (a tick with less to do).
 	 */
-	for (f = 0; f < nc; f++)
+	for (i = 0; i < nc; i++) {
+		f = (i + NFLOORS) % nc;		/* the modes' bands first */
 		if (c[f].p && c[f].cost > 0 && c[f].score >= 0.6 * best &&
 		    (pick < 0 || c[f].cost < c[pick].cost))
 			pick = (int)f;
+	}
 	if (pick >= 0)
 		*out = c[pick];
 	free(starts);
