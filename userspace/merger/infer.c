@@ -60,6 +60,7 @@ static const double floors_us[] = { 0, 0.5, 1, 2, 4, 8, 16, 32 };
 #define STEAL_OVERLAP 0.02	/* CPUs that run hourglass together less than this take turns */
 #define STEAL_COVER 0.9		/* ... and a gap another CPU ran through for this much is steal */
 #define PHASE_PERIODS 3		/* rule 2 looks for the tick's gaps up to this many periods away */
+#define OCCUPANCY_SLOTS 100000	/* slots occupancy() looks at, at most */
 #define OCCUPIED 0.5		/* a tick's slots where hourglass ran hold its gaps this often at least */
 #define WALK_SCORE 0.5		/* a tick found only past hidden periods recurs above chance this much */
 
@@ -211,7 +212,7 @@ static double occupancy(const struct tick *t, const int64_t *s, size_t n, double
 	enum { NB = 64 };
 	size_t hb[NB] = { 0 }, i, best = 0;
 	long full = 0, empty = 0;
-	double phase, x;
+	double phase, x, stride;
 
 	if (n < 2 || p <= 0)
 		return 0;
@@ -221,7 +222,9 @@ static double occupancy(const struct tick *t, const int64_t *s, size_t n, double
 		if (hb[i] > hb[best])
 			best = i;
 	phase = (double)s[0] + (best + 0.5) * p / NB;
-	for (x = phase - p * floor((phase - (double)s[0]) / p); x <= (double)s[n - 1]; x += p) {
+	/* a sparse sample over a long run: every stride-th slot, OCCUPANCY_SLOTS of them at most */
+	stride = ceil(((double)(s[n - 1] - s[0]) / p + 1) / OCCUPANCY_SLOTS);
+	for (x = phase - p * floor((phase - (double)s[0]) / p); x <= (double)s[n - 1]; x += stride * p) {
 		if (near(s, n, x, tol + p / NB))
 			full++;
 		else if (!occluded(t, x))
