@@ -64,8 +64,8 @@ def _pair(fa, hb, tol):
 
 
 def match(hgt_events, fevents, drops, window, tol, near=None):
-    """Match; returns a dict of counts, the pairs' stamp differences and the
-    unmatched events as (key, stamp).
+    """Match; returns a dict of counts, the pairs' stamp differences, the pairs
+    as (cpu, ftrace stamp, module stamp) and the unmatched events as (key, stamp).
 
     Pairing runs in two passes per (cpu, kind, identity): first in order
     within near (default tol / 250), where almost every pair lies, then what
@@ -100,12 +100,13 @@ def match(hgt_events, fevents, drops, window, tol, near=None):
             continue
         b[(e.cpu, e.kind, HGT_KIND[e.kind][1](e.fields))].append(e.tsc)
 
-    res = dict(ftrace=0, hgtrace=0, matched=0, excluded=excluded, max_dt=0, dts=[],
+    res = dict(ftrace=0, hgtrace=0, matched=0, excluded=excluded, max_dt=0, dts=[], pairs=[],
                only_ftrace=[], only_hgtrace=[])
     for key in set(a) | set(b):
         close, rest_f, rest_h = _pair(sorted(a.get(key, [])), sorted(b.get(key, [])), near)
         far, rest_f, rest_h = _pair(rest_f, rest_h, tol)
         dts = [h - f for f, h in close + far if judged(f)]
+        res["pairs"] += [(key[0], f, h) for f, h in close + far if judged(f)]
         only_f = [t for t in rest_f if judged(t)]
         only_h = [t for t in rest_h if judged(t)]
         res["matched"] += len(dts)

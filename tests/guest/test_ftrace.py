@@ -204,10 +204,16 @@ def test_ftrace_report_agrees(ctx):
     assert total > 100 and _r(a, "unexplainable") == 0 == _r(b, "unexplainable"), (a, b)
     # A gap whose two largest causes are within the stamps' difference can be
     # charged to either; any other difference is a disagreement of the recordings.
+    # The difference is the run's (twice its p99), or the gap's own events' when
+    # larger: a vCPU stalled between the module's probe and ftrace's on one event
+    # moves a handler's end by as much (a TIMER softirq 187 us longer in one
+    # recording than the other, 6.1 under TCG, 2026-11-27).
     flips = _flips(a, b)
     for key, (was, now, close) in flips.items():
-        assert close is not None and close <= margin, \
-            f"gap {key}: {was} from the module, {now} from hgtrace-ftrace, causes {close} us apart (> {margin:.1f})"
+        own = _stamps_apart_in_gap(a, b, key, res["pairs"], int(a["kernel_recording"]["meta"]["tsc_khz"]))
+        assert close is not None and close <= max(margin, 2 * own), \
+            (f"gap {key}: {was} from the module, {now} from hgtrace-ftrace, causes {close} us apart (> "
+             f"{margin:.1f}, and its own events' stamps at most {own:.1f} us apart)")
     counts = dict(_r(a, "classes"))
     for was, now, _ in flips.values():
         counts[was] -= 1
@@ -218,6 +224,19 @@ def test_ftrace_report_agrees(ctx):
              f"stamps' p99 difference) and went the other way: "
              + "; ".join(f"{w} -> {n} ({c:.2f} us apart)" for w, n, c in flips.values()))
     assert len(flips) <= max(2, total // 1000), f"{len(flips)} borderline gaps of {total}"
+
+
+def _stamps_apart_in_gap(a, b, key, pairs, tsc_khz):
+    """The largest difference, in us, between the two recordings' stamps of one event
+    on the gap's CPU inside the gap (from either report's listing of it; both count
+    from hourglass's base_tsc)."""
+    x = {(y["cpu"], y["thread"], y["next_thread"], y["length_us"]): y
+         for rep in (b, a) for y in _r(rep, "listed")}[key]
+    hz = a["run"]["tsc_hz"]
+    g0 = a["run"]["base_tsc"] + x["t"] * hz
+    g1 = g0 + x["length_us"] * hz / 1e6
+    d = [abs(h - f) for cpu, f, h in pairs if cpu == x["cpu"] and (g0 <= f <= g1 or g0 <= h <= g1)]
+    return max(d, default=0) * 1000 / tsc_khz
 
 
 def _flips(a, b):
