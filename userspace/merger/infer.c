@@ -201,6 +201,22 @@ static long recurs(const struct tick *t, const int64_t *s, size_t n, double d, d
 }
 
 /*
+ * above_chance - do @s recur at @p more than chance (at 1.37 @p) allows? Its score,
+ * the share of starts that recur beyond chance, in @score. A walk past hidden
+ * periods (@steps above 1) is weaker evidence and must score WALK_SCORE.
+ */
+static int above_chance(const struct tick *t, const int64_t *s, size_t n, double p, double tol, int steps,
+			long *hit_out, double *score)
+{
+	long hit = recurs(t, s, n, p, tol, steps), ctrl = recurs(t, s, n, 1.37 * p, tol, steps);
+
+	*score = n ? (double)(hit - ctrl) / (double)n : 0;
+	if (hit_out)
+		*hit_out = hit;
+	return *score > (steps > 1 ? WALK_SCORE : 0.1) && hit > 2 * (ctrl > 1 ? ctrl : 1);
+}
+
+/*
  * occupancy - of the slots one period apart at the phase where most of @s fall,
  * over the span of @s, the share that hold a start, of those that hold one or
  * where hourglass ran (a slot inside a longer gap says nothing). A CPU-bound
@@ -250,11 +266,10 @@ static void find_tick(const struct tick *t, const int64_t *s, size_t n, double h
 		return;
 	for (c = 0; c < NTICKS; c++) {
 		double p = tick_ms[c] * 1e-3 * hz, tol = fmax(10e-6 * hz, 0.005 * p), score;
-		long hit = recurs(t, s, n, p, tol, steps), ctrl = recurs(t, s, n, 1.37 * p, tol, steps), finer = 0;
+		long hit, finer = 0;
 		int k;
 
-		score = (double)(hit - ctrl) / (double)n;
-		if (!(score > (steps > 1 ? WALK_SCORE : 0.1) && hit > 2 * (ctrl > 1 ? ctrl : 1) && score > best * 1.2))
+		if (!above_chance(t, s, n, p, tol, steps, &hit, &score) || score <= best * 1.2)
 			continue;
 		/* a tick fills its slots where hourglass ran (occupancy) */
 		if (occupancy(t, s, n, p, tol) < OCCUPIED)
@@ -473,7 +488,6 @@ static int find_band(struct infer *in, struct tick *t, int steps, struct cand *o
 		if (isinf(c[f].hi)) {
 			double lo = fmax(c[f].lo, c[f].cost / BAND_WIDTH), hi = c[f].cost * BAND_WIDTH;
 			size_t nn = 0;
-			long hit = 0, ctrl = 0;
 
 			for (i = 0; i < t->nsample; i++) {
 				double len = (double)t->sample[2 * i + 1];
@@ -481,16 +495,10 @@ static int find_band(struct infer *in, struct tick *t, int steps, struct cand *o
 				if (len >= lo && len < hi)
 					lens[nn++] = t->sample[2 * i];
 			}
-			if (nn >= 20) {
-				hit = recurs(t, lens, nn, c[f].p, c[f].tol, steps);
-				ctrl = recurs(t, lens, nn, 1.37 * c[f].p, c[f].tol, steps);
-			}
-			if (nn < 20 || !((double)(hit - ctrl) / (double)nn > (steps > 1 ? WALK_SCORE : 0.1) &&
-					 hit > 2 * (ctrl > 1 ? ctrl : 1))) {
+			if (nn < 20 || !above_chance(t, lens, nn, c[f].p, c[f].tol, steps, NULL, &c[f].score)) {
 				c[f].p = 0;
 				continue;
 			}
-			c[f].score = (double)(hit - ctrl) / (double)nn;
 			c[f].lo = lo;
 			c[f].hi = hi;
 		}
