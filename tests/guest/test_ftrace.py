@@ -649,10 +649,18 @@ def pages_read(stderr):
     return int(m.group(1)), int(m.group(2))
 
 
+def looks(stderr):
+    """The drainer's wake-ups while recording, from hgtrace-ftrace's summary."""
+    m = re.search(r"hgtrace-ftrace: \d+ pages read while recording .*; (\d+) looks", stderr)
+    assert m, stderr[-1500:]
+    return int(m.group(1))
+
+
 @once(30)
 def test_ftrace_drain_at(ctx):
     """--drain-at: a buffer less than that full is not read while the command runs, only after it;
-    at 0 it is read at every look, as before; a small buffer is read during the run whatever it is."""
+    at 0 it is read at every look, as before; a small buffer is read during the run whatever it is;
+    a big buffer with room is looked at less often."""
     # a light load: its events are a small part of 16 MiB a CPU however the guest schedules it
     load_sh = "hackbench -l 20 -g 1; sleep 0.3"
     got = {}
@@ -677,6 +685,17 @@ def test_ftrace_drain_at(ctx):
     assert got["drain-at 0, 16 MiB"][0] > 0, got
     # 64 KiB a CPU passes half full many times in the run
     assert got["drain-at 50, 64 KiB"][0] > 0, got
+    # how often it looks (look.c): every -i for a buffer of the default 2 MiB or less; for
+    # 16 MiB, with its room, every 8 x -i. A quiet second at -i 10ms: 100 looks or
+    # about 12 (fewer when looks come late; more when the command's start or end does)
+    n = {}
+    for kb in ("64", "16384"):
+        p = ftrace("record", "-i", "10ms", "-b", kb, "-o", ctx.path(f"look-{kb}.hgt"), "--", "sleep", "1",
+                   timeout=600)
+        n[kb] = looks(p.stderr)
+    ctx.note(f"looks in a quiet second at -i 10ms: {n['64']} with 64 KiB buffers, {n['16384']} with 16 MiB")
+    assert 30 <= n["64"] <= 200, n
+    assert 3 <= n["16384"] <= 30 and n["64"] >= 3 * n["16384"], n
     p = ftrace("record", "--drain-at", "101", "-o", ctx.path("bad.hgt"), "--", "true", check=False)
     assert p.returncode == 1 and "bad --drain-at '101' (a percent, 0 to 100)" in p.stderr, p.stderr
 

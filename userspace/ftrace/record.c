@@ -27,6 +27,8 @@
  * 130), after it the recording stops and the file is complete up to there.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -50,6 +52,7 @@
 #include "convert.h"
 #include "meta.h"
 #include "ksyms.h"
+#include "look.h"
 
 /*
  * how long a command that got the same Ctrl-C has to end before it is sent SIGTERM
@@ -77,6 +80,10 @@ struct rec {
 	uint64_t pages_read;		/* pages read so far (the pages readers) */
 	uint64_t pages_run;		/* of them, read while tracing was on */
 	uint64_t *unread;		/* per CPU: bytes unread at the last look that left it */
+	double last_look;		/* when the last look began (now_s) */
+	uint64_t unread_max;		/* after the last look: the fullest CPU's unread bytes */
+	double rate_max;		/* the fastest CPU's fill rate before it, bytes a second */
+	uint64_t looks;			/* wake-ups of the drainer while recording */
 };
 
 static double now_s(void)
@@ -195,19 +202,15 @@ static void wait_child(pid_t pid, int *status)
 
 /*
  * wait_for_more - whether a CPU with @bytes unread can be left to the next look:
- * below @min_bytes and, at the pace since the last look, still below it after the
- * next two (a buffer filling fast is read early: our look is a timer, not the
- * kernel's wake-up at buffer_percent, so the half left must last until then)
+ * below @min_bytes and, gaining @grew an -i at the pace since the last look, still
+ * below it two -i later (a buffer filling fast is read early: our look is a timer,
+ * not the kernel's wake-up at buffer_percent, so the half left must last until
+ * then; a longer wait is only chosen while the pace allows it, look.c)
  */
-static int wait_for_more(struct rec *r, int cpu, uint64_t bytes, uint64_t min_bytes)
+static int wait_for_more(struct rec *r, int cpu, uint64_t bytes, uint64_t grew, uint64_t min_bytes)
 {
-	uint64_t grew;
-
-	if (!min_bytes)
+	if (!min_bytes || !r->unread)
 		return 0;
-	if (!r->unread && !(r->unread = calloc(r->t.ncpus, sizeof(*r->unread))))
-		return 0;
-	grew = bytes > r->unread[cpu] ? bytes - r->unread[cpu] : 0;
 	if (bytes + 2 * grew >= min_bytes)
 		return 0;
 	r->unread[cpu] = bytes;
@@ -222,8 +225,17 @@ static int wait_for_more(struct rec *r, int cpu, uint64_t bytes, uint64_t min_by
  */
 static int drain_pages(struct rec *r, long limit, uint64_t min_bytes)
 {
+	double t = now_s(), dt = t - r->last_look, rate;
+	uint64_t grew;
 	int cpu;
 
+	if (!r->unread && !(r->unread = calloc(r->t.ncpus, sizeof(*r->unread)))) {
+		fprintf(stderr, "hgtrace-ftrace: out of memory\n");
+		return -1;
+	}
+	r->unread_max = 0;
+	r->rate_max = 0;
+	r->last_look = t;
 	for (cpu = 0; cpu < r->t.ncpus; cpu++) {
 		struct tfs_stats s, e;
 		long n = 0;
@@ -234,8 +246,16 @@ static int drain_pages(struct rec *r, long limit, uint64_t min_bytes)
 			fprintf(stderr, "hgtrace-ftrace: cannot read CPU %d's counters\n", cpu);
 			return -1;
 		}
-		if (wait_for_more(r, cpu, s.bytes, min_bytes))
+		grew = s.bytes > r->unread[cpu] ? s.bytes - r->unread[cpu] : 0;
+		rate = dt > 0 ? grew / dt : 0;
+		if (rate > r->rate_max)
+			r->rate_max = rate;
+		/* at that pace, what it gains in an -i (looks are -i apart or more, look.c) */
+		if (wait_for_more(r, cpu, s.bytes, (uint64_t)(rate * r->o->rec.interval), min_bytes)) {
+			if (s.bytes > r->unread_max)
+				r->unread_max = s.bytes;
 			continue;
+		}
 		conv_pass_begin(&r->cv, cpu, &s, spool_next(&r->sp, cpu));
 		while (!limit || n < limit) {
 			char *slot = spool_slot(&r->sp, cpu);
@@ -266,8 +286,9 @@ static int drain_pages(struct rec *r, long limit, uint64_t min_bytes)
 		}
 		if (tfs_read_stats(&r->t, cpu, &e))
 			return -1;
-		if (r->unread)
-			r->unread[cpu] = e.bytes;
+		r->unread[cpu] = e.bytes;
+		if (e.bytes > r->unread_max)
+			r->unread_max = e.bytes;
 		conv_pass_end(&r->cv, cpu, &e, spool_next(&r->sp, cpu));
 	}
 	return 0;
@@ -453,9 +474,10 @@ static void print_summary(struct rec *r, const struct tfs_stats *final, double s
 	if (est)
 		fprintf(stderr, "; %llu LOST records placed or counted by estimate", (unsigned long long)est);
 	if (r->o->reader != FT_READ_ITERATE)
-		fprintf(stderr, "\nhgtrace-ftrace: %llu pages read while recording (--drain-at %d%%), %llu after",
+		fprintf(stderr, "\nhgtrace-ftrace: %llu pages read while recording (--drain-at %d%%), %llu after; "
+			"%llu looks",
 			(unsigned long long)r->pages_run, r->o->drain_at,
-			(unsigned long long)(r->pages_read - r->pages_run));
+			(unsigned long long)(r->pages_read - r->pages_run), (unsigned long long)r->looks);
 	fprintf(stderr, "\nhgtrace-ftrace: after the run: last drain %.3f s, conversion %.3f s%s\n", r->drain_s,
 		r->convert_s, r->live_conversions ? " (pages also converted while recording: too many held)" : "");
 }
@@ -559,13 +581,85 @@ static int place_reader(const struct ft_opts *o)
 	return 0;
 }
 
+static void on_child(int sig)
+{
+	(void)sig;		/* only to end the wait below */
+}
+
+/*
+ * The signals that end the drainer's wait (wait_until) are blocked but inside it,
+ * so that one coming just before it is not missed (a wait is up to FT_LOOK_MAX_S):
+ * SIGCHLD, caught so that the command's end ends the wait, from before the command
+ * is let go (after the fork: the command must not inherit the block); the stop
+ * signals from after, so that one before still keeps the command from starting.
+ * @saved gets the mask as it was, to put back after the loop.
+ */
+static void child_wakes(sigset_t *saved)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, saved);
+}
+
+/* stop_wakes - the stop signals too; @inside gets the mask to wait with */
+static void stop_wakes(const sigset_t *saved, sigset_t *inside)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	*inside = *saved;
+	sigdelset(inside, SIGCHLD);
+}
+
+/* wait_until - sleep to @at (CLOCK_MONOTONIC), or less when a signal comes */
+static void wait_until(const struct timespec *at, const sigset_t *mask)
+{
+	struct timespec now, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left.tv_sec = at->tv_sec - now.tv_sec;
+	left.tv_nsec = at->tv_nsec - now.tv_nsec;
+	if (left.tv_nsec < 0) {
+		left.tv_nsec += 1000000000L;
+		left.tv_sec--;
+	}
+	if (left.tv_sec < 0)
+		return;
+	ppoll(NULL, 0, &left, mask);
+}
+
+/* add_s - @t moved on by @s seconds */
+static void add_s(struct timespec *t, double s)
+{
+	long ns = (long)(s * 1e9);
+
+	t->tv_nsec += ns % 1000000000L;
+	t->tv_sec += ns / 1000000000L + t->tv_nsec / 1000000000L;
+	t->tv_nsec %= 1000000000L;
+}
+
 int ft_record(struct ft_opts *o)
 {
 	struct rec r;
 	struct tsc_pair p0, p1;
 	struct hgt_file_window win = { 0, 0 };
 	struct tfs_stats *final = NULL;
-	struct timespec next;
+	struct timespec next, end;
+	struct ft_look look;
+	sigset_t wait_mask, saved_mask;
+	double wait;
 	/* what a CPU's buffer holds unread before a pass during the run reads it (--drain-at) */
 	uint64_t drain_min = (uint64_t)o->rec.buffer_kb * 1024 * (unsigned)o->drain_at / 100;
 	pid_t child = 0;
@@ -608,7 +702,7 @@ int ft_record(struct ft_opts *o)
 			goto out;
 		}
 	}
-	/* after the fork: the command keeps our CPUs and policy, not the reader's */
+	/* after the fork: the command keeps our CPUs, policy and signal mask, not the reader's */
 	if (place_reader(o))
 		goto out;
 	if (ft_stop) {
@@ -617,6 +711,10 @@ int ft_record(struct ft_opts *o)
 	}
 	if (tfs_tracing(&r.t, 1))
 		goto out;
+	if (child)
+		child_wakes(&saved_mask);
+	else
+		sigprocmask(SIG_SETMASK, NULL, &saved_mask);
 	win.start_tsc = __rdtsc();
 	t0 = now_s();
 	ft_stage("started");
@@ -630,14 +728,23 @@ int ft_record(struct ft_opts *o)
 	}
 
 	ret = FT_EXIT_OK;
+	stop_wakes(&saved_mask, &wait_mask);
+	/* the pages reader can look less often while the buffers have room (look.h) */
+	look.interval = o->rec.interval;
+	look.buffer_bytes = (uint64_t)r.t.buffer_kb * 1024;
+	look.drain_bytes = o->reader == FT_READ_PAGES ? drain_min : 0;
+	wait = o->rec.interval;
+	r.last_look = t0;
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	end = next;
+	add_s(&end, o->rec.duration);
 	while (!ft_stop) {
-		long ns = (long)(o->rec.interval * 1e9);
-
-		next.tv_nsec += ns % 1000000000L;
-		next.tv_sec += ns / 1000000000L + next.tv_nsec / 1000000000L;
-		next.tv_nsec %= 1000000000L;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		add_s(&next, wait);
+		if (o->rec.duration && (next.tv_sec > end.tv_sec ||
+					(next.tv_sec == end.tv_sec && next.tv_nsec > end.tv_nsec)))
+			next = end;
+		wait_until(&next, &wait_mask);
+		r.looks++;
 		/* a pass reads at most twice what a buffer holds: a flood cannot keep us from -d or a signal */
 		if (drain(&r, 2 * (long)r.cv.buffer_pages, drain_min)) {
 			ret = FT_EXIT_ENV;
@@ -649,7 +756,9 @@ int ft_record(struct ft_opts *o)
 		}
 		if (o->rec.duration && now_s() - t0 >= o->rec.duration)
 			break;
+		wait = ft_look_next(&look, r.unread_max, r.rate_max);
 	}
+	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 	win.stop_tsc = __rdtsc();
 	tfs_tracing(&r.t, 0);
 	r.pages_run = r.pages_read;

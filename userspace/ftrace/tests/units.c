@@ -7,6 +7,8 @@
  *   convert   hand-made ring-buffer pages: LOST records where the kernel flags
  *             overwritten events (with and without a count), where the
  *             counters say a full buffer dropped some, and the file's counters
+ *   look      when the drainer looks next: -i for a default buffer, longer in
+ *             proportion to a bigger one's room, sooner at a fast pace
  *
  * Prints one line per check that failed and exits 1 if any did.
  */
@@ -22,6 +24,7 @@
 #include "spool.h"
 #include "convert.h"
 #include "ptrid.h"
+#include "look.h"
 
 static int failed, checks;
 
@@ -457,6 +460,34 @@ static void test_file(struct tep_handle *tep)
 	hgev_map_free(m);
 }
 
+static void test_look(void)
+{
+	const uint64_t mib = 1024 * 1024;
+	struct ft_look def = { 0.1, 2 * mib, mib }, big = { 0.1, 20 * mib, 10 * mib };
+	struct ft_look every = { 0.1, 20 * mib, 0 }, slow = { 2.0, 20 * mib, 10 * mib };
+
+	/* the default buffer: every -i, empty or filling, as before this rule */
+	CHECK(ft_look_next(&def, 0, 0) == 0.1, "default buffer, empty: %g", ft_look_next(&def, 0, 0));
+	CHECK(ft_look_next(&def, mib / 2, 5e6) == 0.1, "default buffer, filling: %g", ft_look_next(&def, mib / 2, 5e6));
+	/* ten times the room: up to FT_LOOK_MAX_S; 1 MiB unread of 20: 0.95 s */
+	CHECK(ft_look_next(&big, 0, 0) == FT_LOOK_MAX_S, "20 MiB, empty: %g", ft_look_next(&big, 0, 0));
+	CHECK(ft_look_next(&big, 2 * mib, 0) > 0.89 && ft_look_next(&big, 2 * mib, 0) < 0.91,
+	      "20 MiB, 2 MiB unread: %g", ft_look_next(&big, 2 * mib, 0));
+	/* the room shrinks as it fills: 18 MiB unread leaves a default buffer's room */
+	CHECK(ft_look_next(&big, 18 * mib, 0) == 0.1, "20 MiB, 18 unread: %g", ft_look_next(&big, 18 * mib, 0));
+	/* the pace: 2 MiB a second toward 10 MiB at --drain-at 50 reaches it in 4 s: half, 2 s, capped;
+	 * 40 MiB a second reaches it in 0.25 s: wait 0.125 s */
+	CHECK(ft_look_next(&big, 0, 2.0 * mib) == FT_LOOK_MAX_S, "slow pace: %g", ft_look_next(&big, 0, 2.0 * mib));
+	CHECK(ft_look_next(&big, 0, 40.0 * mib) > 0.124 && ft_look_next(&big, 0, 40.0 * mib) < 0.126,
+	      "fast pace: %g", ft_look_next(&big, 0, 40.0 * mib));
+	/* faster still: never below -i; past --drain-at: -i */
+	CHECK(ft_look_next(&big, 0, 1000.0 * mib) == 0.1, "flood: %g", ft_look_next(&big, 0, 1000.0 * mib));
+	CHECK(ft_look_next(&big, 11 * mib, 1.0) == 0.1, "past --drain-at: %g", ft_look_next(&big, 11 * mib, 1.0));
+	/* --drain-at 0 reads at every look, every -i; an -i longer than the cap is kept */
+	CHECK(ft_look_next(&every, 0, 0) == 0.1, "--drain-at 0: %g", ft_look_next(&every, 0, 0));
+	CHECK(ft_look_next(&slow, 0, 0) == 2.0, "-i 2s: %g", ft_look_next(&slow, 0, 0));
+}
+
 int main(void)
 {
 	struct tep_handle *tep;
@@ -468,6 +499,7 @@ int main(void)
 	test_evmap(tep);
 	test_convert(tep);
 	test_file(tep);
+	test_look();
 	tep_free(tep);
 	printf("%s: %d of %d checks passed\n", failed ? "FAIL" : "ok", checks - failed, checks);
 	return failed ? 1 : 0;
