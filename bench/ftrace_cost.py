@@ -22,6 +22,9 @@ tracepoints with the same buffer size, with each of its readers:
   hgtrace-ftrace live      the same pages, converted at every drain
   hgtrace-ftrace iterate   tracefs_iterate_raw_events() at every drain
   hgtrace.ko               the module, for scale
+  no reader                the floor of any ftrace recorder: the same events enabled, the
+                           same clock and buffer size, in an instance of this script's own,
+                           and nothing read or woken during the run (no recorder process)
 
 Variants run in turn, in reverse order every other repeat (HGT_BENCH_REPEATS,
 default 11); one that lost events stops the benchmark. HGT_BENCH_VARIANTS
@@ -51,6 +54,7 @@ import run as base  # noqa: E402  (bench/run.py: the workloads, trace-cmd's and 
 
 FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
 SUMMARY = re.compile(r"hgtrace-ftrace: (\d+) records, (\d+) events lost")
+READS = re.compile(r"hgtrace-ftrace: (\d+) pages read while recording .*; (\d+) looks")
 
 
 def run_hgtrace_ftrace(i, reader, work=base.PIPE_WORK, extra=()):
@@ -61,7 +65,43 @@ def run_hgtrace_ftrace(i, reader, work=base.PIPE_WORK, extra=()):
         raise SystemExit(f"bench: no summary from hgtrace-ftrace: {p.stderr[-1500:]}")
     size = os.path.getsize(path)
     os.remove(path)
-    return work[1](p.stdout), dict(events=int(m.group(1)), lost=int(m.group(2)), bytes=size)
+    info = dict(events=int(m.group(1)), lost=int(m.group(2)), bytes=size)
+    r = READS.search(p.stderr)
+    if r:   # the pages reader: what it read while recording (tracing on), and how often it looked
+        info.update(pages_during=int(r.group(1)), looks=int(r.group(2)))
+    return work[1](p.stdout), info
+
+
+def run_no_reader(i, work=base.PIPE_WORK):
+    """The events on in a fresh instance, by writing its files, and nothing else while
+    the workload runs; its events are counted from the CPUs' stats, then the instance
+    is removed."""
+    inst = f"/sys/kernel/tracing/instances/hg-bench-{os.getpid()}"
+
+    def put(name, value):
+        with open(os.path.join(inst, name), "w") as f:
+            f.write(value)
+    os.mkdir(inst)
+    try:
+        put("tracing_on", "0")
+        put("trace_clock", "x86-tsc")
+        put("buffer_size_kb", "20000")
+        for ev in base.FTRACE_EVENTS:
+            system, name = ev.split(":")
+            put(f"events/{system}/enable" if name == "*" else f"events/{system}/{name}/enable", "1")
+        put("tracing_on", "1")
+        out = base.sh(work[0]).stdout
+        put("tracing_on", "0")
+        n = lost = 0
+        for cpu in os.listdir(os.path.join(inst, "per_cpu")):
+            with open(os.path.join(inst, "per_cpu", cpu, "stats")) as f:
+                st = f.read()
+            n += int(re.search(r"entries: (\d+)", st).group(1))
+            lost += int(re.search(r"overrun: (\d+)", st).group(1))
+        put("events/enable", "0")
+    finally:
+        os.rmdir(inst)
+    return work[1](out), dict(events=n, lost=lost)
 
 
 def main():
@@ -76,7 +116,8 @@ def main():
                 "hgtrace-ftrace -i 10s": lambda i: run_hgtrace_ftrace(300 + i, "pages", extra=("-i", "10s")),
                 "hgtrace-ftrace live": lambda i: run_hgtrace_ftrace(100 + i, "live"),
                 "hgtrace-ftrace iterate": lambda i: run_hgtrace_ftrace(200 + i, "iterate"),
-                "hgtrace.ko": lambda i: base.run_module(i, work=work)}
+                "hgtrace.ko": lambda i: base.run_module(i, work=work),
+                "no reader": lambda i: run_no_reader(i, work=work)}
     chosen = os.environ.get("HGT_BENCH_VARIANTS")
     if chosen:
         names = [n.strip() for n in chosen.split(",") if n.strip()]
@@ -87,11 +128,14 @@ def main():
         variants = {k: v for k, v in variants.items() if k in ("none", "trace-cmd") or k in names}
     # each recorder's events per run, for its cost per event
     events = {k: [] for k in variants if k != "none"}
+    reads = {}      # the pages reader's (pages read while recording, looks) per run
 
     def counted(name, fn):
         def run(i):
             t, info = fn(i)
             events[name].append(info["events"])
+            if "looks" in info:
+                reads.setdefault(name, []).append((info["pages_during"], info["looks"]))
             return t, info
         return run
     variants = {k: (counted(k, v) if k != "none" else v) for k, v in variants.items()}
@@ -112,6 +156,7 @@ def main():
                repeats=base.REPEATS, workload=" ".join(work[0]), times=times, median=med, overhead=over,
                ratio_to_trace_cmd={k: over[k] / over["trace-cmd"] for k in over if k != "trace-cmd"},
                paired_ratio_to_trace_cmd=paired, events=events, ns_per_event=per_event,
+               pages_during_and_looks=reads,
                per_event_ratio_to_module={k: per_event[k] / per_event["hgtrace.ko"] for k in per_event}
                if "hgtrace.ko" in per_event else {})
     with open(os.path.join(base.OUT, "results-ftrace-cost.json"), "w") as f:
@@ -124,6 +169,9 @@ def main():
         print(f"{k:24s} median {med[k]:8.3f} usecs/op" + (f", overhead {over[k] * 100:6.1f}%" if k != "none" else ""))
     for k, r in res["ratio_to_trace_cmd"].items():
         print(f"{k:24s} cost / trace-cmd's: {r:.3f} (paired per repeat: {paired[k]:.3f}); target <= 1")
+    for k, v in reads.items():
+        print(f"{k:24s} per run (usecs/op, pages read while recording, looks): " +
+              ", ".join(f"({t:.2f}, {p}, {n})" for t, (p, n) in zip(times[k], v)))
     for k, c in per_event.items():
         ratio = res["per_event_ratio_to_module"].get(k)
         print(f"{k:24s} {c:7.0f} ns a recorded event ({statistics.median(events[k]):.0f} events a run)" +
