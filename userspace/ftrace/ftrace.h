@@ -25,6 +25,8 @@
 #define FT_EXIT_ENV		2	/* could not record: tracefs missing, not permitted, no x86-tsc */
 #define FT_EXIT_INTERRUPTED	130	/* a signal came before recording started: nothing recorded */
 
+/* -b by default, KiB a CPU: the module's; a look every -i is sized for it (look.c) */
+#define FT_BUFFER_KB_DEFAULT	2048
 #define FT_INSTANCE_PREFIX	"hgtrace-ftrace-"	/* + the recorder's pid */
 
 enum ft_reader {

@@ -10,9 +10,10 @@
 #define HG_FTRACE_LOOK_H
 
 #include <stdint.h>
+#include "ftrace.h"
 
 /* the buffer a look every -i is sized for: the default -b */
-#define FT_LOOK_BUFFER_BYTES	(2048ull * 1024)
+#define FT_LOOK_BUFFER_BYTES	((uint64_t)FT_BUFFER_KB_DEFAULT * 1024)
 /* the longest wait between two looks, whatever the room: -d, Ctrl-C's summary and the
  * counters stay timely */
 #define FT_LOOK_MAX_S		1.0

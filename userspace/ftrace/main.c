@@ -166,7 +166,7 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->out = "hgtrace.hgt";
 	o->rec.interval = 0.1;
-	o->rec.buffer_kb = 2048;
+	o->rec.buffer_kb = FT_BUFFER_KB_DEFAULT;
 	o->rec.overwrite = 1;
 	o->rec.events = HGT_EV_DEFAULT;
 	o->rec.reader_cpu = -1;

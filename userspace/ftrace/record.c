@@ -209,9 +209,7 @@ static void wait_child(pid_t pid, int *status)
  */
 static int wait_for_more(struct rec *r, int cpu, uint64_t bytes, uint64_t grew, uint64_t min_bytes)
 {
-	if (!min_bytes || !r->unread)
-		return 0;
-	if (bytes + 2 * grew >= min_bytes)
+	if (!min_bytes || bytes + 2 * grew >= min_bytes)
 		return 0;
 	r->unread[cpu] = bytes;
 	return 1;
