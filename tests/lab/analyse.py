@@ -56,7 +56,8 @@ def runs_under(out: str) -> List[Dict[str, str]]:
             for name in sorted(os.listdir(gd)):
                 d = os.path.join(gd, name)
                 if os.path.exists(os.path.join(d, "lab-run.json")):
-                    found.append({"kernel": kernel, "guest": guest, "scenario": name, "dir": d})
+                    sc, run = scenario.parse_run_dir(name)
+                    found.append({"kernel": kernel, "guest": guest, "scenario": sc, "run": run, "dir": d})
     return found
 
 
@@ -145,6 +146,7 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
         classes=inf.get("classes"), macro_f1=inf.get("macro_f1"), headline=inf.get("headline"),
         class_short=expect.class_targets(rep, few, expect.known_misreads(r["kernel"], r["scenario"])),
         class_few=few, loads=rep.get("loads"), summary=rep.get("summary"),
+        misreads=expect.misread_digest(rep, gaps),
         lost=(rep.get("kernel_recording") or {}).get("lost_total"))
     res["ok"] = all(e["ok"] for e in res["expectations"])
     res["analyse_seconds"] = time.monotonic() - t0

@@ -435,3 +435,36 @@ def class_targets(rep: Dict[str, Any], few: Optional[Dict[str, Any]] = None,
             fig.update(known="; ".join(sorted(set(whys))), excused="; ".join(excused))
         short[c] = fig
     return short
+
+
+def misread_digest(rep: Dict[str, Any], gaps: Iterable[Dict[str, Any]], most: int = 4) -> List[str]:
+    """What a failing class check prints beside its figures, so that a run seen only in a log
+    (CI keeps no run directory) says why it went wrong: the calibration the inferences worked
+    with, and the most common misreads of the target classes (actual read as inferred), each
+    with how many, their lengths and the reason the inference gave for the first of them."""
+    hz = float((rep.get("run") or {}).get("tsc_hz") or 0) or 1e9
+    cal = (rep.get("inference") or {}).get("calibration") or {}
+    out = []
+    ticks = cal.get("tick") or {}
+    for cpu, t in sorted(ticks.items()):
+        if t.get("period_ms"):
+            out.append(f"calibration: CPU {cpu}'s tick every {t['period_ms']:.3f} ms (score {t.get('score', 0):.2f}, "
+                       f"{t.get('periods_apart')} period(s) apart at most), band {t.get('floor_us', 0):.1f}.."
+                       f"{t.get('band_top_us', 0):.1f} us")
+        else:
+            out.append(f"calibration: no tick found on CPU {cpu}")
+    if cal:
+        out.append(f"calibration: switch limit {cal.get('switch_limit_us', 0):.1f} us ({cal.get('switch_limit_basis')}), "
+                   f"phase limit {cal.get('phase_limit_us', 0):.1f} us, {cal.get('tick_gaps')} tick gaps, "
+                   f"{cal.get('switch_gaps')} switch gaps")
+    groups: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+    for g in gaps:
+        a, i = g.get("actual"), g.get("inferred")
+        # a thread that slept on its timer is read so whoever ran meanwhile: not a misread
+        if a != i and i != "voluntary" and (a in TARGET_CLASSES or i in TARGET_CLASSES):
+            groups.setdefault((a, i), []).append(g)
+    for (a, i), gs in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:most]:
+        lens = sorted((g["g1"] - g["g0"]) / hz * 1e6 for g in gs)
+        out.append(f"misread: {len(gs)} {a} read as {i}, {lens[0]:.1f}/{statistics.median(lens):.1f}/{lens[-1]:.1f} us "
+                   f"(min/median/max); the first at {gs[0].get('t', 0):.6f} s: {gs[0].get('why_inferred')}")
+    return out

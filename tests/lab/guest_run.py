@@ -66,11 +66,11 @@ def config_hz() -> int:
         return 0
 
 
-def run_one(name: str, guest: str, out_root: str) -> dict:
+def run_one(name: str, guest: str, out_root: str, run: int = 1) -> dict:
     sc = scenario.load(name)
     cmds = scenario.for_guest(sc, guest)
-    d = os.path.join(out_root, name)
-    res = {"scenario": name, "guest": guest, "kernel": os.uname().release, "cpus": os.cpu_count(),
+    d = os.path.join(out_root, scenario.run_dir_name(name, run))
+    res = {"scenario": name, "run": run, "guest": guest, "kernel": os.uname().release, "cpus": os.cpu_count(),
            "icount": os.environ.get("HGT_VM_ICOUNT") == "1", "setup": [], "teardown": [], "record_exit": None,
            "config_hz": config_hz()}
     t0 = time.monotonic()
@@ -121,7 +121,7 @@ def run_one(name: str, guest: str, out_root: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description="run the lab's scenarios in this guest")
     ap.add_argument("--guest", choices=sorted(scenario.GUESTS), required=True)
-    ap.add_argument("--quick", action="store_true", help="only the scenarios marked quick")
+    ap.add_argument("--quick", action="store_true", help="only the scenarios marked quick, each check_runs times (make check's subset)")
     ap.add_argument("scenarios", nargs="*")
     a = ap.parse_args()
     if os.geteuid() != 0 or not os.path.exists("/proc/modules") or not KO:
@@ -133,7 +133,8 @@ def main() -> int:
               f"not the {a.guest} guest")
         return 2
     names = a.scenarios or scenario.names()
-    todo = [n for n in names if a.guest in scenario.load(n)["guests"] and (not a.quick or scenario.load(n).get("quick"))]
+    todo = [(n, k) for n in names if a.guest in scenario.load(n)["guests"] and (not a.quick or scenario.load(n).get("quick"))
+            for k in range(1, (scenario.load(n)["check_runs"] if a.quick else 1) + 1)]
     print(f"TAP version 13\n1..{len(todo)}\n# lab: {a.guest} guest, kernel {os.uname().release}", flush=True)
     dmesg0 = len(sh("dmesg").stdout.splitlines())
     p = sh(f"insmod {KO}")
@@ -141,11 +142,11 @@ def main() -> int:
         print(f"Bail out! insmod {KO}: {p.stderr.strip()}")
         return 2
     failed = 0
-    for i, n in enumerate(todo, 1):
-        r = run_one(n, a.guest, OUT)
+    for i, (n, k) in enumerate(todo, 1):
+        r = run_one(n, a.guest, OUT, k)
         err = r.get("error")
         failed += bool(err)
-        print(f"{'not ok' if err else 'ok'} {i} - {n} ({r['seconds']:.1f}s)", flush=True)
+        print(f"{'not ok' if err else 'ok'} {i} - {scenario.run_dir_name(n, k)} ({r['seconds']:.1f}s)", flush=True)
         if err:
             for line in err.splitlines()[:20]:
                 print(f"#   {line}", flush=True)

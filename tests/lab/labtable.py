@@ -16,7 +16,12 @@ KERNEL_ORDER = ("6.1", "6.1-rt", "6.12", "6.12-rt")
 
 def _order(r: Dict[str, Any]) -> tuple:
     k = r["kernel"]
-    return (r["scenario"], KERNEL_ORDER.index(k) if k in KERNEL_ORDER else 99, k, r["guest"])
+    return (r["scenario"], KERNEL_ORDER.index(k) if k in KERNEL_ORDER else 99, k, r["guest"], r.get("run", 1))
+
+
+def _name(r: Dict[str, Any]) -> str:
+    """The scenario, and which of its runs in the boot after the first (check_runs)."""
+    return r["scenario"] + (f" #{r['run']}" if r.get("run", 1) > 1 else "")
 
 
 def _pct(x: Optional[float], digits: int = 1) -> str:
@@ -28,7 +33,7 @@ def _num(x: Optional[float], digits: int = 3) -> str:
 
 
 def write_csv(lab: Dict[str, Any], path: str) -> None:
-    cols = ["scenario", "kernel", "guest", "what", "expected", "found", "ratio", "count_ok", "class", "class_share",
+    cols = ["scenario", "run", "kernel", "guest", "what", "expected", "found", "ratio", "count_ok", "class", "class_share",
             "named_right", "inferred_right", "median_us", "median_ok", "cross_check", "explained_share",
             "steal_share", "macro_f1", "headline_accuracy"]
     for c in CLASS_COLS:
@@ -38,7 +43,7 @@ def write_csv(lab: Dict[str, Any], path: str) -> None:
         w = csv.DictWriter(f, fieldnames=cols)
         w.writeheader()
         for r in sorted(lab["runs"], key=_order):
-            base = {k: r.get(k) for k in ("scenario", "kernel", "guest", "explained_share", "steal_share", "macro_f1",
+            base = {k: r.get(k) for k in ("scenario", "run", "kernel", "guest", "explained_share", "steal_share", "macro_f1",
                                           "error", "dir")}
             base["headline_accuracy"] = (r.get("headline") or {}).get("accuracy")
             for c in CLASS_COLS:
@@ -57,7 +62,7 @@ def write_csv(lab: Dict[str, Any], path: str) -> None:
 
 
 def one_line(r: Dict[str, Any]) -> str:
-    head = f"{r['scenario']:<16} {r['kernel']:<8} {r['guest']:<6}"
+    head = f"{_name(r):<16} {r['kernel']:<8} {r['guest']:<6}"
     if r.get("error"):
         return f"{head} ERROR {r['error'][:150]}"
     parts = []
@@ -87,12 +92,12 @@ def markdown(lab: Dict[str, Any]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in sorted(lab["runs"], key=_order):
         if r.get("error"):
-            lines.append(f"| {r['scenario']} | {r['kernel']} | {r['guest']} | error: "
+            lines.append(f"| {_name(r)} | {r['kernel']} | {r['guest']} | error: "
                          f"{r['error'][:80].replace('|', '/')} |" + " |" * (len(head) - 4))
             continue
         exp = " ".join(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}" for e in r.get("expectations") or [])
         cls = [_pr((r.get("classes") or {}).get(c)) for c in CLASS_COLS]
-        lines.append(f"| {r['scenario']} | {r['kernel']} | {r['guest']} | {exp} | {_pct(r.get('steal_share'), 2)} | "
+        lines.append(f"| {_name(r)} | {r['kernel']} | {r['guest']} | {exp} | {_pct(r.get('steal_share'), 2)} | "
                      + " | ".join(cls) + f" | {_num(r.get('macro_f1'), 2)} |")
     return "\n".join(lines) + "\n"
 
@@ -141,7 +146,7 @@ def write_html(lab: Dict[str, Any], path: str) -> None:
     rows = []
     for r in sorted(lab["runs"], key=_order):
         link = os.path.relpath(r["dir"], os.path.dirname(path))
-        cells = [_cell(html.escape(r["scenario"]), left=True, title=r.get("title", "")),
+        cells = [_cell(html.escape(_name(r)), left=True, title=r.get("title", "")),
                  _cell(html.escape(r["kernel"]), left=True), _cell(html.escape(r["guest"]), left=True)]
         if r.get("error"):
             cells.append(f'<td class="l short" colspan="{5 + 2 * len(CLASS_COLS)}">{html.escape(r["error"][:400])}</td>')

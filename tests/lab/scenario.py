@@ -8,6 +8,9 @@ parameters or from counters the module does not produce (docs/lab.md):
     title = "a periodic SCHED_FIFO task on the hourglass CPU"
     guests = ["icount", "smp2"]          # icount: 1 CPU, instruction clock; smp2: 2 vCPUs
     quick = true                         # in make check's subset (icount guest)
+    check_runs = 3                       # optional: make check records it this many times (1-5) and
+                                         # judges the majority: for a scenario whose gaps hang on a
+                                         # phase that is each run's chance (docs/lab.md)
     hourglass = "-n 1 -d 3s -t 0 -p NORMAL --affinity {cpu}"
     setup = ["..."]                      # shell, as root, before recording
     teardown = ["..."]                   # shell, after (also after a failure)
@@ -77,6 +80,20 @@ class ScenarioError(Exception):
     pass
 
 
+RUN_SEP = ".run"   # a scenario's second and later runs in one boot: OUT/.../NAME.run2/
+
+
+def run_dir_name(name: str, run: int) -> str:
+    """The directory of a scenario's @run-th run in one boot (1: the scenario's own name)."""
+    return name if run == 1 else f"{name}{RUN_SEP}{run}"
+
+
+def parse_run_dir(dirname: str) -> "tuple[str, int]":
+    """(scenario, run) from a run directory's name (run_dir_name)."""
+    name, sep, k = dirname.rpartition(RUN_SEP)
+    return (name, int(k)) if sep and name and k.isdigit() and int(k) > 1 else (dirname, 1)
+
+
 def names() -> List[str]:
     return sorted(f[:-5] for f in os.listdir(SCENARIOS) if f.endswith(".toml"))
 
@@ -105,6 +122,10 @@ def _check(path: str, sc: Dict[str, Any]) -> None:
             raise bad(f"'{key}' is required ({typ.__name__})")
     if not sc["guests"] or any(g not in GUESTS for g in sc["guests"]):
         raise bad(f"guests must be some of {sorted(GUESTS)}")
+    cr = sc.setdefault("check_runs", 1)
+    if not isinstance(cr, int) or isinstance(cr, bool) or not 1 <= cr <= 5 or (cr > 1 and not sc.get("quick")):
+        raise bad("check_runs is how many times make check's quick subset records it: 1 to 5, and only "
+                  "with quick = true")
     for key in ("setup", "teardown"):
         if not isinstance(sc.get(key, []), list) or not all(isinstance(x, str) for x in sc.get(key, [])):
             raise bad(f"'{key}' is a list of shell commands")

@@ -46,6 +46,10 @@ def test_a_bad_scenario_names_its_file_and_key(tmp_path, monkeypatch):
     (tmp_path / "y.toml").write_text('title = "t"\nguests = ["kvm"]\nhourglass = "-n 1"\n')
     with pytest.raises(scenario.ScenarioError, match=r"y\.toml: guests must be some of"):
         scenario.load("y")
+    for bad in ("check_runs = 9\nquick = true", "check_runs = 3", "check_runs = true\nquick = true"):
+        (tmp_path / "w.toml").write_text(f'title = "t"\nguests = ["icount"]\nhourglass = "-n 1"\n{bad}\n')
+        with pytest.raises(scenario.ScenarioError, match=r"w\.toml: check_runs is how many times"):
+            scenario.load("w")
     (tmp_path / "z.toml").write_text('title = \n')
     with pytest.raises(scenario.ScenarioError, match=r"z\.toml: "):
         scenario.load("z")
@@ -294,8 +298,8 @@ def test_the_markdown_table_marks_what_is_short():
 
 
 def test_a_run_that_lost_events_fails_its_check():
-    runs = [{"kernel": "6.1", "scenario": "tick", "guest": "icount", "lost": lost, "expectations": [],
-             "class_short": {}} for lost in (0, 7)]
+    runs = [{"kernel": k, "scenario": "tick", "guest": "icount", "lost": lost, "expectations": [],
+             "class_short": {}} for k, lost in (("6.1", 0), ("6.12", 7))]
     got = check.tests_of({"runs": runs}, "icount")
     counts = [probs for name, probs, _ in got if "expected counts" in name]
     assert counts[0] == [] and "lost 7 events" in counts[1][0], counts
@@ -361,3 +365,68 @@ def test_a_known_shortfall_is_todo_and_only_for_its_kernel_scenario_and_bound(ca
         assert any(l.startswith("not ok 2 - ") for l in out)
         assert any(l.endswith("# TODO known short: 6.12's fair-server timers off the tick's phase")
                    for l in out) == (rc == 0)
+
+
+def test_a_failing_class_check_prints_the_calibration_and_the_misreads():
+    """CI keeps only the log: a class short for no known reason prints the calibration the
+    inferences worked with and the commonest misreads, with their lengths and the reason given;
+    a thread that slept (inferred voluntary) is no misread; a pass or a known shortfall prints none."""
+    rep = _rep({("timer", "switch_other"): 30, ("timer", "timer"): 10, ("switch_hg", "switch_hg"): 375})
+    rep["run"] = {"tsc_hz": 1e9}
+    rep["inference"]["calibration"] = {
+        "tick": {"0": {"period_ms": 4.0, "score": 0.19, "periods_apart": 1, "floor_us": 19.0, "band_top_us": 49.0}},
+        "switch_limit_us": 25.0, "switch_limit_basis": "between a tick and two switches at the fastest seen",
+        "phase_limit_us": 40.0, "tick_gaps": 10, "switch_gaps": 375}
+    gaps = ([{"actual": "timer", "inferred": "switch_other", "g0": 1000 * k, "g1": 1000 * k + 61000 + k, "t": 1.5,
+              "why_inferred": "no hourglass thread ran, and longer than 25.0 us"} for k in range(30)]
+            + [{"actual": "switch_hg", "inferred": "voluntary", "g0": 0, "g1": 30000, "t": 1.0}])
+    dig = expect.misread_digest(rep, gaps)
+    assert dig[0].startswith("calibration: CPU 0's tick every 4.000 ms (score 0.19"), dig
+    assert "switch limit 25.0 us" in dig[1], dig
+    assert dig[2:] == ["misread: 30 timer read as switch_other, 61.0/61.0/61.0 us (min/median/max); the first at "
+                       "1.500000 s: no hourglass thread ran, and longer than 25.0 us"], dig
+    run = {"kernel": "6.1", "guest": "icount", "scenario": "periodic-pair", "expectations": [],
+           "class_short": expect.class_targets(rep, {}, ()), "misreads": dig}
+    (_, (_, probs, todo)) = check.tests_of({"runs": [run]}, "icount")
+    assert not todo and probs[-3:] == dig and len(dig) == 3, probs
+    run["class_short"] = {}
+    (_, (_, probs, _)) = check.tests_of({"runs": [run]}, "icount")
+    assert probs == [], probs
+
+
+def test_a_scenario_run_several_times_is_judged_on_most_runs():
+    """check_runs: a scenario recorded three times in a boot passes a test that two of its runs
+    pass, naming the run that fell short; fails it when two fail; is a known shortfall when no
+    majority passes and fewer than two fail. A run that could not be analysed is judged alone."""
+    def run(k, short):
+        return {"kernel": "6.12", "guest": "icount", "scenario": "periodic-pair", "run": k, "expectations": [],
+                "class_short": {"timer": {"precision": 1.0, "recall": 0.2, "actual": 40, "inferred": 8}} if short == "fail"
+                else {"timer": {"precision": 1.0, "recall": 0.9, "actual": 40, "inferred": 36, "known": "why",
+                                "excused": "4 timer read as interrupt"}} if short == "todo" else {},
+                "misreads": ["misread: 32 timer read as switch_other"]}
+
+    def judge(*kinds):
+        got = check.tests_of({"runs": [run(k, s) for k, s in enumerate(kinds, 1)]}, "icount")
+        assert len(got) == 2 and "in most of 3 runs" in got[1][0], got
+        return got[1]
+    name, probs, todo = judge("ok", "fail", "ok")
+    assert probs == [] and not todo and "(run 2 short: run 2: timer: precision 1.000 recall 0.200" in name, name
+    name, probs, todo = judge("fail", "ok", "fail")
+    assert todo == "" and "run 1, 3 failed" in name and any(p.startswith("run 3: misread:") for p in probs), probs
+    name, probs, todo = judge("todo", "fail", "ok")
+    assert todo == "why" and probs, (name, probs)
+    name, probs, todo = judge("ok", "ok", "ok")
+    assert probs == [] and not todo and name.endswith("in most of 3 runs"), name
+    runs = [run(1, "ok"), dict(run(2, "ok"), error="hourglass record exited 2"), run(3, "ok")]
+    got = check.tests_of({"runs": runs}, "icount")
+    assert len(got) == 5 and any(p == ["hourglass record exited 2"] for _, p, _ in got), got
+
+
+def test_check_runs_is_read_and_names_the_run_directories():
+    sc = scenario.load("periodic-pair")
+    assert sc["check_runs"] == 3 and sc.get("quick")
+    assert scenario.load("tick")["check_runs"] == 1
+    assert [scenario.run_dir_name("tick", k) for k in (1, 2)] == ["tick", "tick.run2"]
+    assert scenario.parse_run_dir("tick.run2") == ("tick", 2)
+    assert scenario.parse_run_dir("tick") == ("tick", 1)
+    assert scenario.parse_run_dir("a.run1") == ("a.run1", 1)
