@@ -307,3 +307,43 @@ def test_no_record_json_no_labels_and_a_bad_one_is_named(merge_run, capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["report", str(r), "--label", "245"])
     assert e.value.code == 1 and "--label 245: not PID=NAME" in capsys.readouterr().err
+
+
+def test_the_gate_waits_for_its_line_or_a_signal_without_a_timeout(monkeypatch):
+    """_Gate.wait_line waits in one select, with no timeout (a wake-up every 100 ms there
+    was a gap in hourglass's run): a line ends it, and so does a signal (its wake-up
+    pipe), after which it sees the handler's mark; the process's wake-up fd is put back."""
+    from hgtools import record
+    timeouts = []
+    real_select = record.select.select
+
+    def spy(r, w, x, timeout=None):
+        timeouts.append(timeout)
+        return real_select(r, w, x, timeout)
+    monkeypatch.setattr(record.select, "select", spy)
+    gate = record._Gate()
+    interrupted = []
+    old = signal.signal(signal.SIGALRM, lambda sig, _f: interrupted.append(sig))
+    try:
+        os.write(gate.up_w, b"ready\n")
+        assert gate.wait_line(None, interrupted) == "ready"
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        # were the signal missed, this line would end the wait (and fail the test), not a hang
+        import threading
+        late = threading.Timer(10, lambda: os.write(gate.up_w, b"missed\n"))
+        late.start()
+        try:
+            got = gate.wait_line(None, interrupted)
+        finally:
+            late.cancel()
+        assert got is None and interrupted == [signal.SIGALRM], got
+        assert signal.set_wakeup_fd(-1) == -1, "the wake-up fd was not put back"
+        interrupted.clear()
+        os.close(gate.up_w)
+        gate.up_w = -1
+        assert gate.wait_line(None, interrupted) is None, "the gate's end is the end of its lines"
+        assert timeouts and set(timeouts) == {None}, f"waits with a timeout: {timeouts}"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        gate.close()

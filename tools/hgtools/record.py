@@ -422,6 +422,8 @@ class _Gate:
     def __init__(self) -> None:
         self.up_r, self.up_w = os.pipe()        # the gate tells us
         self.down_r, self.down_w = os.pipe()    # we tell the gate
+        # a signal's byte (signal.set_wakeup_fd) ends wait_line's wait: no timeout to poll on
+        self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self.buf = b""
 
     def wrap(self, cmd: List[str]) -> List[str]:
@@ -437,17 +439,32 @@ class _Gate:
         self.up_w = self.down_r = -1
 
     def wait_line(self, proc: "subprocess.Popen[bytes]", interrupted: List[int]) -> Optional[str]:
-        """The gate's next line; None at its end (it, or the recorder, ended) or on Ctrl-C."""
-        while b"\n" not in self.buf:
-            if interrupted:
-                return None
-            r, _, _ = select.select([self.up_r], [], [], 0.1)
-            if not r:
-                continue
-            chunk = os.read(self.up_r, 256)
-            if not chunk:
-                return None
-            self.buf += chunk
+        """The gate's next line; None at its end (it, or the recorder, ended) or on Ctrl-C.
+        One wait, which the line or a signal ends: a wake-up every 100 ms here was a gap
+        in hourglass's run on its CPU that the recording made (docs/lab.md)."""
+        try:
+            old, poll = signal.set_wakeup_fd(self.wake_w), None
+        except ValueError:      # not the main thread (an embedder): no signal comes here; look at times
+            old, poll = None, 0.1
+        try:
+            while b"\n" not in self.buf:
+                if interrupted:
+                    return None
+                r, _, _ = select.select([self.up_r, self.wake_r], [], [], poll)
+                if self.wake_r in r:
+                    try:
+                        os.read(self.wake_r, 256)
+                    except BlockingIOError:
+                        pass
+                if self.up_r not in r:
+                    continue
+                chunk = os.read(self.up_r, 256)
+                if not chunk:
+                    return None
+                self.buf += chunk
+        finally:
+            if old is not None:
+                signal.set_wakeup_fd(old)
         line, _, self.buf = self.buf.partition(b"\n")
         return line.decode(errors="replace")
 
@@ -458,13 +475,13 @@ class _Gate:
             pass   # the gate is gone: the recorder's status says why
 
     def close(self) -> None:
-        for fd in (self.up_r, self.up_w, self.down_r, self.down_w):
+        for fd in (self.up_r, self.up_w, self.down_r, self.down_w, self.wake_r, self.wake_w):
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self.up_r = self.up_w = self.down_r = self.down_w = -1
+        self.up_r = self.up_w = self.down_r = self.down_w = self.wake_r = self.wake_w = -1
 
 
 def _run_loads(out: str, gate: _Gate, rec: "subprocess.Popen[bytes]", loads: List[loadmod.Load], settle: float,
