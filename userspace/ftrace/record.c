@@ -579,47 +579,12 @@ static int place_reader(const struct ft_opts *o)
 	return 0;
 }
 
-static void on_child(int sig)
-{
-	(void)sig;		/* only to end the wait below */
-}
-
 /*
- * The signals that end the drainer's wait (wait_until) are blocked but inside it,
- * so that one coming just before it is not missed (a wait is up to FT_LOOK_MAX_S):
- * SIGCHLD, caught so that the command's end ends the wait, from before the command
- * is let go (after the fork: the command must not inherit the block); the stop
- * signals from after, so that one before still keeps the command from starting.
- * @saved gets the mask as it was, to put back after the loop.
+ * The signals that end the drainer's wait (wait_until) are blocked but inside it
+ * (hg_child.h; a wait is up to FT_LOOK_MAX_S): SIGCHLD from before the command is
+ * let go, the stop signals from after, so that one before still keeps the command
+ * from starting.
  */
-static void child_wakes(sigset_t *saved)
-{
-	struct sigaction sa;
-	sigset_t set;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_child;
-	sa.sa_flags = SA_NOCLDSTOP;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, saved);
-}
-
-/* stop_wakes - the stop signals too; @inside gets the mask to wait with */
-static void stop_wakes(const sigset_t *saved, sigset_t *inside)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	*inside = *saved;
-	sigdelset(inside, SIGCHLD);
-}
 
 /* wait_until - sleep to @at (CLOCK_MONOTONIC), or less when a signal comes */
 static void wait_until(const struct timespec *at, const sigset_t *mask)
@@ -710,7 +675,7 @@ int ft_record(struct ft_opts *o)
 	if (tfs_tracing(&r.t, 1))
 		goto out;
 	if (child)
-		child_wakes(&saved_mask);
+		hg_child_wakes(&saved_mask);
 	else
 		sigprocmask(SIG_SETMASK, NULL, &saved_mask);
 	win.start_tsc = __rdtsc();
@@ -726,7 +691,7 @@ int ft_record(struct ft_opts *o)
 	}
 
 	ret = FT_EXIT_OK;
-	stop_wakes(&saved_mask, &wait_mask);
+	hg_stop_wakes(&saved_mask, &wait_mask);
 	/* the pages reader can look less often while the buffers have room (look.h) */
 	look.interval = o->rec.interval;
 	look.buffer_bytes = (uint64_t)r.t.buffer_kb * 1024;

@@ -3,6 +3,7 @@
  * child.c - a recorder's wait for its command to end by itself (hg_child.h).
  */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -33,4 +34,37 @@ int hg_child_ends_itself(pid_t pid, int *status, int grace_ms, volatile sig_atom
 			return 0;
 		usleep(10000);
 	}
+}
+
+static void on_child(int sig)
+{
+	(void)sig;		/* only to end a recorder's wait (hg_child_wakes) */
+}
+
+void hg_child_wakes(sigset_t *saved)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, saved);
+}
+
+void hg_stop_wakes(const sigset_t *saved, sigset_t *inside)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	*inside = *saved;
+	sigdelset(inside, SIGCHLD);
 }

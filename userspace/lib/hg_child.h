@@ -19,4 +19,20 @@
  */
 int hg_child_ends_itself(pid_t pid, int *status, int grace_ms, volatile sig_atomic_t *signals);
 
+/*
+ * A recorder sleeps to its next drain in one wait (ppoll with a mask) that the
+ * command's end and the stop signals end, with no look every so often: on
+ * the CPU it records, such a look is a gap it made. The signals are blocked
+ * but inside the wait, so that one coming just before it is not missed.
+ *
+ * hg_child_wakes - SIGCHLD caught (by a handler that does nothing) and
+ * blocked, from before the command is let go (after the fork: the command
+ * must not inherit the block); @saved gets the mask as it was, to put back
+ * after the waits.
+ * hg_stop_wakes - SIGINT, SIGTERM and SIGHUP blocked too; @inside gets the
+ * mask to wait with: @saved's, SIGCHLD unblocked.
+ */
+void hg_child_wakes(sigset_t *saved);
+void hg_stop_wakes(const sigset_t *saved, sigset_t *inside);
+
 #endif

@@ -162,42 +162,21 @@ static void end_command(pid_t child, int *status, const char *name)
 	}
 }
 
-static void on_child(int sig)
-{
-	(void)sig;		/* only to end the wait in sleep_until */
-}
-
 /*
  * The signals that end sleep_until's wait are blocked but inside it
- * (wake_mask), so that one coming just before the wait is not missed: the
- * command's end (SIGCHLD, caught for that, from after the fork: the command
- * must not inherit the block) and the stop signals. SIGUSR1 (on_freeze) is
- * blocked only across sleep_until's last check and its wait: elsewhere, in a
- * drain, it must stop the module at once. So the recorder wakes only when it
- * must drain, not every 100 ms: on the CPU it records, such a wake-up is a
- * gap of hourglass's that the recorder made (a timer off the tick's phase,
- * read as an interrupt: docs/lab.md). @saved gets the mask as it was.
+ * (wake_mask; hg_child.h): the command's end and the stop signals. SIGUSR1
+ * (on_freeze) is blocked only across sleep_until's last check and its wait:
+ * elsewhere, in a drain, it must stop the module at once. So the recorder
+ * wakes only when it must drain, not every 100 ms: on the CPU it records,
+ * such a wake-up is a gap of hourglass's that the recorder made (a timer off
+ * the tick's phase, read as an interrupt: docs/lab.md).
  */
 static sigset_t wake_mask;
 
 static void wakes_block(sigset_t *saved)
 {
-	struct sigaction sa;
-	sigset_t set;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_child;
-	sa.sa_flags = SA_NOCLDSTOP;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, saved);
-	wake_mask = *saved;
-	sigdelset(&wake_mask, SIGCHLD);
+	hg_child_wakes(saved);
+	hg_stop_wakes(saved, &wake_mask);
 	sigdelset(&wake_mask, SIGINT);
 	sigdelset(&wake_mask, SIGTERM);
 	sigdelset(&wake_mask, SIGHUP);
