@@ -34,6 +34,30 @@ def _alive(pid):
         return False
 
 
+def _tasks_of(comm):
+    """How many tasks (threads included) of processes named @comm are alive."""
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() != comm:
+                    continue
+            n += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            pass
+    return n
+
+
+def _wait_for(cond, proc, timeout_s):
+    """Until @cond holds (True) or @proc has ended or @timeout_s passed (False)."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and proc.poll() is None:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @once(35)
 def test_record_with_a_load(ctx):
     """A periodic task (FIFO 90, 300 us every 10 ms) beside hourglass on the last CPU for 2 s:
@@ -74,7 +98,7 @@ def test_record_with_a_load(ctx):
              f"record said: {p.stderr.strip().splitlines()[-1]}")
 
 
-@once(25)
+@once(35)
 def test_ctrl_c_stops_the_loads(ctx):
     """Ctrl-C (SIGINT to the foreground group) while hourglass runs beside a stress-ng load that
     forks a worker: record exits 130, the directory is marked INCOMPLETE, every task of the
@@ -85,7 +109,12 @@ def test_ctrl_c_stops_the_loads(ctx):
     p = subprocess.Popen([HOURGLASS, "record", "--dir", d, "--load", "exec stress-ng --cpu 1 --temp-path /tmp --quiet",
                           "--load-settle", "500ms", "--", "-n", "1", "-d", "30s"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(8)
+    # Ctrl-C once hourglass's threads run and the load has forked its worker, not after a fixed
+    # time: a slow boot (6.1-rt under TCG beside another guest) took 8 s to reach hourglass's
+    # calibration, before stress-ng had forked, and the load had one task to stop
+    ran = _wait_for(lambda: _tasks_of("hourglass") >= 2 and _tasks_of("stress-ng-cpu") >= 1, p, 120)
+    assert ran, f"hourglass and the load's worker not seen running in 120 s (record exited {p.poll()})"
+    time.sleep(2)
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130, (p.returncode, err[-1500:])
