@@ -27,7 +27,6 @@
  * 130), after it the recording stops and the file is complete up to there.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -580,28 +579,11 @@ static int place_reader(const struct ft_opts *o)
 }
 
 /*
- * The signals that end the drainer's wait (wait_until) are blocked but inside it
+ * The signals that end the drainer's wait (hg_wait_until) are blocked but inside it
  * (hg_child.h; a wait is up to FT_LOOK_MAX_S): SIGCHLD from before the command is
  * let go, the stop signals from after, so that one before still keeps the command
  * from starting.
  */
-
-/* wait_until - sleep to @at (CLOCK_MONOTONIC), or less when a signal comes */
-static void wait_until(const struct timespec *at, const sigset_t *mask)
-{
-	struct timespec now, left;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	left.tv_sec = at->tv_sec - now.tv_sec;
-	left.tv_nsec = at->tv_nsec - now.tv_nsec;
-	if (left.tv_nsec < 0) {
-		left.tv_nsec += 1000000000L;
-		left.tv_sec--;
-	}
-	if (left.tv_sec < 0)
-		return;
-	ppoll(NULL, 0, &left, mask);
-}
 
 /* add_s - @t moved on by @s seconds */
 static void add_s(struct timespec *t, double s)
@@ -706,7 +688,7 @@ int ft_record(struct ft_opts *o)
 		if (o->rec.duration && (next.tv_sec > end.tv_sec ||
 					(next.tv_sec == end.tv_sec && next.tv_nsec > end.tv_nsec)))
 			next = end;
-		wait_until(&next, &wait_mask);
+		hg_wait_until(&next, &wait_mask);
 		r.looks++;
 		/* a pass reads at most twice what a buffer holds: a flood cannot keep us from -d or a signal */
 		if (drain(&r, 2 * (long)r.cv.buffer_pages, drain_min)) {

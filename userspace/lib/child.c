@@ -3,6 +3,7 @@
  * child.c - a recorder's wait for its command to end by itself (hg_child.h).
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,4 +68,20 @@ void hg_stop_wakes(const sigset_t *saved, sigset_t *inside)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	*inside = *saved;
 	sigdelset(inside, SIGCHLD);
+}
+
+void hg_wait_until(const struct timespec *at, const sigset_t *mask)
+{
+	struct timespec now, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left.tv_sec = at->tv_sec - now.tv_sec;
+	left.tv_nsec = at->tv_nsec - now.tv_nsec;
+	if (left.tv_nsec < 0) {
+		left.tv_nsec += 1000000000L;
+		left.tv_sec--;
+	}
+	if (left.tv_sec < 0)
+		return;
+	ppoll(NULL, 0, &left, mask);
 }

@@ -35,4 +35,9 @@ int hg_child_ends_itself(pid_t pid, int *status, int grace_ms, volatile sig_atom
 void hg_child_wakes(sigset_t *saved);
 void hg_stop_wakes(const sigset_t *saved, sigset_t *inside);
 
+struct timespec;
+
+/* hg_wait_until - sleep to @at (CLOCK_MONOTONIC) with @mask, or less when a signal comes */
+void hg_wait_until(const struct timespec *at, const sigset_t *mask);
+
 #endif

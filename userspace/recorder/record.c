@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -193,7 +192,7 @@ static int earlier(const struct timespec *a, const struct timespec *b)
  * sleep_until - sleep to @next and return early when recording must end:
  * Ctrl-C, the command exited (its status in *status, and 1 returned) or the
  * -d deadline passed (@deadline, seconds on now_s()'s clock, 0 for none).
- * One wait (ppoll with wake_mask), ended by a signal or the time: a
+ * One wait (hg_wait_until with wake_mask), ended by a signal or the time: a
  * recording drained every 10 s still ends as soon as its command does.
  */
 static int sleep_until(const struct timespec *next, double deadline, pid_t child, int *status)
@@ -203,8 +202,8 @@ static int sleep_until(const struct timespec *next, double deadline, pid_t child
 
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
-	while (!ended) {
-		struct timespec now, until = *next, left;
+	for (;;) {
+		struct timespec now, until = *next;
 
 		sigprocmask(SIG_BLOCK, &usr1, &was);
 		if (stop_requested)
@@ -213,32 +212,19 @@ static int sleep_until(const struct timespec *next, double deadline, pid_t child
 			ended = 1;
 			break;
 		}
-		if (deadline && now_s() >= deadline)
-			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!earlier(&now, next))
 			break;
-		if (deadline) {
-			double in = deadline - now_s();
-			struct timespec d = now;
+		if (deadline) {	/* seconds on the same clock */
+			struct timespec d = { .tv_sec = (time_t)deadline,
+					      .tv_nsec = (long)((deadline - (double)(time_t)deadline) * 1e9) };
 
-			d.tv_sec += (time_t)in;
-			d.tv_nsec += (long)((in - (double)(time_t)in) * 1e9);
-			if (d.tv_nsec >= 1000000000L) {
-				d.tv_sec++;
-				d.tv_nsec -= 1000000000L;
-			}
+			if (!earlier(&now, &d))
+				break;
 			if (earlier(&d, &until))
 				until = d;
 		}
-		left.tv_sec = until.tv_sec - now.tv_sec;
-		left.tv_nsec = until.tv_nsec - now.tv_nsec;
-		if (left.tv_nsec < 0) {
-			left.tv_nsec += 1000000000L;
-			left.tv_sec--;
-		}
-		if (left.tv_sec >= 0)
-			ppoll(NULL, 0, &left, &wake_mask);
+		hg_wait_until(&until, &wake_mask);
 		sigprocmask(SIG_SETMASK, &was, NULL);
 	}
 	sigprocmask(SIG_SETMASK, &was, NULL);
