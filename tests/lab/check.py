@@ -55,7 +55,7 @@ def majority(runs: List[Tuple[str, List[str], str]]) -> Tuple[str, List[str], st
     most passed it, else a known shortfall. The runs that disagree with the verdict show
     in it, their problems with them: a minority is reported, never dropped."""
     n = len(runs)
-    fails = [k for k, (_, p, todo) in enumerate(runs, 1) if p and not todo]
+    fails = [k for k, (_, p, t) in enumerate(runs, 1) if p and not t]
     oks = [k for k, (_, p, _) in enumerate(runs, 1) if not p]
     todo = "; ".join(sorted({t for _, p, t in runs if p and t}))
     name = f"{runs[0][0]}, in most of {n} runs"

@@ -33,6 +33,7 @@ CLASS_SLACK = 1           # ... or at most this many gaps wrong on the side that
 # TODO" (an expected failure, counted apart, never as passed). More of them, or any other gap read
 # wrong, fails as before. Only what user space cannot separate belongs here (docs/lab.md says so
 # with figures); the bound is about one and a half times the most seen.
+_LONG_TICKS = "6.12's ticks with a long timer softirq read as switches"
 KNOWN_MISREAD = {
     # 6.12's fair server (a deadline server for fair tasks, new in 6.12) arms its 0-lag timer
     # (inactive_task_timer) each time a fair task leaves the CPU and its replenishment timer
@@ -51,11 +52,8 @@ KNOWN_MISREAD = {
     # task, which user space cannot tell from it by length; 0 to 3 a run (docs/lab.md). When the
     # softirq is longer than the tick's own handler the kernel names the gap after it, an
     # interrupt: 2 in one tick run of 2026-11-27, none in the 16 stored before
-    ("6.12", "cpu-yield"): [("timer", "switch_other", 6, "6.12's ticks with a long timer softirq read as switches"),
-                            ("interrupt", "switch_other", 4,
-                             "6.12's ticks with a long timer softirq read as switches")],
-    ("6.12", "tick"): [("timer", "switch_other", 6, "6.12's ticks with a long timer softirq read as switches"),
-                       ("interrupt", "switch_other", 4, "6.12's ticks with a long timer softirq read as switches")],
+    ("6.12", "cpu-yield"): [("timer", "switch_other", 6, _LONG_TICKS), ("interrupt", "switch_other", 4, _LONG_TICKS)],
+    ("6.12", "tick"): [("timer", "switch_other", 6, _LONG_TICKS), ("interrupt", "switch_other", 4, _LONG_TICKS)],
 }
 
 

@@ -133,8 +133,11 @@ def main() -> int:
               f"not the {a.guest} guest")
         return 2
     names = a.scenarios or scenario.names()
-    todo = [(n, k) for n in names if a.guest in scenario.load(n)["guests"] and (not a.quick or scenario.load(n).get("quick"))
-            for k in range(1, (scenario.load(n)["check_runs"] if a.quick else 1) + 1)]
+    todo = []   # (scenario, run): the quick subset records each check_runs times
+    for n in names:
+        sc = scenario.load(n)
+        if a.guest in sc["guests"] and (not a.quick or sc.get("quick")):
+            todo += [(n, k) for k in range(1, (sc["check_runs"] if a.quick else 1) + 1)]
     print(f"TAP version 13\n1..{len(todo)}\n# lab: {a.guest} guest, kernel {os.uname().release}", flush=True)
     dmesg0 = len(sh("dmesg").stdout.splitlines())
     p = sh(f"insmod {KO}")
