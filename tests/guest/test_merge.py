@@ -9,8 +9,6 @@ import bisect
 import json
 import os
 import shutil
-import signal
-import subprocess
 import time
 
 from depth import QUICK, once, sized
@@ -191,29 +189,6 @@ def test_record_without_the_module(ctx):
              f"headline {inf['headline']['correct']}/{inf['headline']['gaps']}")
 
 
-@once(18)
-def test_record_interrupted(ctx):
-    """Ctrl-C in the middle: the recorders stop, the module is left stopped,
-    the directory stays, marked INCOMPLETE, and report refuses it."""
-    load()
-    d = ctx.path("interrupted")
-    shutil.rmtree(d, ignore_errors=True)
-    p = subprocess.Popen([HOURGLASS, "record", "-o", d, "--", "-n", "1", "-d", "30s"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(8)
-    os.killpg(p.pid, signal.SIGINT)         # what a terminal's Ctrl-C does
-    _, err = p.communicate(timeout=120)
-    assert p.returncode == 130, (p.returncode, err[-1500:])
-    assert open(os.path.join(d, "INCOMPLETE")).read().startswith("interrupted"), os.listdir(d)
-    with open(os.path.join(d, "record.json")) as f:
-        assert json.load(f)["status"].startswith("interrupted")
-    st = run([os.path.join(TOP, "build", "hgtrace"), "stat"]).stdout
-    assert "stopped" in st, st
-    r = run([HOURGLASS, "report", d], check=False)
-    assert r.returncode == 3 and "interrupted" in r.stderr, r.stderr
-    unload()
-
-
 @once(10)
 def test_report_refuses_bad_input(ctx):
     """An aborted run, a truncated recording, a module of another ABI."""
@@ -245,5 +220,4 @@ def test_report_refuses_bad_input(ctx):
 
 
 TESTS = [test_record_report_three_threads, test_known_interrupt_source, test_record_without_the_module,
-         test_record_interrupted,
          test_report_refuses_bad_input]

@@ -245,7 +245,10 @@ def test_ctrl_c_anywhere_in_record(ctx):
         st = run([HGTRACE, "stat"]).stdout
         assert "running" not in st, f"{when}: the module is still recording:\n{st}"
         if os.path.exists(d):
-            assert os.path.exists(os.path.join(d, "INCOMPLETE")), (when, os.listdir(d))
+            with open(os.path.join(d, "INCOMPLETE")) as f:
+                assert f.read().startswith("interrupted"), (when, os.listdir(d))
+            with open(os.path.join(d, "record.json")) as f:
+                assert json.load(f)["status"].startswith("interrupted"), when
         hgl = os.path.join(d, "hourglass.hgl")
         if when == "setup" and os.path.exists(hgl):
             tr = read_hgl(hgl, allow_incomplete=True)

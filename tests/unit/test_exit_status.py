@@ -7,9 +7,11 @@ What needs no module and no root: the C programs' command lines, and
 end as told, so that what record makes of each status is checked exactly."""
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -150,3 +152,27 @@ def test_record_dir_value_that_is_an_option(stand_ins, tmp_path, capsys):
     assert cli.main(["record", "--dir", "--ftrace", "--", "-n", "1"]) == 1
     assert "--dir needs a directory, but '--ftrace' that follows it is an option" in capsys.readouterr().err
     assert not os.path.exists("--ftrace")
+
+
+def test_record_ctrl_c_while_making_the_directory(stand_ins, tmp_path, capsys, monkeypatch):
+    """A Ctrl-C between making the directory and record's handler is held
+    until the handler takes it: the run is not started, and the directory says
+    why (INCOMPLETE and record.json), not 'in progress' forever."""
+    from hgtools import record
+    made = record._prepare_dir
+
+    def prepare_then_ctrl_c(out, force):
+        rc = made(out, force)
+        # to this thread: record runs single-threaded, but other tests leave threads in this
+        # process, and a signal to the process would go to one of them, where it is not held
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)    # held: no KeyboardInterrupt here
+        return rc
+
+    monkeypatch.setattr(record, "_prepare_dir", prepare_then_ctrl_c)
+    d = tmp_path / "run"
+    assert cli.main(["record", "--dir", str(d), "--", "-n", "1"]) == 130
+    assert (d / "INCOMPLETE").read_text() == "interrupted by Ctrl-C before hourglass started\n"
+    meta = json.loads((d / "record.json").read_text())
+    assert meta["status"] == "interrupted by Ctrl-C before hourglass started", meta
+    assert not (d / "hourglass.hgl").exists() and not (stand_ins / "hgtrace.argv").exists()
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set()), "left held"

@@ -258,22 +258,23 @@ def _record(argv: List[str]) -> int:
         sys.stderr.write(st.stderr)
         return fail("the kernel module is not usable (load it: insmod hgtrace.ko, or record with "
                     "--ftrace-only)", 2)
-    if os.path.exists(out):
-        if not os.path.isdir(out):
-            return fail(f"{out}: exists and is not a directory", 1)
-        if os.listdir(out) and not force:
-            return fail(f"{out}: not empty (use --force to reuse it)", 1)
-        for name in OUR_FILES + [n for n in os.listdir(out) if re.fullmatch(r"load-\d+\.log", n)]:
-            if os.path.exists(os.path.join(out, name)):
-                os.unlink(os.path.join(out, name))
-    else:
-        try:
-            os.makedirs(out)
-        except OSError as e:
-            return fail(f"cannot create {out}: {reason(e)}", 2)
-    marker = os.path.join(out, "INCOMPLETE")
-    with open(marker, "w") as f:
-        f.write("recording in progress\n")
+    # A Ctrl-C from here until the handler below is in place would leave the
+    # directory marked "in progress" with no record.json: held until then, and
+    # delivered to the handler (the run is then not started, and the directory says so)
+    held = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        failed_dir = _prepare_dir(out, force)
+        marker = os.path.join(out, "INCOMPLETE")
+        if failed_dir is None:
+            with open(marker, "w") as f:
+                f.write("recording in progress\n")
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        raise
+    if failed_dir is not None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        return failed_dir
     meta: Dict[str, Any] = {"record_version": 1, "command": ["hourglass", "record", *argv], "workload": rest,
                             "start_unix": time.time(), "ftrace": ftrace, "module": module,
                             "hgtrace_stat": st.stdout if st else None, "breaktrace_ns": breaktrace,
@@ -298,6 +299,7 @@ def _record(argv: List[str]) -> int:
             rec.send_signal(signal.SIGINT)
 
     old_handlers = (signal.signal(signal.SIGINT, on_signal), signal.signal(signal.SIGTERM, on_signal))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
     log_path = os.path.join(out, "hgtrace.log" if module else "hgtrace-ftrace.log")
     try:
         cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
@@ -403,6 +405,25 @@ def _record(argv: List[str]) -> int:
                 f.write(status + "\n")
     print(f"hourglass record: {status}; files in {out}", file=sys.stderr)
     return rc
+
+
+def _prepare_dir(out: str, force: bool) -> Optional[int]:
+    """@out made, or emptied of a former run's files with --force; None, or
+    the exit status after saying why not."""
+    if os.path.exists(out):
+        if not os.path.isdir(out):
+            return fail(f"{out}: exists and is not a directory", 1)
+        if os.listdir(out) and not force:
+            return fail(f"{out}: not empty (use --force to reuse it)", 1)
+        for name in OUR_FILES + [n for n in os.listdir(out) if re.fullmatch(r"load-\d+\.log", n)]:
+            if os.path.exists(os.path.join(out, name)):
+                os.unlink(os.path.join(out, name))
+        return None
+    try:
+        os.makedirs(out)
+    except OSError as e:
+        return fail(f"cannot create {out}: {reason(e)}", 2)
+    return None
 
 
 def _said(log: str, recorder: str, recorder_rc: Optional[int]) -> Optional[int]:
