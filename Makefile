@@ -310,7 +310,7 @@ uninstall:
 FORCE:
 
 lab: setup userspace
-	@scripts/lab
+	@flock /tmp/hg-guest.lock env HG_GUEST_LOCK=held scripts/lab -j 2
 
 clean:
 	$(MAKE) -s -C kmod clean
