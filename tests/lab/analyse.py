@@ -111,6 +111,9 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
         res["error"] = str(e)
         return res
     res["title"] = sc["title"]
+    if lab_run.get("not_run"):
+        res["not_run"] = lab_run["not_run"]
+        return res
     if lab_run.get("error"):
         res["error"] = lab_run["error"]
         return res

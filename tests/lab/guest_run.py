@@ -66,6 +66,11 @@ def config_hz() -> int:
         return 0
 
 
+def preempt_rt() -> bool:
+    """Whether this kernel is PREEMPT_RT (its version string says so, as uname -v prints)."""
+    return "PREEMPT_RT" in os.uname().version
+
+
 def run_one(name: str, guest: str, out_root: str, run: int = 1) -> dict:
     sc = scenario.load(name)
     cmds = scenario.for_guest(sc, guest)
@@ -74,6 +79,13 @@ def run_one(name: str, guest: str, out_root: str, run: int = 1) -> dict:
            "icount": os.environ.get("HGT_VM_ICOUNT") == "1", "setup": [], "teardown": [], "record_exit": None,
            "config_hz": config_hz()}
     t0 = time.monotonic()
+    why = scenario.not_run_reason(sc, os.uname().release, preempt_rt())
+    if why:
+        res["not_run"] = why
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "lab-run.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        return res
     labels = list(cmds["labels"])
     ok = True
     try:
@@ -144,9 +156,13 @@ def main() -> int:
     if p.returncode:
         print(f"Bail out! insmod {KO}: {p.stderr.strip()}")
         return 2
-    failed = 0
+    failed = not_run = 0
     for i, (n, k) in enumerate(todo, 1):
         r = run_one(n, a.guest, OUT, k)
+        if r.get("not_run"):
+            not_run += 1
+            print(f"ok {i} - {scenario.run_dir_name(n, k)} # SKIP not on this kernel: {r['not_run']}", flush=True)
+            continue
         err = r.get("error")
         failed += bool(err)
         print(f"{'not ok' if err else 'ok'} {i} - {scenario.run_dir_name(n, k)} ({r['seconds']:.1f}s)", flush=True)
@@ -163,7 +179,8 @@ def main() -> int:
         failed += 1
     with open(os.path.join(OUT, "dmesg.txt"), "w") as f:
         f.write("\n".join(sh("dmesg").stdout.splitlines()[dmesg0:]) + "\n")
-    print(f"# {len(todo) - failed} of {len(todo)} recorded in the {a.guest} guest", flush=True)
+    print(f"# {len(todo) - failed - not_run} of {len(todo)} recorded in the {a.guest} guest"
+          + (f", {not_run} not made for this kernel" if not_run else ""), flush=True)
     return 1 if failed else 0
 
 

@@ -38,13 +38,13 @@ def write_csv(lab: Dict[str, Any], path: str) -> None:
             "steal_share", "macro_f1", "headline_accuracy"]
     for c in CLASS_COLS:
         cols += [f"{c}_actual", f"{c}_precision", f"{c}_recall"]
-    cols += ["classes_short", "error", "dir"]
+    cols += ["classes_short", "not_run", "error", "dir"]
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols)
         w.writeheader()
         for r in sorted(lab["runs"], key=_order):
             base = {k: r.get(k) for k in ("scenario", "run", "kernel", "guest", "explained_share", "steal_share", "macro_f1",
-                                          "error", "dir")}
+                                          "not_run", "error", "dir")}
             base["headline_accuracy"] = (r.get("headline") or {}).get("accuracy")
             for c in CLASS_COLS:
                 f_ = (r.get("classes") or {}).get(c) or {}
@@ -65,6 +65,8 @@ def one_line(r: Dict[str, Any]) -> str:
     head = f"{_name(r):<16} {r['kernel']:<8} {r['guest']:<6}"
     if r.get("error"):
         return f"{head} ERROR {r['error'][:150]}"
+    if r.get("not_run"):
+        return f"{head} not made for this kernel: {r['not_run'][:150]}"
     parts = []
     for e in r.get("expectations") or []:
         parts.append(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}")
@@ -94,6 +96,10 @@ def markdown(lab: Dict[str, Any]) -> str:
         if r.get("error"):
             lines.append(f"| {_name(r)} | {r['kernel']} | {r['guest']} | error: "
                          f"{r['error'][:80].replace('|', '/')} |" + " |" * (len(head) - 4))
+            continue
+        if r.get("not_run"):
+            lines.append(f"| {_name(r)} | {r['kernel']} | {r['guest']} | not made for this kernel (see the "
+                         "scenario's not_on) |" + " |" * (len(head) - 4))
             continue
         exp = " ".join(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}" for e in r.get("expectations") or [])
         cls = [_pr((r.get("classes") or {}).get(c)) for c in CLASS_COLS]
@@ -150,6 +156,9 @@ def write_html(lab: Dict[str, Any], path: str) -> None:
                  _cell(html.escape(r["kernel"]), left=True), _cell(html.escape(r["guest"]), left=True)]
         if r.get("error"):
             cells.append(f'<td class="l short" colspan="{5 + 2 * len(CLASS_COLS)}">{html.escape(r["error"][:400])}</td>')
+        elif r.get("not_run"):
+            cells.append(f'<td class="l na" colspan="{5 + 2 * len(CLASS_COLS)}">not made for this kernel: '
+                         f'{html.escape(r["not_run"][:400])}</td>')
         else:
             ok = all(e["ok"] for e in r.get("expectations") or [])
             cells.append(_cell(_expect_cell(r), short=not ok, left=True))

@@ -15,6 +15,9 @@ parameters or from counters the module does not produce (docs/lab.md):
     setup = ["..."]                      # shell, as root, before recording
     teardown = ["..."]                   # shell, after (also after a failure)
     settle = "1s"                        # the loads run this long before hourglass
+    not_on = [{rt = true, below = "6.10", why = "..."}]   # optional: kernels it cannot run on, and why
+                                         # (rt: PREEMPT_RT or not; below: releases older than):
+                                         # there it is not run, and the table says why
 
     [[load]]
     command = "{lab}/lab-periodic -p 7ms -b 400us -c {cpu} -o $HOURGLASS_RUN_DIR/stamps-0.txt"
@@ -126,6 +129,12 @@ def _check(path: str, sc: Dict[str, Any]) -> None:
     if not isinstance(cr, int) or isinstance(cr, bool) or not 1 <= cr <= 5 or (cr > 1 and not sc.get("quick")):
         raise bad("check_runs is how many times make check's quick subset records it: 1 to 5, and only "
                   "with quick = true")
+    not_on = sc.setdefault("not_on", [])
+    if not isinstance(not_on, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("why"), str) and set(c) - {"why"} and set(c) <= NOT_ON_KEYS
+            and isinstance(c.get("rt", False), bool) and _release(c.get("below", "0.0")) for c in not_on):
+        raise bad("not_on is a list of {rt = true|false, below = \"X.Y\", why = \"...\"}: at least one "
+                  "of rt and below, and why")
     for key in ("setup", "teardown"):
         if not isinstance(sc.get(key, []), list) or not all(isinstance(x, str) for x in sc.get(key, [])):
             raise bad(f"'{key}' is a list of shell commands")
@@ -164,6 +173,27 @@ def _check(path: str, sc: Dict[str, Any]) -> None:
                 raise bad(f"{where}: median_us = [LOW, HIGH], or a table of them by guest")
         if not isinstance(e.get("what"), str):
             raise bad(f"{where}: 'what' says what is counted")
+
+
+NOT_ON_KEYS = {"rt", "below", "why"}
+
+
+def _release(text: Any) -> "tuple[int, ...]":
+    """(6, 10) from "6.10" or "6.10.3-rt-amd64"; () when it does not start with X.Y."""
+    m = re.match(r"(\d+)\.(\d+)", text) if isinstance(text, str) else None
+    return (int(m.group(1)), int(m.group(2))) if m else ()
+
+
+def not_run_reason(sc: Dict[str, Any], release: str, rt: bool) -> "str | None":
+    """Why scenario @sc does not run on a kernel of @release (uname -r), PREEMPT_RT
+    or not (@rt): the first of its not_on entries whose every condition holds."""
+    for c in sc.get("not_on", []):
+        if "rt" in c and c["rt"] != rt:
+            continue
+        if "below" in c and not _release(release) < _release(c["below"]):
+            continue
+        return c["why"]
+    return None
 
 
 def fill(text: str, guest: str) -> str:

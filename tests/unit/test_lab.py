@@ -430,3 +430,36 @@ def test_check_runs_is_read_and_names_the_run_directories():
     assert scenario.parse_run_dir("tick.run2") == ("tick", 2)
     assert scenario.parse_run_dir("tick") == ("tick", 1)
     assert scenario.parse_run_dir("a.run1") == ("a.run1", 1)
+
+
+def test_not_on_names_the_kernels_a_scenario_cannot_run_on(tmp_path, monkeypatch):
+    """not_on: on a kernel every condition of one entry matches, the scenario is not run, and
+    the table, the CSV and make check's assertions say why (a check there fails: its
+    targets are asserted on every kernel it names)."""
+    monkeypatch.setattr(scenario, "SCENARIOS", str(tmp_path))
+    head = ('title = "t"\nguests = ["smp2"]\nhourglass = "-n 1"\n'
+            '[[expect]]\nwhat = "w"\nexpected = "zero"\nfound = "class:interrupt"\n')
+    for bad in ('not_on = [{why = "no condition"}]', 'not_on = [{rt = true}]', 'not_on = [{rt = "yes", why = "w"}]',
+                'not_on = [{below = "six", why = "w"}]', 'not_on = [{arch = "arm", why = "w"}]', 'not_on = {rt = true}'):
+        (tmp_path / "b.toml").write_text(bad + "\n" + head)
+        with pytest.raises(scenario.ScenarioError, match=r"b\.toml: not_on is a list"):
+            scenario.load("b")
+    (tmp_path / "s.toml").write_text('not_on = [{rt = true, below = "6.10", why = "old RT"}, {rt = true, why = "RT"}]\n'
+                                     + head)
+    sc = scenario.load("s")
+    why = lambda rel, rt: scenario.not_run_reason(sc, rel, rt)   # noqa: E731
+    assert why("6.1.0-56-rt-amd64", True) == "old RT" and why("6.12.117+deb12-rt-amd64", True) == "RT"
+    assert why("6.1.0-56-amd64", False) is None and why("6.12.117+deb12-amd64", False) is None
+    (tmp_path / "any.toml").write_text(head)
+    assert scenario.not_run_reason(scenario.load("any"), "6.1.0-56-rt-amd64", True) is None, "not_on is optional"
+    r = {"kernel": "6.1-rt", "guest": "smp2", "scenario": "s", "dir": str(tmp_path), "not_run": "old RT"}
+    lab = {"commit": "abc", "targets": {"count_tolerance": 0.02, "class_share": 0.98,
+                                        "classes": list(expect.TARGET_CLASSES), "class_precision_recall": 0.95},
+           "runs": [r]}
+    labtable.write_csv(lab, str(tmp_path / "lab.csv"))
+    labtable.write_html(lab, str(tmp_path / "index.html"))
+    assert list(csv.DictReader(open(tmp_path / "lab.csv")))[0]["not_run"] == "old RT"
+    assert "not made for this kernel: old RT" in (tmp_path / "index.html").read_text()
+    assert "not made for this kernel" in labtable.markdown(lab) and "old RT" in labtable.one_line(r)
+    (got,) = check.tests_of({"runs": [dict(r, guest="icount")]}, "icount")
+    assert got[1] == ["not made for this kernel: old RT"], got
