@@ -6,6 +6,9 @@
 #                                     million: make fuzz FUZZ_SECONDS=3600 FUZZ_RUNS=1000000)
 #   FUZZ_TIMEOUT=S run.sh ...         an input running S seconds is a hang (default 10; make
 #                                     check's smoke gives 60, for a busy host)
+#   FUZZ_FORKS=N run.sh ... import    fuzz_import's workers at a time (default 1): its -fork
+#                                     mode (below) runs at about 130 inputs a second a worker,
+#                                     so the million is hours on one core
 #
 # Each target starts from a copy of its seeds (corpus/<target>: the tree is
 # left alone) plus what earlier runs found (OUT/work/<target>), with the
@@ -82,7 +85,7 @@ for t in "$@"; do
 	if [ "$t" = import ]; then
 		# libtracecmd leaks on every file: a leak check after each input would be most of the
 		# time; fuzz_import checks that our code leaves nothing (fz_track) instead
-		mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=0 -ignore_ooms=0)
+		mode=(-fork="${FUZZ_FORKS:-1}" -ignore_crashes=1 -ignore_timeouts=0 -ignore_ooms=0)
 		leaks=0
 	fi
 	runs=()
