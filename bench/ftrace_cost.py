@@ -25,6 +25,10 @@ tracepoints with the same buffer size, with each of its readers:
   no reader                the floor of any ftrace recorder: the same events enabled, the
                            same clock and buffer size, in an instance of this script's own,
                            and nothing read or woken during the run (no recorder process)
+  no reader + waiter       the same, with a process waiting in poll() on each CPU's
+                           trace_pipe_raw for buffer_percent, as trace-cmd's readers wait in
+                           splice() and hgtrace-ftrace in ppoll(): while a reader waits, the
+                           kernel's commit returns sooner (docs/hgtrace-ftrace.md)
 
 Variants run in turn, in reverse order every other repeat (HGT_BENCH_REPEATS,
 default 11); one that lost events stops the benchmark. HGT_BENCH_VARIANTS
@@ -72,10 +76,26 @@ def run_hgtrace_ftrace(i, reader, work=base.PIPE_WORK, extra=()):
     return work[1](p.stdout), info
 
 
-def run_no_reader(i, work=base.PIPE_WORK):
+# the waiter of "no reader + waiter": polls each CPU's trace_pipe_raw, as a reader
+# that the kernel wakes at buffer_percent would, and reads nothing; says how many woke
+WAITER = """
+import os, select, sys
+p = select.poll(); fds = {}
+for cpu in os.listdir(sys.argv[1]):
+    fd = os.open(os.path.join(sys.argv[1], cpu, "trace_pipe_raw"), os.O_RDONLY | os.O_NONBLOCK)
+    fds[fd] = cpu; p.register(fd, select.POLLIN)
+print("ready", flush=True)
+while fds:
+    for fd, _ in p.poll(600000):
+        print(fds.pop(fd), flush=True); p.unregister(fd)
+"""
+
+
+def run_no_reader(i, work=base.PIPE_WORK, waiter=False):
     """The events on in a fresh instance, by writing its files, and nothing else while
     the workload runs; its events are counted from the CPUs' stats, then the instance
-    is removed."""
+    is removed. With @waiter, a process waits in poll() on each CPU's trace_pipe_raw
+    (and reads nothing), as a reader woken at buffer_percent would."""
     inst = f"/sys/kernel/tracing/instances/hg-bench-{os.getpid()}"
 
     def put(name, value):
@@ -89,9 +109,20 @@ def run_no_reader(i, work=base.PIPE_WORK):
         for ev in base.FTRACE_EVENTS:
             system, name = ev.split(":")
             put(f"events/{system}/enable" if name == "*" else f"events/{system}/{name}/enable", "1")
+        w = None
+        if waiter:
+            w = subprocess.Popen([sys.executable, "-c", WAITER, os.path.join(inst, "per_cpu")],
+                                 stdout=subprocess.PIPE, text=True)
+            w.stdout.readline()
         put("tracing_on", "1")
         out = base.sh(work[0]).stdout
         put("tracing_on", "0")
+        woke = None
+        if w:
+            w.kill()
+            woke = len(w.communicate()[0].split())
+            print(f"bench: no reader + waiter: the waiter saw {woke} CPU(s) pass buffer_percent",
+                  file=sys.stderr)
         n = lost = 0
         for cpu in os.listdir(os.path.join(inst, "per_cpu")):
             with open(os.path.join(inst, "per_cpu", cpu, "stats")) as f:
@@ -101,7 +132,7 @@ def run_no_reader(i, work=base.PIPE_WORK):
         put("events/enable", "0")
     finally:
         os.rmdir(inst)
-    return work[1](out), dict(events=n, lost=lost)
+    return work[1](out), dict(events=n, lost=lost, **({"waiter_woke": woke} if waiter else {}))
 
 
 def main():
@@ -117,7 +148,8 @@ def main():
                 "hgtrace-ftrace live": lambda i: run_hgtrace_ftrace(100 + i, "live"),
                 "hgtrace-ftrace iterate": lambda i: run_hgtrace_ftrace(200 + i, "iterate"),
                 "hgtrace.ko": lambda i: base.run_module(i, work=work),
-                "no reader": lambda i: run_no_reader(i, work=work)}
+                "no reader": lambda i: run_no_reader(i, work=work),
+                "no reader + waiter": lambda i: run_no_reader(i, work=work, waiter=True)}
     chosen = os.environ.get("HGT_BENCH_VARIANTS")
     if chosen:
         names = [n.strip() for n in chosen.split(",") if n.strip()]
