@@ -289,12 +289,13 @@ def test_ftrace_losses_placed(ctx):
         mod, ours = ctx.path(f"module-{mode}.hgt"), ctx.path(f"ftrace-{mode}.hgt")
         # Losses certain and a floor kept, whatever the host's speed: hackbench
         # three times over (seconds, 5 to 25 thousand events a run) against 64 KiB
-        # per CPU (about 900 events) drained once a second by a SCHED_FIFO thread.
-        # A normal-priority drain can be starved for the whole run (598 events
-        # kept in stop mode on 3 kernels of one CI run); a fast drain can keep up
-        # on a quick guest (none lost in stop mode at 50 ms on 6.12).
+        # per CPU (about 900 events) drained once a second by a SCHED_FIFO thread,
+        # on its timer alone (--drain-at 0: no wake-up from the kernel at half full,
+        # with which it keeps up). A normal-priority drain can be starved for the
+        # whole run (598 events kept in stop mode on 3 kernels of one CI run); a fast
+        # drain can keep up on a quick guest (none lost in stop mode at 50 ms on 6.12).
         p = run([HGTRACE, "record", "-q", "-b", "16384", "-o", mod, "--", FTRACE, "record", "-m", mode, "-b", "64",
-                 "-i", "1s", "-r", "50", "-o", ours, "--", "sh", "-c", LOSS_LOAD], timeout=900)
+                 "-i", "1s", "--drain-at", "0", "-r", "50", "-o", ours, "--", "sh", "-c", LOSS_LOAD], timeout=900)
         open(ctx.path(f"ftrace-{mode}.log"), "w").write(p.stderr)
         m, o = read_hgt(mod), read_hgt(ours)
         lost = invariants(o, mode)
@@ -650,29 +651,37 @@ def pages_read(stderr):
 
 
 def looks(stderr):
-    """The drainer's wake-ups while recording, from hgtrace-ftrace's summary."""
-    m = re.search(r"hgtrace-ftrace: \d+ pages read while recording .*; (\d+) looks", stderr)
+    """(the drainer's wake-ups while recording, those of them the kernel's at buffer_percent),
+    from hgtrace-ftrace's summary."""
+    m = re.search(r"hgtrace-ftrace: \d+ pages read while recording .*; (\d+) looks, (\d+) of them the kernel's",
+                  stderr)
     assert m, stderr[-1500:]
-    return int(m.group(1))
+    return int(m.group(1)), int(m.group(2))
 
 
 @once(30)
 def test_ftrace_drain_at(ctx):
     """--drain-at: a buffer less than that full is not read while the command runs, only after it;
-    at 0 it is read at every look, as before; a small buffer is read during the run whatever it is;
-    a big buffer with room is looked at less often."""
+    at 0 it is read at every look, as before; a small buffer is read during the run whatever it is,
+    the kernel waking the drainer when it passes --drain-at; a big buffer with room is looked at
+    less often."""
     # a light load: its events are a small part of 16 MiB a CPU however the guest schedules it
     load_sh = "hackbench -l 20 -g 1; sleep 0.3"
-    got = {}
+    got, woke = {}, {}
     # the drain at SCHED_FIFO: hackbench can starve a normal one for the whole run
-    for name, args in (("drain-at 50, 16 MiB", ["-b", "16384", "--drain-at", "50"]),
-                       ("drain-at 0, 16 MiB", ["-b", "16384", "--drain-at", "0"]),
-                       ("drain-at 50, 64 KiB", ["-b", "64", "--drain-at", "50"])):
+    # the last: the timer's only look the command's end, so that what is read during the run
+    # was read at the kernel's wake-ups
+    for name, args in (("drain-at 50, 16 MiB", ["-i", "10ms", "-b", "16384", "--drain-at", "50"]),
+                       ("drain-at 0, 16 MiB", ["-i", "10ms", "-b", "16384", "--drain-at", "0"]),
+                       ("drain-at 50, 64 KiB", ["-i", "10ms", "-b", "64", "--drain-at", "50"]),
+                       ("drain-at 50, 64 KiB, -i 10s", ["-i", "10s", "-b", "64", "--drain-at", "50"])):
         out = ctx.path(f"drain-{len(got)}.hgt")
-        p = ftrace("record", "-i", "10ms", "-r", "50", *args, "-o", out, "--", "sh", "-c", load_sh, timeout=600)
+        p = ftrace("record", "-r", "50", *args, "-o", out, "--", "sh", "-c", load_sh, timeout=600)
         during, after = pages_read(p.stderr)
         got[name] = (during, after)
-        ctx.note(f"{name}: {during} pages read while recording, {after} after")
+        woke[name] = looks(p.stderr)[1]
+        ctx.note(f"{name}: {during} pages read while recording, {after} after; "
+                 f"the kernel woke the drainer {woke[name]} times")
         if "16 MiB" in name:
             assert read_hgt(out).complete, name
     # what the load wrote: read after the run in full pages, under half of 16 MiB over all CPUs
@@ -683,8 +692,11 @@ def test_ftrace_drain_at(ctx):
     assert during == 0, got
     # a look every 10 ms at a run of seconds with events in it
     assert got["drain-at 0, 16 MiB"][0] > 0, got
-    # 64 KiB a CPU passes half full many times in the run
+    # 64 KiB a CPU passes half full many times in the run, and the kernel says so (buffer_percent);
+    # it never wakes a drainer that asked not to wait (--drain-at 0), nor for a buffer under half full
     assert got["drain-at 50, 64 KiB"][0] > 0, got
+    assert got["drain-at 50, 64 KiB, -i 10s"][0] > 0 and woke["drain-at 50, 64 KiB, -i 10s"] > 0, (got, woke)
+    assert woke["drain-at 0, 16 MiB"] == 0 and woke["drain-at 50, 16 MiB"] == 0, woke
     # how often it looks (look.c): every -i for a buffer of the default 2 MiB or less; for
     # 16 MiB, with its room, every 8 x -i. A quiet second at -i 10ms: 100 looks or
     # about 12 (fewer when looks come late; more when the command's start or end does)
@@ -692,7 +704,7 @@ def test_ftrace_drain_at(ctx):
     for kb in ("64", "16384"):
         p = ftrace("record", "-i", "10ms", "-b", kb, "-o", ctx.path(f"look-{kb}.hgt"), "--", "sleep", "1",
                    timeout=600)
-        n[kb] = looks(p.stderr)
+        n[kb] = looks(p.stderr)[0]
     ctx.note(f"looks in a quiet second at -i 10ms: {n['64']} with 64 KiB buffers, {n['16384']} with 16 MiB")
     assert 30 <= n["64"] <= 200, n
     assert 3 <= n["16384"] <= 30 and n["64"] >= 3 * n["16384"], n

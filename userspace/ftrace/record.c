@@ -8,17 +8,19 @@
  *   every CPU on our own timer until it ends -> tracing off -> last drain ->
  *   remove the instance -> convert what was read -> the trailer.
  *
- * Like hgtrace record, the drainer is one thread that sleeps on its own
- * absolute timer and never asks the kernel to wake it (no blocking read, no
- * poll on trace_pipe_raw, hence no irq_work or IPI from the traced CPUs).
- * A drain costs a read() per page; the pages are converted once the command
- * is over, so conversion costs it nothing (spool.h). At each wake-up a CPU's
- * buffer is read only once --drain-at percent of it is unread (its stats
- * file's "bytes"), or sooner when at its pace it would be by the look after
- * next, as trace-cmd waits for buffer_percent: a run that fits the buffer is
- * copied after the command, not on its CPUs while it runs (on the
- * instruction-count clock that copying was 0.19 of trace-cmd's whole cost,
- * docs/hgtrace-ftrace.md).
+ * The drainer is one thread that sleeps on its own absolute timer and, with the
+ * pages reader and --drain-at, in the same ppoll() on every CPU's trace_pipe_raw,
+ * which the kernel ends once --drain-at percent of that CPU's buffer is unread
+ * (the instance's buffer_percent, tfs.c), as trace-cmd's splice() waits for the
+ * same watermark: the timer's looks (look.h) are as they were, the kernel's come
+ * on top, and the waiting reader makes every event a little cheaper (tfs.c). A
+ * drain costs a read() per page; the pages are converted once the command is over,
+ * so conversion costs it nothing (spool.h). At each look a CPU's buffer is read only once --drain-at
+ * percent of it is unread (its stats file's "bytes"), or sooner when at its pace it
+ * would be by the look after next: a run that fits the buffer is copied after the
+ * command, not on its CPUs while it runs (on the instruction-count clock that
+ * copying was 0.19 of trace-cmd's whole cost, docs/hgtrace-ftrace.md). The other
+ * readers, and --drain-at 0, never ask the kernel to wake them.
  *
  * The machine is put back as found on every way out: the instance (our only
  * change, tfs.h) is removed on success, on error, and on SIGINT, SIGTERM or
@@ -27,6 +29,7 @@
  * 130), after it the recording stops and the file is complete up to there.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -83,6 +86,12 @@ struct rec {
 	uint64_t unread_max;		/* after the last look: the fullest CPU's unread bytes */
 	double rate_max;		/* the fastest CPU's fill rate before it, bytes a second */
 	uint64_t looks;			/* wake-ups of the drainer while recording */
+	/* the kernel's wake-ups at --drain-at (tfs.h kernel_wakes) */
+	struct pollfd *pfd;		/* the CPUs waited on */
+	int *pfd_cpu;			/* their CPU numbers */
+	unsigned char *woke;		/* per CPU: the kernel said it is past --drain-at: read it */
+	unsigned char *deaf;		/* per CPU: its poll() did not wait for the watermark */
+	uint64_t kernel_woke;		/* looks the kernel started */
 };
 
 static double now_s(void)
@@ -215,6 +224,56 @@ static int wait_for_more(struct rec *r, int cpu, uint64_t bytes, uint64_t grew, 
 }
 
 /*
+ * kernel_woke_early - @cpu's poll() said it was past --drain-at with far less unread:
+ * this kernel's poll does not wait for buffer_percent (older kernels' did not), and
+ * would wake us at every event; the timer alone looks at that CPU from now on
+ */
+static void kernel_woke_early(struct rec *r, int cpu, uint64_t bytes)
+{
+	r->deaf[cpu] = 1;
+	if (!r->o->quiet)
+		fprintf(stderr, "hgtrace-ftrace: CPU %d's trace_pipe_raw was ready with %llu bytes unread, "
+			"under buffer_percent: this kernel does not wait for it; the timer alone looks at "
+			"that CPU\n", cpu, (unsigned long long)bytes);
+}
+
+/*
+ * wake_set - the CPUs whose kernel wake-up ends the drainer's wait: each wanted
+ * CPU's trace_pipe_raw, but those whose poll() did not wait (kernel_woke_early)
+ */
+static unsigned int wake_set(struct rec *r)
+{
+	unsigned int n = 0;
+	int cpu;
+
+	if (!r->t.kernel_wakes || !r->pfd)
+		return 0;
+	for (cpu = 0; cpu < r->t.ncpus; cpu++)
+		if (r->t.raw_fd[cpu] >= 0 && !r->deaf[cpu]) {
+			r->pfd[n].fd = r->t.raw_fd[cpu];
+			r->pfd[n].events = POLLIN;
+			r->pfd[n].revents = 0;
+			r->pfd_cpu[n++] = cpu;
+		}
+	return n;
+}
+
+/* woken - which CPUs the kernel said are past --drain-at; 1 if any */
+static int woken(struct rec *r, unsigned int n)
+{
+	unsigned int i;
+	int any = 0;
+
+	for (i = 0; i < n; i++) {
+		if (r->pfd[i].revents & (POLLERR | POLLNVAL))
+			r->deaf[r->pfd_cpu[i]] = 1;	/* not a file we can wait on: the timer's */
+		else if (r->pfd[i].revents & POLLIN)
+			any = r->woke[r->pfd_cpu[i]] = 1;
+	}
+	return any;
+}
+
+/*
  * drain_pages - one pass over the CPUs: counters, pages until empty (or @limit),
  * counters; a CPU that can wait for more (wait_for_more, @min_bytes) is left for a
  * later pass (its drops are then placed by that pass's counters, as between any
@@ -247,8 +306,11 @@ static int drain_pages(struct rec *r, long limit, uint64_t min_bytes)
 		rate = dt > 0 ? grew / dt : 0;
 		if (rate > r->rate_max)
 			r->rate_max = rate;
+		if (r->woke && r->woke[cpu] && s.bytes < min_bytes / 4)
+			kernel_woke_early(r, cpu, s.bytes);
 		/* at that pace, what it gains in an -i (looks are -i apart or more, look.c) */
-		if (wait_for_more(r, cpu, s.bytes, (uint64_t)(rate * r->o->rec.interval), min_bytes)) {
+		if (!(r->woke && r->woke[cpu]) &&
+		    wait_for_more(r, cpu, s.bytes, (uint64_t)(rate * r->o->rec.interval), min_bytes)) {
 			if (s.bytes > r->unread_max)
 				r->unread_max = s.bytes;
 			continue;
@@ -283,6 +345,8 @@ static int drain_pages(struct rec *r, long limit, uint64_t min_bytes)
 		}
 		if (tfs_read_stats(&r->t, cpu, &e))
 			return -1;
+		if (r->woke)
+			r->woke[cpu] = 0;
 		r->unread[cpu] = e.bytes;
 		if (e.bytes > r->unread_max)
 			r->unread_max = e.bytes;
@@ -472,9 +536,10 @@ static void print_summary(struct rec *r, const struct tfs_stats *final, double s
 		fprintf(stderr, "; %llu LOST records placed or counted by estimate", (unsigned long long)est);
 	if (r->o->reader != FT_READ_ITERATE)
 		fprintf(stderr, "\nhgtrace-ftrace: %llu pages read while recording (--drain-at %d%%), %llu after; "
-			"%llu looks",
+			"%llu looks, %llu of them the kernel's at buffer_percent",
 			(unsigned long long)r->pages_run, r->o->drain_at,
-			(unsigned long long)(r->pages_read - r->pages_run), (unsigned long long)r->looks);
+			(unsigned long long)(r->pages_read - r->pages_run), (unsigned long long)r->looks,
+			(unsigned long long)r->kernel_woke);
 	fprintf(stderr, "\nhgtrace-ftrace: after the run: last drain %.3f s, conversion %.3f s%s\n", r->drain_s,
 		r->convert_s, r->live_conversions ? " (pages also converted while recording: too many held)" : "");
 }
@@ -538,6 +603,14 @@ static int prepare_reading(struct rec *r)
 			psize = tracefs_cpu_read_size(r->t.tcpu[cpu]);
 			break;
 		}
+	if (r->t.kernel_wakes) {
+		r->pfd = calloc(r->t.ncpus, sizeof(*r->pfd));
+		r->pfd_cpu = calloc(r->t.ncpus, sizeof(*r->pfd_cpu));
+		r->woke = calloc(r->t.ncpus, 1);
+		r->deaf = calloc(r->t.ncpus, 1);
+		if (!r->pfd || !r->pfd_cpu || !r->woke || !r->deaf)
+			return -1;
+	}
 	if (spool_init(&r->sp, r->t.ncpus, psize) ||
 	    conv_init(&r->cv, r->map, r->kbuf, &r->w, r->t.ncpus, r->t.buffer_kb, psize))
 		return -1;
@@ -609,6 +682,7 @@ int ft_record(struct ft_opts *o)
 	uint64_t drain_min = (uint64_t)o->rec.buffer_kb * 1024 * (unsigned)o->drain_at / 100;
 	pid_t child = 0;
 	int go_fd = -1, status = 0, child_done = 0, ret = FT_EXIT_ENV, st, cpu, closed_ok = 0, released = 0;
+	int kernel_woke = 0;
 	double t0 = 0, t;
 	char *meta;
 
@@ -684,12 +758,19 @@ int ft_record(struct ft_opts *o)
 	end = next;
 	add_s(&end, o->rec.duration);
 	while (!ft_stop) {
-		add_s(&next, wait);
-		if (o->rec.duration && (next.tv_sec > end.tv_sec ||
-					(next.tv_sec == end.tv_sec && next.tv_nsec > end.tv_nsec)))
-			next = end;
-		hg_wait_until(&next, &wait_mask);
+		unsigned int nfds;
+
+		/* a look the kernel started keeps the timer's next one where it was */
+		if (!kernel_woke) {
+			add_s(&next, wait);
+			if (o->rec.duration && (next.tv_sec > end.tv_sec ||
+						(next.tv_sec == end.tv_sec && next.tv_nsec > end.tv_nsec)))
+				next = end;
+		}
+		nfds = wake_set(&r);
+		kernel_woke = hg_wait_until(&next, &wait_mask, r.pfd, nfds) > 0 && woken(&r, nfds);
 		r.looks++;
+		r.kernel_woke += kernel_woke;
 		/* a pass reads at most twice what a buffer holds: a flood cannot keep us from -d or a signal */
 		if (drain(&r, 2 * (long)r.cv.buffer_pages, drain_min)) {
 			ret = FT_EXIT_ENV;
@@ -788,6 +869,10 @@ out:
 	}
 	free(final);
 	free(r.unread);
+	free(r.pfd);
+	free(r.pfd_cpu);
+	free(r.woke);
+	free(r.deaf);
 	conv_free(&r.cv);
 	spool_free(&r.sp);
 	if (r.cpuset)

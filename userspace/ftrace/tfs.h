@@ -4,7 +4,7 @@
  *
  * Every setting the recorder changes belongs to an instance it creates
  * (FT_INSTANCE_PREFIX + its pid): tracing_on, trace_clock, buffer_size_kb,
- * options/overwrite, tracing_cpumask and the events' enable files. The
+ * buffer_percent, options/overwrite, tracing_cpumask and the events' enable files. The
  * top-level buffer, the user's own instances and every global file are only
  * read. Removing the instance puts the machine back as it was: the kernel
  * disables its events and frees its buffers with it.
@@ -37,6 +37,8 @@ struct tfs {
 	int ncpus;			/* CPUs with a per_cpu directory (possible CPUs) */
 	int *stats_fd;			/* per CPU, -1 when closed */
 	struct tracefs_cpu **tcpu;	/* per CPU trace_pipe_raw, NULL when closed */
+	int *raw_fd;			/* per CPU: tcpu's file (it owns it), to poll; -1 when closed */
+	int kernel_wakes;		/* buffer_percent is --drain-at: poll(raw_fd) wakes us there */
 	unsigned long buffer_kb;	/* what the instance says after setting it */
 	char libtracefs[32];		/* the library's version, as loaded */
 };
@@ -49,7 +51,10 @@ struct tep_handle *tfs_load_events(struct tfs *t);
 void tfs_remove_stale(int quiet);
 /* tfs_create - our instance, tracing off, nothing enabled; -1 with a message */
 int tfs_create(struct tfs *t);
-/* tfs_configure - clock, buffer size, overwrite, CPU mask, events of @map (all off yet) */
+/*
+ * tfs_configure - clock, buffer size, overwrite, CPU mask, events of @map (all off yet);
+ * for the pages reader with --drain-at, buffer_percent too (kernel_wakes)
+ */
 int tfs_configure(struct tfs *t, const struct ft_opts *o, const struct hgev_map *map);
 /* tfs_open_cpus - trace_pipe_raw and stats of each wanted CPU, nonblocking */
 int tfs_open_cpus(struct tfs *t, const struct ft_opts *o);

@@ -70,7 +70,7 @@ void hg_stop_wakes(const sigset_t *saved, sigset_t *inside)
 	sigdelset(inside, SIGCHLD);
 }
 
-void hg_wait_until(const struct timespec *at, const sigset_t *mask)
+int hg_wait_until(const struct timespec *at, const sigset_t *mask, struct pollfd *fds, unsigned int nfds)
 {
 	struct timespec now, left;
 
@@ -82,6 +82,6 @@ void hg_wait_until(const struct timespec *at, const sigset_t *mask)
 		left.tv_sec--;
 	}
 	if (left.tv_sec < 0)
-		return;
-	ppoll(NULL, 0, &left, mask);
+		return 0;
+	return ppoll(fds, nfds, &left, mask);
 }

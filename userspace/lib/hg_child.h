@@ -36,8 +36,13 @@ void hg_child_wakes(sigset_t *saved);
 void hg_stop_wakes(const sigset_t *saved, sigset_t *inside);
 
 struct timespec;
+struct pollfd;
 
-/* hg_wait_until - sleep to @at (CLOCK_MONOTONIC) with @mask, or less when a signal comes */
-void hg_wait_until(const struct timespec *at, const sigset_t *mask);
+/*
+ * hg_wait_until - sleep to @at (CLOCK_MONOTONIC) with @mask, or less when a signal
+ * comes or one of @fds (@nfds of them, none when 0) is ready: ppoll()'s result, 0 when
+ * @at has passed
+ */
+int hg_wait_until(const struct timespec *at, const sigset_t *mask, struct pollfd *fds, unsigned int nfds);
 
 #endif

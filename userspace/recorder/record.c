@@ -224,7 +224,7 @@ static int sleep_until(const struct timespec *next, double deadline, pid_t child
 			if (earlier(&d, &until))
 				until = d;
 		}
-		hg_wait_until(&until, &wake_mask);
+		hg_wait_until(&until, &wake_mask, NULL, 0);
 		sigprocmask(SIG_SETMASK, &was, NULL);
 	}
 	sigprocmask(SIG_SETMASK, &was, NULL);
