@@ -202,7 +202,7 @@ static void cpumask_hex(const struct ft_opts *o, int ncpus, char *buf, size_t le
  * page and otherwise returns two tests sooner than with no waiter (about 0.008 of
  * trace-cmd's whole cost on the instruction-count clock, docs/hgtrace-ftrace.md).
  * Not for the other readers, nor --drain-at 0 (a poll with buffer_percent 0 would
- * wake us at every event). A kernel without the file (before 5.1) leaves the timer
+ * wake us at every event). An older kernel without the file leaves the timer
  * alone to decide; -1 only when the file is there and refuses.
  */
 static int want_kernel_wakes(struct tfs *t, const struct ft_opts *o)
