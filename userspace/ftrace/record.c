@@ -15,9 +15,9 @@
  * same watermark: the timer's looks (look.h) are as they were, the kernel's come
  * on top, and the waiting reader makes every event a little cheaper (tfs.c). A
  * drain costs a read() per page; the pages are converted once the command is over,
- * so conversion costs it nothing (spool.h). At each look a CPU's buffer is read only once --drain-at
- * percent of it is unread (its stats file's "bytes"), or sooner when at its pace it
- * would be by the look after next: a run that fits the buffer is copied after the
+ * so conversion costs it nothing (spool.h). At each look a CPU's buffer is read
+ * only once --drain-at percent of it is unread (its stats file's "bytes"), or
+ * sooner when at its pace it would be by the look after next: a run that fits the buffer is copied after the
  * command, not on its CPUs while it runs (on the instruction-count clock that
  * copying was 0.19 of trace-cmd's whole cost, docs/hgtrace-ftrace.md). The other
  * readers, and --drain-at 0, never ask the kernel to wake them.
@@ -86,11 +86,13 @@ struct rec {
 	uint64_t unread_max;		/* after the last look: the fullest CPU's unread bytes */
 	double rate_max;		/* the fastest CPU's fill rate before it, bytes a second */
 	uint64_t looks;			/* wake-ups of the drainer while recording */
-	/* the kernel's wake-ups at --drain-at (tfs.h kernel_wakes) */
-	struct pollfd *pfd;		/* the CPUs waited on */
-	int *pfd_cpu;			/* their CPU numbers */
-	unsigned char *woke;		/* per CPU: the kernel said it is past --drain-at: read it */
-	unsigned char *deaf;		/* per CPU: its poll() did not wait for the watermark */
+	/*
+	 * the kernel's wake-ups at --drain-at (tfs.h kernel_wakes): per CPU, its
+	 * trace_pipe_raw to wait on (fd -1, which ppoll() skips, for a CPU not recorded or
+	 * whose poll() does not wait for the watermark), and whether it woke us
+	 */
+	struct pollfd *pfd;
+	unsigned char *woke;
 	uint64_t kernel_woke;		/* looks the kernel started */
 };
 
@@ -230,45 +232,23 @@ static int wait_for_more(struct rec *r, int cpu, uint64_t bytes, uint64_t grew, 
  */
 static void kernel_woke_early(struct rec *r, int cpu, uint64_t bytes)
 {
-	r->deaf[cpu] = 1;
+	r->pfd[cpu].fd = -1;
 	if (!r->o->quiet)
 		fprintf(stderr, "hgtrace-ftrace: CPU %d's trace_pipe_raw was ready with %llu bytes unread, "
 			"under buffer_percent: this kernel does not wait for it; the timer alone looks at "
 			"that CPU\n", cpu, (unsigned long long)bytes);
 }
 
-/*
- * wake_set - the CPUs whose kernel wake-up ends the drainer's wait: each wanted
- * CPU's trace_pipe_raw, but those whose poll() did not wait (kernel_woke_early)
- */
-static unsigned int wake_set(struct rec *r)
+/* woken - which CPUs the kernel said are past --drain-at (after a ppoll() on pfd); 1 if any */
+static int woken(struct rec *r)
 {
-	unsigned int n = 0;
-	int cpu;
+	int cpu, any = 0;
 
-	if (!r->t.kernel_wakes || !r->pfd)
-		return 0;
-	for (cpu = 0; cpu < r->t.ncpus; cpu++)
-		if (r->t.raw_fd[cpu] >= 0 && !r->deaf[cpu]) {
-			r->pfd[n].fd = r->t.raw_fd[cpu];
-			r->pfd[n].events = POLLIN;
-			r->pfd[n].revents = 0;
-			r->pfd_cpu[n++] = cpu;
-		}
-	return n;
-}
-
-/* woken - which CPUs the kernel said are past --drain-at; 1 if any */
-static int woken(struct rec *r, unsigned int n)
-{
-	unsigned int i;
-	int any = 0;
-
-	for (i = 0; i < n; i++) {
-		if (r->pfd[i].revents & (POLLERR | POLLNVAL))
-			r->deaf[r->pfd_cpu[i]] = 1;	/* not a file we can wait on: the timer's */
-		else if (r->pfd[i].revents & POLLIN)
-			any = r->woke[r->pfd_cpu[i]] = 1;
+	for (cpu = 0; r->pfd && cpu < r->t.ncpus; cpu++) {
+		if (r->pfd[cpu].revents & (POLLERR | POLLNVAL))
+			r->pfd[cpu].fd = -1;	/* not a file we can wait on: the timer's */
+		else if (r->pfd[cpu].revents & POLLIN)
+			any = r->woke[cpu] = 1;
 	}
 	return any;
 }
@@ -605,11 +585,13 @@ static int prepare_reading(struct rec *r)
 		}
 	if (r->t.kernel_wakes) {
 		r->pfd = calloc(r->t.ncpus, sizeof(*r->pfd));
-		r->pfd_cpu = calloc(r->t.ncpus, sizeof(*r->pfd_cpu));
 		r->woke = calloc(r->t.ncpus, 1);
-		r->deaf = calloc(r->t.ncpus, 1);
-		if (!r->pfd || !r->pfd_cpu || !r->woke || !r->deaf)
+		if (!r->pfd || !r->woke)
 			return -1;
+		for (cpu = 0; cpu < r->t.ncpus; cpu++) {
+			r->pfd[cpu].fd = r->t.raw_fd[cpu];
+			r->pfd[cpu].events = POLLIN;
+		}
 	}
 	if (spool_init(&r->sp, r->t.ncpus, psize) ||
 	    conv_init(&r->cv, r->map, r->kbuf, &r->w, r->t.ncpus, r->t.buffer_kb, psize))
@@ -758,8 +740,6 @@ int ft_record(struct ft_opts *o)
 	end = next;
 	add_s(&end, o->rec.duration);
 	while (!ft_stop) {
-		unsigned int nfds;
-
 		/* a look the kernel started keeps the timer's next one where it was */
 		if (!kernel_woke) {
 			add_s(&next, wait);
@@ -767,8 +747,7 @@ int ft_record(struct ft_opts *o)
 						(next.tv_sec == end.tv_sec && next.tv_nsec > end.tv_nsec)))
 				next = end;
 		}
-		nfds = wake_set(&r);
-		kernel_woke = hg_wait_until(&next, &wait_mask, r.pfd, nfds) > 0 && woken(&r, nfds);
+		kernel_woke = hg_wait_until(&next, &wait_mask, r.pfd, r.pfd ? r.t.ncpus : 0) > 0 && woken(&r);
 		r.looks++;
 		r.kernel_woke += kernel_woke;
 		/* a pass reads at most twice what a buffer holds: a flood cannot keep us from -d or a signal */
@@ -870,9 +849,7 @@ out:
 	free(final);
 	free(r.unread);
 	free(r.pfd);
-	free(r.pfd_cpu);
 	free(r.woke);
-	free(r.deaf);
 	conv_free(&r.cv);
 	spool_free(&r.sp);
 	if (r.cpuset)
