@@ -369,6 +369,39 @@ def test_generated_run_all_right(tmp_path):
     assert r["gaps"]["classes"]["timer"] > 0 and r["inference"]["all"]["accuracy"] == 1.0
 
 
+@pytest.mark.parametrize("limit_mb,failed", [(8, "t.dat"), (2, None)])
+def test_an_exporter_failing_midway_ends_the_merge(tmp_path, limit_mb, failed):
+    """Each exporter runs on a thread of its own (userspace/merger/xthread.c): when one
+    cannot write (a file size limit, as a full disk would), hgmerge names that file and
+    exits, the other exporter's thread does not wait forever, and no output is left.
+    The run's trace.dat is about 10 MB and its Perfetto trace 6 MB: at 8 MB only the
+    trace.dat fails (the Perfetto trace was finished, and its file must go too: it was
+    left behind before 2026-11-28), at 2 MB both do, past their headers."""
+    import importlib.util
+    import resource
+    import signal
+    spec = importlib.util.spec_from_file_location("merge_speed", os.path.join(TOP, "bench", "merge_speed.py"))
+    ms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ms)
+    ms.generate(str(tmp_path), 200000)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a write past the limit fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_mb << 20, limit_mb << 20))
+
+    p = subprocess.run([HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel", str(tmp_path / "kernel.hgt"),
+                        "--report", str(out / "report.json"), "--kernelshark", str(out / "t.dat"),
+                        "--perfetto", str(out / "t.perfetto-trace")],
+                       capture_output=True, text=True, preexec_fn=limited, timeout=120)
+    assert p.returncode == 3 and "File too large" in p.stderr, p.stderr
+    assert p.stderr.startswith("hgmerge: ") and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    if failed:
+        assert p.stderr.startswith(f"hgmerge: {out / failed}: cannot write"), p.stderr
+    assert os.listdir(out) == [], "no report, no export, no temporary file"
+
+
 @pytest.mark.parametrize("damage,msg", [
     ("truncated_kernel", "kernel.hgt"),
     ("other_clock", "not the same counter"),

@@ -522,8 +522,11 @@ static void finish_exports(struct ctx *c)
 	if (c->ks) {
 		struct ks_summary s;
 
-		if (ks_finish(c->ks, &s, &err))
+		if (ks_finish(c->ks, &s, &err)) {
+			if (c->pf)	/* its file is not finished: none of it is left */
+				pf_abort(c->pf);
 			fail_err(&err);
+		}
 		if (s.clamped)
 			warn(c->r, "the trace.dat: %llu kernel events came later than the reorder window and are shown "
 			     "at the time of the last one written on their CPU", (unsigned long long)s.clamped);
