@@ -19,7 +19,8 @@
  *              micro.c on-CPU time per thread; sbf.c supply-bound functions
  *   names.c    what every output calls a task, an irq, a cause
  *   report.c   the report JSON (docs/report-json.md)
- *   main.c     options, the passes, the exporters (userspace/export)
+ *   main.c     options, the passes, the exporters (userspace/export), each
+ *              on a thread of its own (xthread.c)
  *
  * Memory does not grow with the trace: each side is read through cursors,
  * what is held is bounded by the disorder of the inputs (a job's record
@@ -177,7 +178,7 @@ void kstream_close(struct kstream *k);
 struct names;
 void names_init(struct run *r);
 void names_record(const struct hgt_rec *rec);		/* COMM and NAME records, the merge's table */
-struct names *names_new(void);				/* another table: the exporters' thread */
+struct names *names_new(void);				/* another table: an exporter's thread */
 void names_record_in(struct names *t, const struct hgt_rec *rec);
 void names_use(struct names *t);	/* the table names_*() read in this thread (NULL: the merge's) */
 const char *names_comm(uint32_t pid);			/* NULL if unknown */

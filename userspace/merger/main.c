@@ -55,7 +55,7 @@ struct ctx {
 	struct gapout *gaps, *gaps_json;
 	struct ks_export *ks;
 	struct pf_export *pf;
-	struct xthread *xt;	/* the exporters' thread, when there are exporters */
+	struct xthread *xt;	/* the exporters' threads, when there are exporters */
 	int64_t *kmig;		/* per thread: the kernel's last migration of it */
 	int *has_kmig;
 };

@@ -30,7 +30,7 @@ struct nmap {
 
 /*
  * The names the recording gave, as of some point in it. The merge pass keeps
- * one table; the exporters' thread keeps its own, fed by the same records in
+ * one table; each exporter's thread keeps its own, fed by the same records in
  * the same order, so that each sees the names as they were at its point of
  * the stream and neither waits for the other.
  */

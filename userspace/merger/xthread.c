@@ -1,18 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xthread.c - the exporters on their own thread.
+ * xthread.c - the exporters on threads of their own.
  *
  * The merge pass copies what the exporters must see (every kernel record,
  * every hourglass record, every judged gap) into a byte ring, in its own
- * order; the exporters' thread takes them out and calls ks_* and pf_*. One
- * producer, one consumer: each side publishes its position with a release
- * store every batch, so the two cores rarely touch the same line. When the
- * ring is full the merge waits, so memory stays bounded. The exporters'
- * thread keeps its own table of names, fed by the COMM and NAME records as
- * they come, which is what the names were at that point of the stream.
+ * order; each exporter (the trace.dat's, the Perfetto trace's) has a thread
+ * that takes them out and calls its ks_* or pf_*, so the two write their
+ * files side by side instead of one after the other. One producer, one or
+ * two consumers, each with its own read position: each side publishes its
+ * position with a release store every batch, so the cores rarely touch the
+ * same line. When the ring is full the merge waits for the slowest reader,
+ * so memory stays bounded.
+ *
+ * A side that has nothing to do sleeps on a condition variable instead of
+ * spinning: the merge, its exporters and hourglass export's Python (which
+ * imports matplotlib meanwhile) are more threads than this 2-core machine
+ * has, and a thread spinning in sched_yield() took the core of the one it
+ * waited for (docs/merge-figures.md). A sleeper says so in a flag before it
+ * looks a last time, and a publisher looks at the flag after it publishes
+ * (both sequentially consistent), so a wake-up is never lost.
+ *
+ * Each exporter's thread keeps its own table of names, fed by the COMM and
+ * NAME records as they come, which is what the names were at that point of
+ * the stream.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +33,7 @@
 
 #define RING_BYTES	(8u << 20)
 #define BATCH		(64u << 10)	/* publish after this many bytes */
+#define READERS		2
 
 enum { X_KERNEL = 1, X_HOURGLASS, X_GAP, X_END };
 
@@ -29,18 +42,74 @@ struct xhead {
 	uint32_t cpu;
 };
 
-struct xthread {
-	unsigned char *ring;
-	_Atomic uint64_t head;		/* written up to (bytes, ever growing) */
-	_Atomic uint64_t tail;		/* read up to */
-	uint64_t local_head, cached_tail, published;
-	struct ks_export *ks;
+struct reader {
+	struct xthread *x;
+	struct ks_export *ks;		/* one of the two */
 	struct pf_export *pf;
 	struct names *names;
+	_Atomic uint64_t tail;		/* read up to */
+	_Atomic int waits;		/* asleep (or about to be) for more items */
+	pthread_cond_t more;
 	pthread_t tid;
 	int failed;
 	struct hg_err err;
 };
+
+struct xthread {
+	unsigned char *ring;
+	_Atomic uint64_t head;		/* written up to (bytes, ever growing) */
+	uint64_t local_head, cached_tail, published;
+	struct reader rd[READERS];
+	int nrd;
+	pthread_mutex_t lock;		/* only for sleeping and waking */
+	_Atomic int writer_waits;	/* the merge is asleep (or about to be) for room */
+	pthread_cond_t room;
+};
+
+/* slowest - the read position of the slowest reader */
+static uint64_t slowest(struct xthread *x)
+{
+	uint64_t t = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < x->nrd; i++) {
+		uint64_t ti = atomic_load(&x->rd[i].tail);
+
+		if (ti < t)
+			t = ti;
+	}
+	return t;
+}
+
+/* publish_head - let the readers see everything put so far, and wake a sleeping one */
+static void publish_head(struct xthread *x)
+{
+	int i;
+
+	atomic_store(&x->head, x->local_head);
+	x->published = x->local_head;
+	for (i = 0; i < x->nrd; i++)
+		if (atomic_load(&x->rd[i].waits)) {
+			pthread_mutex_lock(&x->lock);
+			pthread_cond_signal(&x->rd[i].more);
+			pthread_mutex_unlock(&x->lock);
+		}
+}
+
+/* wait_room - until the slowest reader leaves @need bytes free after local_head */
+static void wait_room(struct xthread *x, size_t need)
+{
+	publish_head(x);
+	x->cached_tail = slowest(x);
+	if (x->local_head + need - x->cached_tail <= RING_BYTES)
+		return;
+	pthread_mutex_lock(&x->lock);
+	atomic_store(&x->writer_waits, 1);
+	while (x->local_head + need - (x->cached_tail = slowest(x)) > RING_BYTES)
+		pthread_cond_wait(&x->room, &x->lock);
+	atomic_store(&x->writer_waits, 0);
+	pthread_mutex_unlock(&x->lock);
+}
 
 /* put - one item into the ring, waiting for room; items never straddle the end (a pad skips it) */
 static void put(struct xthread *x, uint16_t kind, uint32_t cpu, const void *p, size_t len)
@@ -51,13 +120,8 @@ static void put(struct xthread *x, uint16_t kind, uint32_t cpu, const void *p, s
 
 	if (off + need > RING_BYTES)		/* pad to the end: the reader skips a zero kind */
 		need += RING_BYTES - off;
-	while (x->local_head + need - x->cached_tail > RING_BYTES) {
-		atomic_store_explicit(&x->head, x->local_head, memory_order_release);
-		x->published = x->local_head;
-		x->cached_tail = atomic_load_explicit(&x->tail, memory_order_acquire);
-		if (x->local_head + need - x->cached_tail > RING_BYTES)
-			sched_yield();
-	}
+	if (x->local_head + need - x->cached_tail > RING_BYTES)
+		wait_room(x, need);
 	if (off + (sizeof(h) + len) > RING_BYTES) {
 		struct xhead pad = { 0, 0, 0 };
 
@@ -69,56 +133,75 @@ static void put(struct xthread *x, uint16_t kind, uint32_t cpu, const void *p, s
 	memcpy(x->ring + off, &h, sizeof(h));
 	memcpy(x->ring + off + sizeof(h), p, len);
 	x->local_head += need;
-	if (x->local_head - x->published >= BATCH) {
-		atomic_store_explicit(&x->head, x->local_head, memory_order_release);
-		x->published = x->local_head;
-	}
+	if (x->local_head - x->published >= BATCH)
+		publish_head(x);
 }
 
-static void handle(struct xthread *x, const struct xhead *h, const void *p)
+static void handle(struct reader *rd, const struct xhead *h, const void *p)
 {
-	if (x->failed)
+	if (rd->failed)
 		return;
 	switch (h->kind) {
 	case X_KERNEL: {
 		const struct hgt_rec *r = p;
 
 		if (r->type == HGT_REC_COMM || r->type == HGT_REC_NAME)
-			names_record_in(x->names, r);
-		if (x->ks && ks_kernel(x->ks, h->cpu, r, &x->err))
-			x->failed = 1;
-		else if (x->pf && pf_kernel(x->pf, h->cpu, r, &x->err))
-			x->failed = 1;
+			names_record_in(rd->names, r);
+		if (rd->ks ? ks_kernel(rd->ks, h->cpu, r, &rd->err) : pf_kernel(rd->pf, h->cpu, r, &rd->err))
+			rd->failed = 1;
 		break;
 	}
 	case X_HOURGLASS:
-		if (x->ks && ks_hourglass(x->ks, p, &x->err))
-			x->failed = 1;
-		else if (x->pf && pf_hourglass(x->pf, p, &x->err))
-			x->failed = 1;
+		if (rd->ks ? ks_hourglass(rd->ks, p, &rd->err) : pf_hourglass(rd->pf, p, &rd->err))
+			rd->failed = 1;
 		break;
 	case X_GAP:
-		if (x->ks && ks_gap(x->ks, p, &x->err))
-			x->failed = 1;
-		else if (x->pf && pf_gap(x->pf, p, &x->err))
-			x->failed = 1;
+		if (rd->ks ? ks_gap(rd->ks, p, &rd->err) : pf_gap(rd->pf, p, &rd->err))
+			rd->failed = 1;
 		break;
 	}
 }
 
+/* publish_tail - let the merge reuse what @rd has read, and wake it if it waits for that */
+static void publish_tail(struct reader *rd, uint64_t tail)
+{
+	struct xthread *x = rd->x;
+
+	atomic_store(&rd->tail, tail);
+	if (atomic_load(&x->writer_waits)) {
+		pthread_mutex_lock(&x->lock);
+		pthread_cond_signal(&x->room);
+		pthread_mutex_unlock(&x->lock);
+	}
+}
+
+/* wait_more - until the merge has put something past @tail; its head */
+static uint64_t wait_more(struct reader *rd, uint64_t tail)
+{
+	struct xthread *x = rd->x;
+	uint64_t head;
+
+	pthread_mutex_lock(&x->lock);
+	atomic_store(&rd->waits, 1);
+	while ((head = atomic_load(&x->head)) == tail)
+		pthread_cond_wait(&rd->more, &x->lock);
+	atomic_store(&rd->waits, 0);
+	pthread_mutex_unlock(&x->lock);
+	return head;
+}
+
 static void *run(void *arg)
 {
-	struct xthread *x = arg;
-	uint64_t tail = 0;
+	struct reader *rd = arg;
+	struct xthread *x = rd->x;
+	uint64_t tail = 0, told = 0;
 
-	names_use(x->names);
+	names_use(rd->names);
 	for (;;) {
 		uint64_t head = atomic_load_explicit(&x->head, memory_order_acquire);
 
-		if (head == tail) {
-			sched_yield();
-			continue;
-		}
+		if (head == tail)
+			head = wait_more(rd, tail);
 		while (tail < head) {
 			size_t off = tail % RING_BYTES;
 			struct xhead h;
@@ -129,26 +212,42 @@ static void *run(void *arg)
 				continue;
 			}
 			if (h.kind == X_END) {
-				atomic_store_explicit(&x->tail, tail, memory_order_release);
+				publish_tail(rd, tail);
 				return NULL;
 			}
-			handle(x, &h, x->ring + off + sizeof(h));
+			handle(rd, &h, x->ring + off + sizeof(h));
 			tail += (sizeof(h) + h.len + 7) & ~(size_t)7;
+			if (tail - told >= BATCH) {
+				publish_tail(rd, tail);
+				told = tail;
+			}
 		}
-		atomic_store_explicit(&x->tail, tail, memory_order_release);
+		publish_tail(rd, tail);
+		told = tail;
 	}
 }
 
 struct xthread *xthread_start(struct ks_export *ks, struct pf_export *pf)
 {
 	struct xthread *x = xcalloc(1, sizeof(*x));
+	int i;
 
 	x->ring = xmalloc(RING_BYTES);
-	x->ks = ks;
-	x->pf = pf;
-	x->names = names_new();
-	if (pthread_create(&x->tid, NULL, run, x))
-		fail("cannot start the exporters' thread");
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_cond_init(&x->room, NULL);
+	if (ks)
+		x->rd[x->nrd++].ks = ks;
+	if (pf)
+		x->rd[x->nrd++].pf = pf;
+	for (i = 0; i < x->nrd; i++) {
+		struct reader *rd = &x->rd[i];
+
+		rd->x = x;
+		rd->names = names_new();
+		pthread_cond_init(&rd->more, NULL);
+		if (pthread_create(&rd->tid, NULL, run, rd))
+			fail("cannot start an exporter's thread");
+	}
 	return x;
 }
 
@@ -169,14 +268,22 @@ void xthread_gap(struct xthread *x, const struct hgg_gap *g)
 
 int xthread_join(struct xthread *x, struct hg_err *err)
 {
-	int failed;
+	int i, failed = 0;
 
 	put(x, X_END, 0, NULL, 0);
-	atomic_store_explicit(&x->head, x->local_head, memory_order_release);
-	pthread_join(x->tid, NULL);
-	failed = x->failed;
-	if (failed)
-		*err = x->err;
+	publish_head(x);
+	for (i = 0; i < x->nrd; i++) {
+		struct reader *rd = &x->rd[i];
+
+		pthread_join(rd->tid, NULL);
+		if (rd->failed && !failed) {
+			failed = 1;
+			*err = rd->err;
+		}
+		pthread_cond_destroy(&rd->more);
+	}
+	pthread_cond_destroy(&x->room);
+	pthread_mutex_destroy(&x->lock);
 	free(x->ring);
 	free(x);
 	return failed ? -1 : 0;
