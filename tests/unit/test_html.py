@@ -189,3 +189,20 @@ def test_chromium_draws_the_page(tmp_path):
     assert img.shape[:2] == (1800, 1280)
     dark = (img[:, :, :3].mean(axis=2) < 0.5).mean()
     assert dark > 0.01, f"the page is drawn ({dark:.1%} dark pixels)"
+
+
+@pytest.mark.parametrize("cpus,fork_fails", [(2, False), (3, False), (2, True)])
+def test_charts_drawn_side_by_side_are_the_same(monkeypatch, cpus, fork_fails):
+    """render_svgs draws the charts on forked children, one per CPU: the page is the
+    same byte for byte as one drawn chart by chart, also when fork fails (all drawn here)."""
+    rep = load("three")
+    alone = {c.name: c.svg(f"r0-{c.name}") for c in charts.all_charts(rep)}
+    assert len(alone) >= 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    if fork_fails:
+        def no_fork():
+            raise OSError(11, "Resource temporarily unavailable")
+        monkeypatch.setattr(os, "fork", no_fork)
+    drawn = charts.all_charts(rep)
+    charts.render_svgs([(c, f"r0-{c.name}") for c in drawn])
+    assert {c.name: c.drawn.get(f"r0-{c.name}") for c in drawn} == alone

@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import EXIT_ENV, HgError
@@ -72,9 +72,13 @@ class Chart:
     title: str
     caption: str
     fig: Any
+    drawn: Dict[str, str] = field(default_factory=dict, repr=False)    # prefix -> SVG (render_svgs)
 
     def svg(self, prefix: str) -> str:
-        """The chart as an <svg> element for an HTML page; every id starts with @prefix."""
+        """The chart as an <svg> element for an HTML page; every id starts with @prefix
+        (drawn now, or taken from render_svgs)."""
+        if prefix in self.drawn:
+            return self.drawn[prefix]
         from matplotlib import rc_context
         buf = io.StringIO()
         with rc_context({"svg.fonttype": "none", "svg.hashsalt": prefix}):
@@ -94,6 +98,54 @@ class Chart:
                 f.write(self.svg(self.name))
             return
         self.fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
+
+
+def render_svgs(todo: Sequence[Tuple[Chart, str]]) -> None:
+    """Draw each (chart, prefix) of @todo as its SVG for Chart.svg, on every CPU we may
+    use: drawing is nearly all of the page's time (matplotlib's layout and ticks, a
+    fixed second or so whatever the run's length), and the charts do not depend on
+    one another. Forked children draw every other chart and send their text back
+    through a pipe; what a child could not draw (it failed, or fork did) is drawn
+    here, so the page is the same either way."""
+    import json
+    import os
+    try:
+        workers = min(len(os.sched_getaffinity(0)), len(todo))
+    except (AttributeError, OSError):
+        workers = 1
+    kids = []
+    for w in range(1, workers):
+        try:
+            r, wr = os.pipe()
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:            # the child: its share, as JSON, then gone without cleanup
+            code = 1
+            try:
+                os.close(r)
+                mine = {i: c.svg(prefix) for i, (c, prefix) in enumerate(todo) if i % workers == w}
+                with os.fdopen(wr, "w") as f:
+                    json.dump(mine, f)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(wr)
+        kids.append((pid, r))
+    for i, (c, prefix) in enumerate(todo):
+        if i % workers == 0 or not kids:
+            c.drawn[prefix] = c.svg(prefix)
+    for pid, r in kids:
+        with os.fdopen(r) as f:
+            text = f.read()
+        _, status = os.waitpid(pid, 0)
+        if status == 0 and text:
+            for i, svg in json.loads(text).items():
+                c, prefix = todo[int(i)]
+                c.drawn[prefix] = svg
+    for c, prefix in todo:      # a child that failed: its charts drawn here
+        if prefix not in c.drawn:
+            c.drawn[prefix] = c.svg(prefix)
 
 
 def all_charts(rep: Report) -> List[Chart]:

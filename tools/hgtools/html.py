@@ -74,12 +74,13 @@ def page(reps: Sequence[Report]) -> Page:
     labels = _labels(reps)
     p = Page("")
     parts = []
+    drawn = [{c.name: c for c in _charts.all_charts(rep)} for rep in reps]
+    _charts.render_svgs([(c, f"r{i}-{c.name}") for i, d in enumerate(drawn) for c in d.values()])
     for i, (rep, label) in enumerate(zip(reps, labels)):
-        drawn = {c.name: c for c in _charts.all_charts(rep)}
-        for name, c in drawn.items():
+        for name, c in drawn[i].items():
             p.files[f"{label}-{name}"] = c
-        p.charts += len(drawn)
-        parts.append(run_section(rep, label, drawn, f"r{i}"))
+        p.charts += len(drawn[i])
+        parts.append(run_section(rep, label, drawn[i], f"r{i}"))
     head = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
             "<title>hourglass: inferred against actual</title><style>", STYLE, "</style></head><body>",
             "<h1>hourglass: inferred against actual</h1>",
