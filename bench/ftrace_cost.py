@@ -33,7 +33,9 @@ tracepoints with the same buffer size, with each of its readers:
 Variants run in turn, in reverse order every other repeat (HGT_BENCH_REPEATS,
 default 11); one that lost events stops the benchmark. HGT_BENCH_VARIANTS
 (a comma-separated list of the names above) runs some of them; the
-untraced run and trace-cmd always run. The cost of a
+untraced run and trace-cmd always run. HGT_BENCH_FTRACE_BIN runs another
+hgtrace-ftrace binary (an older build, to compare); bench/run.py's
+environment (HGT_BENCH_FTRACE_KB) applies. The cost of a
 recorded event is a run's extra time over the untraced median, divided by
 the events the recorder kept (ns on the instruction-count clock: 8 ns an
 instruction), and compared with the module's. Results go to
@@ -56,14 +58,14 @@ TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__f
 sys.path.insert(0, os.path.join(TOP, "bench"))
 import run as base  # noqa: E402  (bench/run.py: the workloads, trace-cmd's and the module's runs)
 
-FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
+FTRACE = os.environ.get("HGT_BENCH_FTRACE_BIN", os.path.join(TOP, "build", "hgtrace-ftrace"))
 SUMMARY = re.compile(r"hgtrace-ftrace: (\d+) records, (\d+) events lost")
 READS = re.compile(r"hgtrace-ftrace: (\d+) pages read while recording .*; (\d+) looks")
 
 
 def run_hgtrace_ftrace(i, reader, work=base.PIPE_WORK, extra=()):
     path = os.path.join(base.REC, f"ftcost-{i}.hgt")
-    p = base.sh([FTRACE, "record", "--reader", reader, "-b", "20000", *extra, "-o", path, "--", *work[0]])
+    p = base.sh([FTRACE, "record", "--reader", reader, "-b", base.FTRACE_KB, *extra, "-o", path, "--", *work[0]])
     m = SUMMARY.search(p.stderr)
     if not m:
         raise SystemExit(f"bench: no summary from hgtrace-ftrace: {p.stderr[-1500:]}")
@@ -105,7 +107,7 @@ def run_no_reader(i, work=base.PIPE_WORK, waiter=False):
     try:
         put("tracing_on", "0")
         put("trace_clock", "x86-tsc")
-        put("buffer_size_kb", "20000")
+        put("buffer_size_kb", base.FTRACE_KB)
         for ev in base.FTRACE_EVENTS:
             system, name = ev.split(":")
             put(f"events/{system}/enable" if name == "*" else f"events/{system}/{name}/enable", "1")

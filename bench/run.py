@@ -32,7 +32,8 @@ instruction costs the same (no caches): a count of work, not a timing.
 Environment: HGT_BENCH_REPEATS (11) repeats of the timed parts;
 HGT_BENCH_SIZE_REPEATS (3) runs of each variant in size; HGT_BENCH_REC_DIR
 (the output directory) where both recorders write while measured, e.g. the
-guest's tmpfs instead of the 9p-shared output directory.
+guest's tmpfs instead of the 9p-shared output directory;
+HGT_BENCH_FTRACE_KB (20000) the ftrace recorders' buffer per CPU.
 """
 import os
 import sys
@@ -64,6 +65,8 @@ REPEATS = int(os.environ.get("HGT_BENCH_REPEATS", "11"))
 # runs of each variant in the size part (each run records about 250 k events)
 SIZE_REPEATS = int(os.environ.get("HGT_BENCH_SIZE_REPEATS", "3"))
 ICOUNT = os.environ.get("HGT_VM_ICOUNT") == "1"
+# the ftrace recorders' buffer per CPU, KiB (trace-cmd's -b, and hgtrace-ftrace's in ftrace_cost.py)
+FTRACE_KB = os.environ.get("HGT_BENCH_FTRACE_KB", "20000")
 HACKBENCH = ["hackbench", "-l", "150", "-g", "2"]
 # the tracepoints of hgtrace's default event set, as ftrace events
 FTRACE_EVENTS = ["sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
@@ -274,7 +277,7 @@ def bench_compressed_size(repeats=3):
 
 
 def ftrace_args(path, extra=()):
-    args = ["trace-cmd", "record", "-q", *extra, "-C", "x86-tsc", "-b", "20000", "-o", path]
+    args = ["trace-cmd", "record", "-q", *extra, "-C", "x86-tsc", "-b", FTRACE_KB, "-o", path]
     for e in FTRACE_EVENTS:
         args += ["-e", e]
     return args
