@@ -17,11 +17,15 @@
 /* the longest wait between two looks, whatever the room: -d, Ctrl-C's summary and the
  * counters stay timely */
 #define FT_LOOK_MAX_S		1.0
+/* the same with the kernel waking the drainer at --drain-at on every traced CPU: the
+ * timer is then only the pace rule and the counters' clock */
+#define FT_LOOK_KERNEL_MAX_S	10.0
 
 struct ft_look {
 	double interval;		/* -i: seconds */
 	uint64_t buffer_bytes;		/* a CPU's buffer, as the kernel sized it */
 	uint64_t drain_bytes;		/* --drain-at as bytes: 0 reads at every look */
+	int kernel_wakes;		/* the kernel wakes the drainer at --drain-at on every traced CPU */
 };
 
 /*

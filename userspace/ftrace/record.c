@@ -12,8 +12,9 @@
  * pages reader and --drain-at, in the same ppoll() on every CPU's trace_pipe_raw,
  * which the kernel ends once --drain-at percent of that CPU's buffer is unread
  * (the instance's buffer_percent, tfs.c), as trace-cmd's splice() waits for the
- * same watermark: the timer's looks (look.h) are as they were, the kernel's come
- * on top, and the waiting reader makes every event a little cheaper (tfs.c). A
+ * same watermark: the kernel's looks come on top of the timer's, which are fewer
+ * once the kernel wakes us on every CPU (look.h), and the waiting reader makes
+ * every event a little cheaper (tfs.c). A
  * drain costs a read() per page; the pages are converted once the command is over,
  * so conversion costs it nothing (spool.h). At each look a CPU's buffer is read
  * only once --drain-at percent of it is unread (its stats file's "bytes"), or
@@ -251,6 +252,19 @@ static int woken(struct rec *r)
 			any = r->woke[cpu] = 1;
 	}
 	return any;
+}
+
+/* kernel_wakes_every_cpu - whether the kernel wakes us at --drain-at on every traced CPU (look.h) */
+static int kernel_wakes_every_cpu(const struct rec *r)
+{
+	int cpu;
+
+	if (!r->pfd)
+		return 0;
+	for (cpu = 0; cpu < r->t.ncpus; cpu++)
+		if (r->t.tcpu[cpu] && r->pfd[cpu].fd < 0)
+			return 0;
+	return 1;
 }
 
 /*
@@ -734,7 +748,9 @@ int ft_record(struct ft_opts *o)
 	look.interval = o->rec.interval;
 	look.buffer_bytes = (uint64_t)r.t.buffer_kb * 1024;
 	look.drain_bytes = o->reader == FT_READ_PAGES ? drain_min : 0;
-	wait = o->rec.interval;
+	look.kernel_wakes = kernel_wakes_every_cpu(&r);
+	/* the first look by the same rule: nothing unread, no pace yet */
+	wait = ft_look_next(&look, 0, 0);
 	r.last_look = t0;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	end = next;
@@ -761,6 +777,7 @@ int ft_record(struct ft_opts *o)
 		}
 		if (o->rec.duration && now_s() - t0 >= o->rec.duration)
 			break;
+		look.kernel_wakes = kernel_wakes_every_cpu(&r);
 		wait = ft_look_next(&look, r.unread_max, r.rate_max);
 	}
 	sigprocmask(SIG_SETMASK, &saved_mask, NULL);

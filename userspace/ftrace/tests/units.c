@@ -8,7 +8,8 @@
  *             overwritten events (with and without a count), where the
  *             counters say a full buffer dropped some, and the file's counters
  *   look      when the drainer looks next: -i for a default buffer, longer in
- *             proportion to a bigger one's room, sooner at a fast pace
+ *             proportion to a bigger one's room, sooner at a fast pace; up to
+ *             10 s when the kernel wakes it at --drain-at
  *
  * Prints one line per check that failed and exits 1 if any did.
  */
@@ -486,6 +487,15 @@ static void test_look(void)
 	/* --drain-at 0 reads at every look, every -i; an -i longer than the cap is kept */
 	CHECK(ft_look_next(&every, 0, 0) == 0.1, "--drain-at 0: %g", ft_look_next(&every, 0, 0));
 	CHECK(ft_look_next(&slow, 0, 0) == 2.0, "-i 2s: %g", ft_look_next(&slow, 0, 0));
+	/* the kernel waking us at --drain-at on every CPU: no room rule, the pace and a 10 s cap */
+	big.kernel_wakes = def.kernel_wakes = every.kernel_wakes = slow.kernel_wakes = 1;
+	CHECK(ft_look_next(&big, 0, 0) == FT_LOOK_KERNEL_MAX_S, "woken, empty: %g", ft_look_next(&big, 0, 0));
+	CHECK(ft_look_next(&big, 18 * mib, 0) == 0.1, "woken, past --drain-at: %g", ft_look_next(&big, 18 * mib, 0));
+	CHECK(ft_look_next(&big, 0, 1.0 * mib) == 5.0, "woken, 1 MiB/s: %g", ft_look_next(&big, 0, 1.0 * mib));
+	CHECK(ft_look_next(&big, 0, 1000.0 * mib) == 0.1, "woken, flood: %g", ft_look_next(&big, 0, 1000.0 * mib));
+	CHECK(ft_look_next(&def, 0, 0) == FT_LOOK_KERNEL_MAX_S, "woken, 2 MiB: %g", ft_look_next(&def, 0, 0));
+	CHECK(ft_look_next(&every, 0, 0) == 0.1, "woken, --drain-at 0: %g", ft_look_next(&every, 0, 0));
+	CHECK(ft_look_next(&slow, 0, 0) == FT_LOOK_KERNEL_MAX_S, "woken, -i 2s: %g", ft_look_next(&slow, 0, 0));
 }
 
 int main(void)
