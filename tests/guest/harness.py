@@ -9,6 +9,7 @@ BUG, oops, lockups and stalls.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -94,6 +95,9 @@ class Context:
     def __init__(self, name):
         self.name = name
         self.dir = os.path.join(OUT, name)
+        # a fresh folder every run: what an earlier run (or boot) left must not be taken for
+        # this one's, nor refuse it (hourglass record will not reuse a folder that has files)
+        shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir, exist_ok=True)
         self.notes = []
 
