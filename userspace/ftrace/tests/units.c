@@ -464,8 +464,8 @@ static void test_file(struct tep_handle *tep)
 static void test_look(void)
 {
 	const uint64_t mib = 1024 * 1024;
-	struct ft_look def = { 0.1, 2 * mib, mib }, big = { 0.1, 20 * mib, 10 * mib };
-	struct ft_look every = { 0.1, 20 * mib, 0 }, slow = { 2.0, 20 * mib, 10 * mib };
+	struct ft_look def = { 0.1, 2 * mib, mib, 0 }, big = { 0.1, 20 * mib, 10 * mib, 0 };
+	struct ft_look every = { 0.1, 20 * mib, 0, 0 }, slow = { 2.0, 20 * mib, 10 * mib, 0 };
 
 	/* the default buffer: every -i, empty or filling, as before this rule */
 	CHECK(ft_look_next(&def, 0, 0) == 0.1, "default buffer, empty: %g", ft_look_next(&def, 0, 0));
