@@ -358,13 +358,18 @@ def test_scores_per_class_and_macro_f1(tmp_path):
     assert d["events"][0] == "+1.0us irq 11" and m.report["disagreements"]["count"] == 1
 
 
-def test_generated_run_all_right(tmp_path):
-    """The benchmark's generated run, small: ticks found, irqs, one CPU each."""
+def generated_run(d, events):
+    """bench/merge_speed.py's generated run of about @events kernel events, written into @d."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("merge_speed", os.path.join(TOP, "bench", "merge_speed.py"))
     ms = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ms)
-    ms.generate(str(tmp_path), 50000)
+    ms.generate(str(d), events)
+
+
+def test_generated_run_all_right(tmp_path):
+    """The benchmark's generated run, small: ticks found, irqs, one CPU each."""
+    generated_run(tmp_path, 50000)
     r = run_merge(tmp_path).report
     assert r["gaps"]["classes"]["timer"] > 0 and r["inference"]["all"]["accuracy"] == 1.0
 
@@ -377,13 +382,9 @@ def test_an_exporter_failing_midway_ends_the_merge(tmp_path, limit_mb, failed):
     The run's trace.dat is about 10 MB and its Perfetto trace 6 MB: at 8 MB only the
     trace.dat fails (the Perfetto trace was finished, and its file must go too: it was
     left behind before 2026-11-28), at 2 MB both do, past their headers."""
-    import importlib.util
     import resource
     import signal
-    spec = importlib.util.spec_from_file_location("merge_speed", os.path.join(TOP, "bench", "merge_speed.py"))
-    ms = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ms)
-    ms.generate(str(tmp_path), 200000)
+    generated_run(tmp_path, 200000)
     out = tmp_path / "out"
     out.mkdir()
 
