@@ -374,14 +374,51 @@ def test_generated_run_all_right(tmp_path):
     assert r["gaps"]["classes"]["timer"] > 0 and r["inference"]["all"]["accuracy"] == 1.0
 
 
-@pytest.mark.parametrize("limit_mb,failed", [(8, "t.dat"), (2, None)])
-def test_an_exporter_failing_midway_ends_the_merge(tmp_path, limit_mb, failed):
+def test_ready_fd_says_when_the_report_is_whole(tmp_path):
+    """--ready-fd: one line once the report is whole, at REPORT.partial until the exports'
+    files are put together, then at REPORT; the same report either way, and the same one
+    a merge without the option writes (hourglass export draws its page meanwhile)."""
+    generated_run(tmp_path, 100000)
+    cmd = [HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel", str(tmp_path / "kernel.hgt"),
+           "--kernelshark", str(tmp_path / "t.dat"), "--perfetto", str(tmp_path / "t.perfetto-trace")]
+    subprocess.run(cmd + ["--report", str(tmp_path / "plain.json")], check=True, timeout=120)
+    rfd, wfd = os.pipe()
+    p = subprocess.Popen(cmd + ["--report", str(tmp_path / "r.json"), "--ready-fd", str(wfd)], pass_fds=(wfd,))
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as r:
+        said = r.read(7)
+        try:
+            early = (tmp_path / "r.json.partial").read_text()
+        except FileNotFoundError:           # already named: the exports were quick
+            early = (tmp_path / "r.json").read_text()
+        assert said == b"report\n" and r.read() == b""
+    assert p.wait(timeout=120) == 0
+    final = (tmp_path / "r.json").read_text()
+    assert early == final and not (tmp_path / "r.json.partial").exists()
+    strip = lambda t: {k: v for k, v in json.loads(t).items() if k != "merger"}     # its seconds differ
+    assert strip(final) == strip((tmp_path / "plain.json").read_text())
+    assert (tmp_path / "t.dat").stat().st_size > 0 and (tmp_path / "t.perfetto-trace").stat().st_size > 0
+
+
+@pytest.mark.parametrize("arg", ["9999", "x", "-1"])
+def test_ready_fd_refuses_what_is_not_an_open_descriptor(tmp_path, arg):
+    generated_run(tmp_path, 1000)
+    p = subprocess.run([HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel", str(tmp_path / "kernel.hgt"),
+                        "--report", str(tmp_path / "r.json"), "--ready-fd", arg], capture_output=True, text=True)
+    assert p.returncode == 1 and f"--ready-fd {arg}: not an open file descriptor" in p.stderr, p.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("limit_mb,failed,ready", [(8, "t.dat", False), (2, None, False), (8, "t.dat", True)])
+def test_an_exporter_failing_midway_ends_the_merge(tmp_path, limit_mb, failed, ready):
     """Each exporter runs on a thread of its own (userspace/merger/xthread.c): when one
     cannot write (a file size limit, as a full disk would), hgmerge names that file and
     exits, the other exporter's thread does not wait forever, and no output is left.
     The run's trace.dat is about 10 MB and its Perfetto trace 6 MB: at 8 MB only the
     trace.dat fails (the Perfetto trace was finished, and its file must go too: it was
-    left behind before 2026-11-28), at 2 MB both do, past their headers."""
+    left behind before 2026-11-28), at 2 MB both do, past their headers. The trace.dat
+    fails as its pages are put together, after the report is whole: with --ready-fd
+    hgmerge has said so, and the report it wrote must go as well."""
     import resource
     import signal
     generated_run(tmp_path, 200000)
@@ -392,10 +429,14 @@ def test_an_exporter_failing_midway_ends_the_merge(tmp_path, limit_mb, failed):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a write past the limit fails with EFBIG
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit_mb << 20, limit_mb << 20))
 
+    rfd, wfd = os.pipe()
     p = subprocess.run([HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel", str(tmp_path / "kernel.hgt"),
                         "--report", str(out / "report.json"), "--kernelshark", str(out / "t.dat"),
-                        "--perfetto", str(out / "t.perfetto-trace")],
-                       capture_output=True, text=True, preexec_fn=limited, timeout=120)
+                        "--perfetto", str(out / "t.perfetto-trace")] + (["--ready-fd", str(wfd)] if ready else []),
+                       capture_output=True, text=True, preexec_fn=limited, timeout=120, pass_fds=(wfd,))
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as r:
+        assert r.read() == (b"report\n" if ready else b"")
     assert p.returncode == 3 and "File too large" in p.stderr, p.stderr
     assert p.stderr.startswith("hgmerge: ") and len(p.stderr.strip().splitlines()) == 1, p.stderr
     if failed:

@@ -68,8 +68,16 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 int ks_kernel(struct ks_export *x, uint32_t cpu, const struct hgt_rec *r, struct hg_err *err);
 int ks_hourglass(struct ks_export *x, const struct hgl_rec *r, struct hg_err *err);
 int ks_gap(struct ks_export *x, const struct hgg_gap *g, struct hg_err *err);
-/* ks_finish - assemble the file(s) and fill @summary. Frees @x, on success or not; on
- * failure nothing it wrote is left. */
+/*
+ * Finishing, in three steps, so that a caller can write its report while the files are put
+ * together, and name two exports' files only once both are whole:
+ *   ks_drain  - write out what the reorder windows hold and fill @summary (its counts final)
+ *   ks_write  - put the file(s) together under temporary names (the long step: every page
+ *               is copied once more)
+ *   ks_commit - give them their names; frees @x, on success or not
+ * After a failed step, or to give up, ks_abort(). ks_finish does the three; either way, on
+ * failure nothing written is left. The same for pf_*.
+ */
 struct ks_summary {
 	uint64_t kernel_events, hourglass_events, gaps, reordered, clamped;
 	/* reordered: kernel records that came before one they follow and were put back in order;
@@ -82,6 +90,9 @@ struct ks_summary {
 	double session_gap_s;		/* the gap the session opens on, t from base_tsc */
 	char companion[4096];
 };
+int ks_drain(struct ks_export *x, struct ks_summary *summary, struct hg_err *err);
+int ks_write(struct ks_export *x, struct hg_err *err);
+int ks_commit(struct ks_export *x, struct hg_err *err);
 int ks_finish(struct ks_export *x, struct ks_summary *summary, struct hg_err *err);
 void ks_abort(struct ks_export *x);	/* on error (instead of ks_finish): remove what was written, free */
 
@@ -94,7 +105,10 @@ struct pf_summary {
 	uint64_t events, gaps;
 	uint64_t reordered, clamped;	/* kernel records, as in ks_summary (export 1.1) */
 };
-/* pf_finish - complete and rename the file; frees @x either way (as ks_finish) */
+/* pf_drain, pf_write, pf_commit, pf_finish: as ks_* (pf_write completes the file) */
+int pf_drain(struct pf_export *x, struct pf_summary *summary, struct hg_err *err);
+int pf_write(struct pf_export *x, struct hg_err *err);
+int pf_commit(struct pf_export *x, struct hg_err *err);
 int pf_finish(struct pf_export *x, struct pf_summary *summary, struct hg_err *err);
 void pf_abort(struct pf_export *x);	/* instead of pf_finish: remove the file, free */
 

@@ -92,6 +92,8 @@ struct ks_export {
 	int func_zero;
 	struct ks_focus focus[KS_FOCUS_N];
 	struct gap_block *pool;	/* gap copies free for reuse: as many as the window held at most */
+	const struct ks_focus *gap;	/* the session's gap, chosen by ks_drain() */
+	char *tmp_dat, *tmp_hg, *tmp_ses;	/* ks_write()'s files, until ks_commit() names them */
 };
 
 struct gap_block {
@@ -704,6 +706,10 @@ static void free_export(struct ks_export *x)
 
 	if (!x)
 		return;
+	/* the files ks_write() put together and ks_commit() did not name: removed */
+	out_discard(x->tmp_dat);
+	out_discard(x->tmp_hg);
+	out_discard(x->tmp_ses);
 	td_destroy(x->td);
 	for (c = 0; x->cpu && c < x->run.ncpus; c++)
 		ro_lane_free(&x->cpu[c].win);
@@ -740,7 +746,7 @@ static void free_export(struct ks_export *x)
 
 void ks_abort(struct ks_export *x)
 {
-	free_export(x);		/* the pages were in unnamed files: nothing else is on disk yet */
+	free_export(x);		/* the pages were in unnamed files, ks_write()'s are removed */
 }
 
 struct ks_export *ks_open(const char *path, const char *session, const struct exp_run *run, struct hg_err *err)
@@ -886,14 +892,11 @@ static int write_names(struct ks_export *x, struct hg_err *err)
 	return 0;
 }
 
-int ks_finish(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
+int ks_drain(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
 {
-	char *tmp_dat = NULL, *tmp_hg = NULL, *tmp_ses = NULL;
-	const struct ks_focus *gap = NULL;
 	struct ks_cpu *c;
 	struct kitem *it;
 	unsigned cpu;
-	int ret = -1;
 
 	memset(sum, 0, sizeof(*sum));
 	for (cpu = 0; cpu < x->run.ncpus; cpu++) {
@@ -904,31 +907,8 @@ int ks_finish(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
 		}
 		hg_drain(x, cpu, 1);
 	}
-	if (write_names(x, err) || td_flush(x->td, err))
-		goto out;
-	if (td_write(x->td, x->path, 0, &x->hg_buf, 1, &tmp_dat, err))
-		goto out;
-	gap = x->session ? ks_focus_pick(x->focus) : NULL;
-	if (gap) {
-		struct ks_session_files f = { x->session, x->path, NULL, x->companion, NULL };
-
-		if (td_write(x->td, x->companion, x->hg_buf, NULL, 0, &tmp_hg, err))
-			goto out;
-		f.kernel_tmp = tmp_dat;
-		f.hg_tmp = tmp_hg;
-		if (ks_session_write(&f, x->td, x->hg_buf, x->run.ncpus, x->hg_cpus, x->hz, gap, &tmp_ses, err))
-			goto out;
-	}
-	/* all written: now the names, the trace.dat last undone if a rename fails */
-	if (out_commit(tmp_dat, x->path, err))
-		goto out;
-	free(tmp_dat);
-	tmp_dat = NULL;
-	if (gap && (out_commit(tmp_hg, x->companion, err) || out_commit(tmp_ses, x->session, err))) {
-		unlink(x->path);
-		unlink(x->companion);
-		goto out;
-	}
+	if (td_failed(x->td, err))
+		return -1;
 	sum->kernel_events = x->kernel_events;
 	sum->hourglass_events = x->hourglass_events;
 	sum->gaps = x->gaps;
@@ -938,25 +918,76 @@ int ks_finish(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
 	sum->hg_clamped = x->hwin.clamped + x->hg_early;
 	sum->lost_events = x->lost_events;
 	sum->cpus = x->run.ncpus;
-	if (gap) {
+	x->gap = x->session ? ks_focus_pick(x->focus) : NULL;
+	if (x->gap) {
 		sum->session_written = 1;
-		sum->session_gap_s = (double)gap->g0 / x->hz;
+		sum->session_gap_s = (double)x->gap->g0 / x->hz;
 		snprintf(sum->companion, sizeof(sum->companion), "%s", x->companion);
+	}
+	return 0;
+}
+
+int ks_write(struct ks_export *x, struct hg_err *err)
+{
+	if (write_names(x, err) || td_flush(x->td, err))
+		return -1;
+	if (td_write(x->td, x->path, 0, &x->hg_buf, 1, &x->tmp_dat, err))
+		return -1;
+	if (x->gap) {
+		struct ks_session_files f = { x->session, x->path, NULL, x->companion, NULL };
+
+		if (td_write(x->td, x->companion, x->hg_buf, NULL, 0, &x->tmp_hg, err))
+			return -1;
+		f.kernel_tmp = x->tmp_dat;
+		f.hg_tmp = x->tmp_hg;
+		if (ks_session_write(&f, x->td, x->hg_buf, x->run.ncpus, x->hg_cpus, x->hz, x->gap, &x->tmp_ses, err))
+			return -1;
+	}
+	return 0;
+}
+
+int ks_commit(struct ks_export *x, struct hg_err *err)
+{
+	int ret = -1;
+
+	/* the trace.dat first, undone if a rename after it fails */
+	if (out_commit(x->tmp_dat, x->path, err)) {
+		free(x->tmp_dat);
+		x->tmp_dat = NULL;	/* out_commit removed it */
+		goto out;
+	}
+	free(x->tmp_dat);
+	x->tmp_dat = NULL;
+	if (x->gap) {
+		if (out_commit(x->tmp_hg, x->companion, err)) {
+			free(x->tmp_hg);
+			x->tmp_hg = NULL;
+			unlink(x->path);
+			goto out;
+		}
+		free(x->tmp_hg);
+		x->tmp_hg = NULL;
+		if (out_commit(x->tmp_ses, x->session, err)) {
+			free(x->tmp_ses);
+			x->tmp_ses = NULL;
+			unlink(x->path);
+			unlink(x->companion);
+			goto out;
+		}
+		free(x->tmp_ses);
+		x->tmp_ses = NULL;
 	}
 	ret = 0;
 out:
-	if (ret) {
-		out_discard(tmp_dat);
-		tmp_dat = NULL;
-	}
-	if (ret && gap) {
-		out_discard(tmp_hg);
-		out_discard(tmp_ses);
-	} else {
-		free(tmp_hg);
-		free(tmp_ses);
-	}
-	free(tmp_dat);
 	free_export(x);
 	return ret;
+}
+
+int ks_finish(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
+{
+	if (ks_drain(x, sum, err) || ks_write(x, err)) {
+		ks_abort(x);
+		return -1;
+	}
+	return ks_commit(x, err);
 }

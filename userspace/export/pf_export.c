@@ -916,11 +916,11 @@ static void put_trailer(struct pf_export *x)
 		pfw_attribute(&x->w, keys[a], s[a], v[a]);
 }
 
-int pf_finish(struct pf_export *x, struct pf_summary *sum, struct hg_err *err)
+int pf_drain(struct pf_export *x, struct pf_summary *sum, struct hg_err *err)
 {
 	unsigned cpu;
 	struct kitem *it;
-	int k, ret = -1;
+	int k;
 
 	memset(sum, 0, sizeof(*sum));
 	for (cpu = 0; cpu < x->run.ncpus; cpu++) {
@@ -943,25 +943,43 @@ int pf_finish(struct pf_export *x, struct pf_summary *sum, struct hg_err *err)
 			slice_end(x, &x->thread[k].seq, ns_of(x, x->thread[k].open_end));
 	}
 	put_trailer(x);
-	pfw_flush(&x->w);
 	if (failed(x, err))
-		goto out;
-	if (close(x->w.fd)) {
-		x->w.fd = -1;
-		hg_err_set(err, "%s: cannot write %s: %s", x->path, x->tmp, strerror(errno));
-		goto out;
-	}
-	x->w.fd = -1;
-	if (out_commit(x->tmp, x->path, err))
-		goto out;
-	free(x->tmp);
-	x->tmp = NULL;
+		return -1;
 	sum->events = x->w.events;
 	sum->gaps = x->gaps;
 	sum->reordered = x->kwin.reordered;
 	sum->clamped = x->kwin.clamped + x->early;
-	ret = 0;
-out:
+	return 0;
+}
+
+int pf_write(struct pf_export *x, struct hg_err *err)
+{
+	pfw_flush(&x->w);
+	if (failed(x, err))
+		return -1;
+	if (close(x->w.fd)) {
+		x->w.fd = -1;
+		return hg_err_set(err, "%s: cannot write %s: %s", x->path, x->tmp, strerror(errno));
+	}
+	x->w.fd = -1;
+	return 0;
+}
+
+int pf_commit(struct pf_export *x, struct hg_err *err)
+{
+	int ret = out_commit(x->tmp, x->path, err);
+
+	free(x->tmp);
+	x->tmp = NULL;		/* renamed, or removed by out_commit */
 	free_export(x);
 	return ret;
+}
+
+int pf_finish(struct pf_export *x, struct pf_summary *sum, struct hg_err *err)
+{
+	if (pf_drain(x, sum, err) || pf_write(x, err)) {
+		pf_abort(x);
+		return -1;
+	}
+	return pf_commit(x, err);
 }

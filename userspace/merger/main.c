@@ -8,7 +8,9 @@
  * be run by hand as well.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@ struct opts {
 	const char *hgl, *kernel, *name, *report, *gaps, *gaps_json, *ks, *ks_session, *pf, *dir;
 	double margin_us;
 	int progress;
+	int ready_fd;		/* -1, or where to say that the report is whole */
 };
 
 /* a judged gap waiting for its inference, with what it carries */
@@ -88,6 +91,10 @@ static void usage(FILE *f)
 		"  --margin-us US        wake-up windows open this early (default 20: the intended\n"
 		"                        expiry is converted from CLOCK_MONOTONIC)\n"
 		"  --progress            a progress line on stderr\n"
+		"  --ready-fd FD         write \"report\\n\" to FD (then close it) once the report is\n"
+		"                        whole at REPORT.partial, before the exports' files are put\n"
+		"                        together; REPORT gets its name when they are (and is\n"
+		"                        removed if they fail), so a caller can read it meanwhile\n"
 		"  -h, --help            this text\n\n"
 		"Exit status (docs/exit-status.md): 0 done, 1 bad usage, 2 could not run, 3 bad\n"
 		"input (one line naming the file, the offset and what was wrong).\n");
@@ -110,7 +117,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "kernelshark", required_argument, NULL, 'K' }, { "ks-session", required_argument, NULL, 'S' },
 		{ "perfetto", required_argument, NULL, 'P' }, { "dir", required_argument, NULL, 'd' },
 		{ "margin-us", required_argument, NULL, 'm' }, { "progress", no_argument, NULL, 'p' },
-		{ "label", required_argument, NULL, 'L' },
+		{ "label", required_argument, NULL, 'L' }, { "ready-fd", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	char *end;
@@ -118,6 +125,7 @@ static void parse(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->margin_us = 20;
+	o->ready_fd = -1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l': o->hgl = optarg; break;
@@ -131,6 +139,14 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'P': o->pf = optarg; break;
 		case 'd': o->dir = optarg; break;
 		case 'p': o->progress = 1; break;
+		case 'R': {
+			long fd = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || fd < 0 || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0)
+				bad_usage("--ready-fd %s: not an open file descriptor", optarg);
+			o->ready_fd = (int)fd;
+			break;
+		}
 		case 'L':
 			if (labels_add(optarg))
 				bad_usage("--label %s: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME", optarg);
@@ -148,6 +164,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		bad_usage("unexpected argument '%s'", argv[optind]);
 	if (!o->hgl || !o->kernel || !o->report)
 		bad_usage("%s", "--hgl, --kernel and --report are required");
+	if (o->ready_fd >= 0 && !strcmp(o->report, "-"))
+		bad_usage("%s", "--ready-fd goes with a --report file, not '-'");
 	if (o->ks_session && !o->ks)
 		bad_usage("%s", "--ks-session goes with --kernelshark");
 	if (o->ks && (strlen(o->ks) < 4 || strcmp(o->ks + strlen(o->ks) - 4, ".dat")))
@@ -507,36 +525,76 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 	return events;
 }
 
-static void finish_exports(struct ctx *c)
+/* give up both exports: neither leaves a file */
+static void abort_exports(struct ctx *c)
 {
+	if (c->ks)
+		ks_abort(c->ks);
+	if (c->pf)
+		pf_abort(c->pf);
+	c->ks = NULL;
+	c->pf = NULL;
+}
+
+/* the end of the exporters' stream: their counts final (the report's warnings), their files
+ * still being put together on their threads (join_exports) */
+static void drain_exports(struct ctx *c)
+{
+	struct ks_summary ks;
+	struct pf_summary pf;
 	struct hg_err err;
 
-	if (c->xt && xthread_join(c->xt, &err)) {
-		if (c->ks)
-			ks_abort(c->ks);
-		if (c->pf)
-			pf_abort(c->pf);
+	if (!c->xt)
+		return;
+	if (xthread_drained(c->xt, &ks, &pf, &err)) {
+		struct hg_err ignored;
+
+		xthread_join(c->xt, &ignored);
+		c->xt = NULL;
+		abort_exports(c);
 		fail_err(&err);
+	}
+	if (c->ks && ks.clamped)
+		warn(c->r, "the trace.dat: %llu kernel events came later than the reorder window and are shown "
+		     "at the time of the last one written on their CPU", (unsigned long long)ks.clamped);
+}
+
+/* wait for the exporters' files, and name them once both are whole; on failure, remove
+ * @report_tmp (the report of a merge that failed) and say why */
+static void join_exports(struct ctx *c, const char *report_tmp)
+{
+	struct hg_err err;
+	struct pf_export *pf = c->pf;
+
+	if (!c->xt)
+		return;
+	if (xthread_join(c->xt, &err)) {
+		c->xt = NULL;
+		abort_exports(c);
+		goto failed;
 	}
 	c->xt = NULL;
 	if (c->ks) {
-		struct ks_summary s;
-
-		if (ks_finish(c->ks, &s, &err)) {
-			if (c->pf)	/* its file is not finished: none of it is left */
-				pf_abort(c->pf);
-			fail_err(&err);
+		c->pf = NULL;
+		if (ks_commit(c->ks, &err)) {	/* frees it */
+			c->ks = NULL;
+			if (pf)		/* its file is whole but unnamed: none of it is left */
+				pf_abort(pf);
+			goto failed;
 		}
-		if (s.clamped)
-			warn(c->r, "the trace.dat: %llu kernel events came later than the reorder window and are shown "
-			     "at the time of the last one written on their CPU", (unsigned long long)s.clamped);
+		c->ks = NULL;
+		c->pf = pf;
 	}
 	if (c->pf) {
-		struct pf_summary s;
-
-		if (pf_finish(c->pf, &s, &err))
-			fail_err(&err);
+		c->pf = NULL;
+		if (pf_commit(pf, &err))
+			goto failed;
 	}
+	return;
+failed:
+	if (report_tmp)
+		unlink(report_tmp);
+	fail_err(&err);
 }
 
 static FILE *open_report(const char *path, char **tmp)
@@ -584,7 +642,7 @@ int main(int argc, char **argv)
 	if (o.ks || o.pf)
 		open_exports(&c, &o, &x);
 	rin.events = pass(&c, &o);
-	finish_exports(&c);
+	drain_exports(&c);
 	if (c.gaps)
 		gapout_close(c.gaps);
 	if (c.gaps_json)
@@ -604,6 +662,14 @@ int main(int argc, char **argv)
 	report_write(&rin, f);
 	if (fflush(f) || ferror(f) || (tmp && fclose(f)))
 		fail("%s: write error: %s", tmp ? tmp : "standard output", strerror(errno));
+	if (o.ready_fd >= 0) {
+		/* the report is whole: whoever waits for it (hourglass export's HTML page) may
+		 * read it while the exporters' files are put together */
+		if (write(o.ready_fd, "report\n", 7) != 7)
+			fail("--ready-fd %d: cannot write to it: %s", o.ready_fd, strerror(errno));
+		close(o.ready_fd);
+	}
+	join_exports(&c, tmp);
 	if (tmp && rename(tmp, o.report))
 		fail("%s: cannot rename it to %s: %s", tmp, o.report, strerror(errno));
 	free(tmp);

@@ -23,6 +23,14 @@
  * Each exporter's thread keeps its own table of names, fed by the COMM and
  * NAME records as they come, which is what the names were at that point of
  * the stream.
+ *
+ * At the end each thread also drains its exporter (its counts are then
+ * final: xthread_drained() hands them to the merge, which writes its report)
+ * and puts its file together (ks_write, pf_write: the trace.dat's pages are
+ * copied once more), so that the report and whatever waits for it (the HTML
+ * page) need not wait for that copy. Naming the files (ks_commit, pf_commit)
+ * is the caller's, once both threads are done, so that a failure of either
+ * leaves no file of the other.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -52,6 +60,9 @@ struct reader {
 	pthread_cond_t more;
 	pthread_t tid;
 	int failed;
+	int drained;			/* the exporter drained (or failed): under the lock */
+	struct ks_summary ks_sum;
+	struct pf_summary pf_sum;
 	struct hg_err err;
 };
 
@@ -64,6 +75,8 @@ struct xthread {
 	pthread_mutex_t lock;		/* only for sleeping and waking */
 	_Atomic int writer_waits;	/* the merge is asleep (or about to be) for room */
 	pthread_cond_t room;
+	pthread_cond_t drained;		/* a reader has drained its exporter */
+	int ended;			/* X_END put */
 };
 
 /* slowest - the read position of the slowest reader */
@@ -190,6 +203,22 @@ static uint64_t wait_more(struct reader *rd, uint64_t tail)
 	return head;
 }
 
+/* the end of the stream: drain the exporter, say so, and put its file together */
+static void finish(struct reader *rd)
+{
+	struct xthread *x = rd->x;
+
+	if (!rd->failed &&
+	    (rd->ks ? ks_drain(rd->ks, &rd->ks_sum, &rd->err) : pf_drain(rd->pf, &rd->pf_sum, &rd->err)))
+		rd->failed = 1;
+	pthread_mutex_lock(&x->lock);
+	rd->drained = 1;
+	pthread_cond_broadcast(&x->drained);
+	pthread_mutex_unlock(&x->lock);
+	if (!rd->failed && (rd->ks ? ks_write(rd->ks, &rd->err) : pf_write(rd->pf, &rd->err)))
+		rd->failed = 1;
+}
+
 static void *run(void *arg)
 {
 	struct reader *rd = arg;
@@ -213,6 +242,7 @@ static void *run(void *arg)
 			}
 			if (h.kind == X_END) {
 				publish_tail(rd, tail);
+				finish(rd);
 				return NULL;
 			}
 			handle(rd, &h, x->ring + off + sizeof(h));
@@ -235,6 +265,7 @@ struct xthread *xthread_start(struct ks_export *ks, struct pf_export *pf)
 	x->ring = xmalloc(RING_BYTES);
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->room, NULL);
+	pthread_cond_init(&x->drained, NULL);
 	if (ks)
 		x->rd[x->nrd++].ks = ks;
 	if (pf)
@@ -266,25 +297,61 @@ void xthread_gap(struct xthread *x, const struct hgg_gap *g)
 	put(x, X_GAP, 0, g, sizeof(*g));
 }
 
-int xthread_join(struct xthread *x, struct hg_err *err)
+/* the first failure of a reader, if any, into @err */
+static int first_failure(struct xthread *x, struct hg_err *err)
 {
-	int i, failed = 0;
+	int i;
+
+	for (i = 0; i < x->nrd; i++)
+		if (x->rd[i].failed) {
+			*err = x->rd[i].err;
+			return -1;
+		}
+	return 0;
+}
+
+int xthread_drained(struct xthread *x, struct ks_summary *ks, struct pf_summary *pf, struct hg_err *err)
+{
+	int i, all;
 
 	put(x, X_END, 0, NULL, 0);
 	publish_head(x);
-	for (i = 0; i < x->nrd; i++) {
-		struct reader *rd = &x->rd[i];
-
-		pthread_join(rd->tid, NULL);
-		if (rd->failed && !failed) {
-			failed = 1;
-			*err = rd->err;
-		}
-		pthread_cond_destroy(&rd->more);
+	pthread_mutex_lock(&x->lock);
+	for (;;) {
+		for (i = 0, all = 1; i < x->nrd; i++)
+			all &= x->rd[i].drained;
+		if (all)
+			break;
+		pthread_cond_wait(&x->drained, &x->lock);
 	}
+	pthread_mutex_unlock(&x->lock);
+	for (i = 0; i < x->nrd; i++) {
+		if (x->rd[i].ks)
+			*ks = x->rd[i].ks_sum;
+		else
+			*pf = x->rd[i].pf_sum;
+	}
+	x->ended = 1;
+	return first_failure(x, err);
+}
+
+int xthread_join(struct xthread *x, struct hg_err *err)
+{
+	int i, failed;
+
+	if (!x->ended) {
+		put(x, X_END, 0, NULL, 0);
+		publish_head(x);
+	}
+	for (i = 0; i < x->nrd; i++) {
+		pthread_join(x->rd[i].tid, NULL);
+		pthread_cond_destroy(&x->rd[i].more);
+	}
+	failed = first_failure(x, err);
 	pthread_cond_destroy(&x->room);
+	pthread_cond_destroy(&x->drained);
 	pthread_mutex_destroy(&x->lock);
 	free(x->ring);
 	free(x);
-	return failed ? -1 : 0;
+	return failed;
 }
