@@ -24,7 +24,18 @@ with open(os.path.join(os.path.dirname(__file__), "argv.log"), "a") as f:
 if os.environ.get("FAKE_FAIL"):
     sys.stderr.write("\rsweeping: 3%\033[K\n" + os.path.basename(sys.argv[0]) + ": " + os.environ["FAKE_FAIL"] + "\n")
     sys.exit(int(os.environ.get("FAKE_RC", "3")))
-if "--report" in args:
+if "--ready-fd" in args:     # the report whole at REPORT.partial first, as hgmerge does
+    out = args[args.index("--report") + 1]
+    shutil.copy(os.environ["FAKE_REPORT"], out + ".partial")
+    fd = int(args[args.index("--ready-fd") + 1])
+    os.write(fd, b"report\n")
+    os.close(fd)
+    if os.environ.get("FAKE_FAIL_LATE"):   # an export fails as its file is put together
+        os.unlink(out + ".partial")
+        sys.stderr.write("hgmerge: " + os.environ["FAKE_FAIL_LATE"] + "\n")
+        sys.exit(3)
+    os.rename(out + ".partial", out)
+elif "--report" in args:
     shutil.copy(os.environ["FAKE_REPORT"], args[args.index("--report") + 1])
 for opt in ("--kernelshark", "--perfetto"):
     if opt in args:
@@ -116,6 +127,19 @@ def test_export_passes_every_output_in_one_merge(fake_bin, run_dir, tmp_path, ca
     for opt, f in (("--kernelshark", "m.dat"), ("--ks-session", "s.json"), ("--perfetto", "p.perfetto-trace")):
         assert argv[argv.index(opt) + 1] == str(tmp_path / f)
     assert (tmp_path / "r.html").read_text().count("<svg") == 5
+    assert "--ready-fd" in argv, "the page is drawn as soon as the report is whole"
+
+
+def test_export_whose_trace_file_fails_late_writes_no_page(fake_bin, run_dir, tmp_path, capsys, monkeypatch):
+    """The page is drawn from the report while hgmerge still puts the trace files together;
+    when that fails, the page is not written either, and hgmerge's reason is the error."""
+    pytest.importorskip("matplotlib")
+    monkeypatch.setenv("FAKE_FAIL_LATE", f"{tmp_path}/m.dat: cannot write it: File too large")
+    rc, _, err = main(capsys, "export", str(run_dir), "--kernelshark", str(tmp_path / "m.dat"), "--html",
+                      str(tmp_path / "r.html"), "--json", str(tmp_path / "r.json"))
+    assert rc == 3, err
+    assert err.splitlines()[-1] == f"hourglass export: {tmp_path}/m.dat: cannot write it: File too large"
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "r.json").exists()
 
 
 def test_bad_input_is_one_line_exit_3(fake_bin, run_dir, capsys, monkeypatch):

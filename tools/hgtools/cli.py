@@ -14,7 +14,7 @@ import argparse
 import json
 import os
 import sys
-from typing import IO, Any, Dict, NoReturn, Optional, Sequence
+from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence
 
 from . import engine, record, report_json, report_text
 from .errors import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, HgError, cannot, reason
@@ -149,15 +149,25 @@ def export_main(argv: Sequence[str]) -> int:
             _check_output(path)
     exports = engine.Exports(kernelshark=a.kernelshark, ks_session=a.ks_session, perfetto=a.perfetto)
     preload = None
+    more: List[Dict[str, Any]] = []
+    pages: List[Any] = []
     if a.html:
         # matplotlib's import overlaps the merge, which waits on hgmerge
         import threading
         from . import charts
         preload = threading.Thread(target=charts.preload, daemon=True)
         preload.start()
-    rep = _report_of(a.dir, a.kernel, exports, a.label)
-    if preload:
-        preload.join()
+        more = [_report_of(d, None, engine.Exports()) for d in a.more]
+
+    def draw(rep: Dict[str, Any]) -> None:
+        """The page, in memory: drawn while hgmerge puts the trace files together, written
+        only once they are (a merge that fails leaves no page)."""
+        from . import html
+        if preload:
+            preload.join()
+        pages.append(html.page([rep] + more))
+
+    rep = _report_of(a.dir, a.kernel, exports, a.label, draw if a.html else None)
     if a.json:
         _write_json(rep, a.json)
     if a.text:
@@ -171,9 +181,9 @@ def export_main(argv: Sequence[str]) -> int:
         if path:
             print(f"hourglass export: {path}: {what} written" + _size(path), file=sys.stderr)
     if a.html:
-        from . import html
-        reps = [rep] + [_report_of(d, None, engine.Exports()) for d in a.more]
-        page = html.page(reps)
+        if not pages:           # a report JSON: no merge to draw beside
+            draw(rep)
+        page = pages[0]
         try:
             with open(a.html, "w") as f:
                 f.write(page.text)
@@ -183,7 +193,7 @@ def export_main(argv: Sequence[str]) -> int:
             if where:
                 written = page.write_charts(where, fmt)
                 print(f"hourglass export: {where}: {len(written)} charts as {fmt.upper()}", file=sys.stderr)
-        print(f"hourglass export: {a.html}: {len(reps)} run(s), {page.charts} charts", file=sys.stderr)
+        print(f"hourglass export: {a.html}: {1 + len(more)} run(s), {page.charts} charts", file=sys.stderr)
     return 0
 
 
@@ -201,14 +211,15 @@ def _check_labels(ap: argparse.ArgumentParser, labels: Sequence[str]) -> None:
 
 
 def _report_of(what: str, kernel: Optional[str], exports: engine.Exports,
-               labels: Sequence[str] = ()) -> Dict[str, Any]:
+               labels: Sequence[str] = (),
+               on_report: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """A run directory, merged now; or a report JSON already written, read back."""
     if os.path.isfile(what) and what.endswith(".json"):
         if kernel or exports.kernelshark or exports.perfetto or exports.gaps or labels:
             raise HgError(f"{what}: a report JSON holds no timeline: give the run directory to export it",
                           EXIT_USAGE)
         return report_json.load(what)
-    return engine.merge(what, kernel, exports, labels=list(labels))
+    return engine.merge(what, kernel, exports, labels=list(labels), on_report=on_report)
 
 
 def _check_output(path: str) -> None:

@@ -7,7 +7,7 @@ from the run's record.json (its "labels"), with the user's own --label after.
     hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [--name DISPLAY_NAME] [--gaps OUT.hgg]
             [--gaps-json OUT.jsonl (a run hourglass -b stopped)]
             [--kernelshark OUT.dat [--ks-session OUT.json]] [--perfetto OUT.perfetto-trace] [--progress]
-            [--label WHAT=NAME ...]
+            [--label WHAT=NAME ...] [--ready-fd FD (hourglass export, to draw its page meanwhile)]
 """
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from . import breaktrace, paths, progress, report_json
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, HgError, cannot
@@ -99,23 +100,53 @@ def is_trace_dat(path: str) -> bool:
         raise cannot("read", path, e)
 
 
-def _run(cmd: List[str]) -> None:
+def _run(cmd: List[str], on_ready: Optional[Callable[[], None]] = None) -> None:
     """Run one of our programs; its messages reach stderr as they come, and
-    its failure is raised as an HgError (its own one-line reason for exit 3)."""
+    its failure is raised as an HgError (its own one-line reason for exit 3).
+    With @on_ready (hgmerge only), hgmerge says when its report is whole
+    (--ready-fd) and @on_ready runs then, while hgmerge puts the exports'
+    files together; hgmerge's own failure outranks one of @on_ready."""
     prog = os.path.basename(cmd[0])
     relay = progress.Relay(sys.stderr)
+    rfd = wfd = -1
+    if on_ready:
+        rfd, wfd = os.pipe()
+        cmd = cmd + ["--ready-fd", str(wfd)]
     try:
         # the child's stdout is not ours to print (our stdout may be the report): it joins its stderr
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             pass_fds=(wfd,) if on_ready else ())
     except OSError as e:
+        if on_ready:
+            os.close(rfd)
         raise HgError(f"cannot run {cmd[0]}: {e.strerror or e}", EXIT_ENV)
-    assert p.stdout is not None
-    try:
-        relay.pump(p.stdout)
     finally:
+        if wfd >= 0:
+            os.close(wfd)
+    assert p.stdout is not None
+    late: Optional[BaseException] = None
+    pump = None
+    try:
+        if on_ready:
+            pump = threading.Thread(target=relay.pump, args=(p.stdout,), daemon=True)
+            pump.start()
+            with os.fdopen(rfd, "rb") as r:
+                said = r.read()     # "report\n"; nothing when hgmerge ends without one
+            if said == b"report\n":
+                try:
+                    on_ready()
+                except BaseException as e:      # noqa: B902  (raised below, after hgmerge's own)
+                    late = e
+        else:
+            relay.pump(p.stdout)
+    finally:
+        if pump:
+            pump.join()
         rc = p.wait()
     if rc == 0:
         relay.flush()
+        if late:
+            raise late
         return
     msg = relay.last_line(prog + ": ")
     if msg.startswith(prog + ": "):
@@ -129,11 +160,14 @@ def _run(cmd: List[str]) -> None:
 
 
 def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports] = None,
-          show_progress: Optional[bool] = None, labels: Optional[List[str]] = None) -> Dict[str, Any]:
+          show_progress: Optional[bool] = None, labels: Optional[List[str]] = None,
+          on_report: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """Merge @run_dir with hgmerge: the report (JSON v2, as a dictionary), and
     the @exports written where they say; the run's loads and @labels named. A
     run hourglass -b stopped gets a "breaktrace" object: the sample and what
-    the kernel says of it."""
+    the kernel says of it. @on_report gets the report as soon as it is whole,
+    while hgmerge is still putting the exports' files together (hourglass
+    export draws its HTML page meanwhile); merge() returns when they are."""
     hgl, kpath = run_inputs(run_dir, kernel)
     trip = breaktrace.of_run(run_dir)
     all_labels = run_labels(run_dir) + list(labels or [])
@@ -163,11 +197,28 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
             cmd += ["--label", lab]
         if show_progress:
             cmd.append("--progress")
-        _run(cmd)
-        rep = report_json.load(out)
-        if trip:
-            rep["breaktrace"] = breaktrace.explain(rep, trip, gaps_json)
-        return rep
+
+        def complete(path: str) -> Dict[str, Any]:
+            rep = report_json.load(path)
+            if trip:
+                rep["breaktrace"] = breaktrace.explain(rep, trip, gaps_json)
+            return rep
+
+        early: List[Dict[str, Any]] = []
+
+        def ready() -> None:
+            # whole at OUT.partial until hgmerge names it OUT (as soon as the exports are done)
+            try:
+                early.append(complete(out + ".partial"))
+            except HgError:
+                if os.path.exists(out + ".partial") or not os.path.exists(out):
+                    raise
+                early.append(complete(out))
+            assert on_report is not None
+            on_report(early[0])
+
+        _run(cmd, ready if on_report else None)
+        return early[0] if early else complete(out)
 
 
 def _check_writable(path: str) -> None:
