@@ -77,7 +77,7 @@ struct ks_export {
 	unsigned check_in;	/* hooks until the writer's error state is looked at again */
 	struct ro_window kwin, hwin;
 	struct ks_cpu *cpu;
-	struct ro_lane *hlane;
+	struct ro_lane *hlane, *glane;	/* per CPU: buffer "hourglass"'s events; its gaps (late) */
 	struct td_lane **hg_lane;	/* buffer "hourglass", per CPU */
 	uint8_t *hg_cpus;	/* CPUs with hourglass events */
 	uint64_t hg_front, hg_swept;
@@ -593,13 +593,12 @@ static uint64_t hg_cpu_front(const struct ks_export *x, unsigned cpu)
 /* hand out a lane's due events; with @all, every event it holds */
 static void hg_drain(struct ks_export *x, unsigned cpu, int all)
 {
-	struct ro_lane *l = &x->hlane[cpu];
+	struct ro_lane *h = &x->hlane[cpu], *g = &x->glane[cpu], *l;
 	uint64_t front = hg_cpu_front(x, cpu);
-	struct hitem *it;
 
-	while ((it = all ? ro_first(l) : ro_due(&x->hwin, l, front))) {
-		emit_hourglass(x, cpu, it);
-		ro_pop(l);
+	while ((l = all ? ro_pick(h, g) : ro_due2(&x->hwin, h, g, front))) {
+		emit_hourglass(x, cpu, (struct hitem *)ro_at(l, 0));
+		ro_pop2(l, l == h ? g : h);
 	}
 }
 
@@ -607,7 +606,8 @@ static int hg_push(struct ks_export *x, unsigned cpu, uint64_t tsc, uint8_t rank
 		   uint8_t flags, uint64_t a, struct hgg_gap *gap, struct hg_err *err)
 {
 	uint64_t ts = rebase(x, tsc, &x->hg_early);
-	struct hitem *it = ro_push(&x->hwin, &x->hlane[cpu], ts, rank);
+	struct ro_lane *h = &x->hlane[cpu], *g = &x->glane[cpu];
+	struct hitem *it = kind == HK_GAP ? ro_push2(&x->hwin, g, h, ts, rank) : ro_push2(&x->hwin, h, g, ts, rank);
 
 	if (!it) {
 		gap_put(x, gap);
@@ -713,14 +713,16 @@ static void free_export(struct ks_export *x)
 	td_destroy(x->td);
 	for (c = 0; x->cpu && c < x->run.ncpus; c++)
 		ro_lane_free(&x->cpu[c].win);
-	for (c = 0; x->hlane && c < x->run.ncpus; c++) {
+	for (c = 0; x->hlane && c < x->run.ncpus; c++)
+		ro_lane_free(&x->hlane[c]);
+	for (c = 0; x->glane && c < x->run.ncpus; c++) {
 		struct hitem *it;
 
-		while ((it = ro_first(&x->hlane[c]))) {
+		while ((it = ro_first(&x->glane[c]))) {
 			gap_put(x, it->gap);
-			ro_pop(&x->hlane[c]);
+			ro_pop(&x->glane[c]);
 		}
-		ro_lane_free(&x->hlane[c]);
+		ro_lane_free(&x->glane[c]);
 	}
 	while (x->pool) {
 		struct gap_block *b = x->pool;
@@ -734,6 +736,7 @@ static void free_export(struct ks_export *x)
 	free(x->tids);
 	free(x->cpu);
 	free(x->hlane);
+	free(x->glane);
 	free(x->gap_front);
 	free(x->hg_cpus);
 	free(x->hg_lane);
@@ -780,10 +783,12 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 	x->thread_names = calloc(run->nthreads + 1, sizeof(char *));
 	x->cpu = calloc(run->ncpus, sizeof(*x->cpu));
 	x->hlane = calloc(run->ncpus, sizeof(*x->hlane));
+	x->glane = calloc(run->ncpus, sizeof(*x->glane));
 	x->gap_front = calloc(run->ncpus, sizeof(*x->gap_front));
 	x->hg_cpus = calloc(run->ncpus, 1);
 	x->hg_lane = calloc(run->ncpus, sizeof(*x->hg_lane));
-	if (!x->path || !x->tids || !x->thread_names || !x->cpu || !x->hlane || !x->gap_front || !x->hg_cpus || !x->hg_lane)
+	if (!x->path || !x->tids || !x->thread_names || !x->cpu || !x->hlane || !x->glane || !x->gap_front ||
+	    !x->hg_cpus || !x->hg_lane)
 		goto oom;
 	for (k = 0; k < run->nthreads; k++) {
 		char name[32];

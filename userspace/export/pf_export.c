@@ -109,7 +109,7 @@ struct ann_cache {
 #define ANN_VALID	(1ULL << 63)
 
 struct pf_thread {
-	struct ro_lane win;
+	struct ro_lane win, gaps;	/* its events; its gaps, which come late (reorder.h, ro_pick) */
 	struct pf_seq seq;
 	struct ann_cache iv_ann, gap_ann[GAP_ANN];
 	int open;		/* a slice is open on the track ... */
@@ -514,33 +514,33 @@ static inline uint64_t hg_thread_front(const struct pf_export *x, const struct p
 static void hg_drain(struct pf_export *x, unsigned k, int all)
 {
 	struct pf_thread *th = &x->thread[k];
-	struct ro_lane *l = &th->win;
-	struct hitem *it;
-
+	struct ro_lane *h = &th->win, *g = &th->gaps, *l;
 	uint64_t front = hg_thread_front(x, th);
 
 	/* the oldest event held is not due before th->due: not looked at until then (it has been
 	 * out of the cache for a while); an older one put before it waits as long, no more */
-	if (!all && front <= th->due && l->n < x->hwin.max)
+	if (!all && front <= th->due && h->n < x->hwin.max && g->n < x->hwin.max)
 		return;
-	while ((it = all ? ro_first(l) : ro_due(&x->hwin, l, front))) {
+	while ((l = all ? ro_pick(h, g) : ro_due2(&x->hwin, h, g, front))) {
 		if (l->n > 8)
 			__builtin_prefetch(ro_at(l, 8));
-		emit_hourglass(x, k, it);
-		ro_pop(l);
+		emit_hourglass(x, k, (struct hitem *)ro_at(l, 0));
+		ro_pop2(l, l == h ? g : h);
 	}
-	th->due = l->n ? ro_ts(ro_at(l, 0)) + x->hwin.horizon : 0;
+	l = ro_pick(h, g);
+	th->due = l ? ro_ts(ro_at(l, 0)) + x->hwin.horizon : 0;
 }
 
 static struct hitem *hg_push(struct pf_export *x, unsigned k, uint64_t tsc, enum hrank rank, enum hkind kind)
 {
 	uint64_t ts = rebase(x, tsc, &x->hg_early);
-	struct ro_lane *l = &x->thread[k].win;
+	struct pf_thread *th = &x->thread[k];
+	struct ro_lane *l = kind == HK_GAP ? &th->gaps : &th->win;
 	struct hitem *it;
 
 	if (l->cap)
 		__builtin_prefetch(ro_at(l, l->n + 2), 1);
-	it = ro_push(&x->hwin, l, ts, rank);
+	it = ro_push2(&x->hwin, l, l == &th->win ? &th->gaps : &th->win, ts, rank);
 
 	if (it) {
 		it->kind = kind;
@@ -726,6 +726,7 @@ static void free_export(struct pf_export *x)
 	}
 	for (k = 0; x->thread && k < x->run.nthreads; k++) {
 		ro_lane_free(&x->thread[k].win);
+		ro_lane_free(&x->thread[k].gaps);
 		pfw_seq_free(&x->thread[k].seq);
 	}
 	pfw_free(&x->w);
