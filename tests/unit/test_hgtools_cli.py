@@ -130,6 +130,16 @@ def test_export_passes_every_output_in_one_merge(fake_bin, run_dir, tmp_path, ca
     assert "--ready-fd" in argv, "the page is drawn as soon as the report is whole"
 
 
+def test_export_without_matplotlib_stops_before_merging(fake_bin, run_dir, tmp_path, capsys, monkeypatch):
+    """Whether matplotlib is there is found, not imported (the import overlaps the merge)."""
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    rc, _, err = main(capsys, "export", str(run_dir), "--html", str(tmp_path / "r.html"))
+    assert rc == 2 and "the HTML page's charts need matplotlib (Debian: apt-get install python3-matplotlib" in err, err
+    assert not (fake_bin / "argv.log").exists() and not (tmp_path / "r.html").exists()
+
+
 def test_export_whose_trace_file_fails_late_writes_no_page(fake_bin, run_dir, tmp_path, capsys, monkeypatch):
     """The page is drawn from the report while hgmerge still puts the trace files together;
     when that fails, the page is not written either, and hgmerge's reason is the error."""
