@@ -33,6 +33,11 @@ struct queue {
 	size_t head, n, cap;
 };
 
+struct head {
+	double x;			/* the end of the queue's first window */
+	uint8_t i, kind;		/* the queue: t->q[i][kind] */
+};
+
 struct sbf_thread {
 	int on;
 	double d[SBF_POINTS];
@@ -44,6 +49,11 @@ struct sbf_thread {
 	double due;			/* the earliest end of a waiting window: nothing to do before */
 	double best[SBF_POINTS][2];
 	int have[SBF_POINTS][2];
+	/* the queues with a window waiting, by the end of their first (a binary heap): an
+	 * interval that settles windows looks at those queues only, not at all 2 x SBF_POINTS
+	 * (which was 5% of a merge's time on the 10 M-event bench run, perf) */
+	struct head heap[2 * SBF_POINTS];
+	int nheap;
 };
 
 struct sbf {
@@ -114,6 +124,68 @@ static void settle(struct sbf_thread *t, int i, int kind, double s_x, double upt
 	}
 }
 
+static void heap_up(struct head *h, int j)
+{
+	while (j > 0 && h[(j - 1) / 2].x > h[j].x) {
+		struct head tmp = h[j];
+
+		h[j] = h[(j - 1) / 2];
+		h[(j - 1) / 2] = tmp;
+		j = (j - 1) / 2;
+	}
+}
+
+static void heap_down(struct head *h, int n, int j)
+{
+	for (;;) {
+		int l = 2 * j + 1, m = j;
+		struct head tmp;
+
+		if (l < n && h[l].x < h[m].x)
+			m = l;
+		if (l + 1 < n && h[l + 1].x < h[m].x)
+			m = l + 1;
+		if (m == j)
+			return;
+		tmp = h[j];
+		h[j] = h[m];
+		h[m] = tmp;
+		j = m;
+	}
+}
+
+static void q_push_window(struct sbf_thread *t, int i, int kind, double x, double s_a)
+{
+	struct queue *q = &t->q[i][kind];
+	int was_empty = q->head == q->n;
+
+	q_push(q, x, s_a);
+	if (was_empty) {
+		t->heap[t->nheap] = (struct head){ x, (uint8_t)i, (uint8_t)kind };
+		heap_up(t->heap, t->nheap++);
+	}
+}
+
+/* the windows ending up to @b, the end of the interval from @a: each queue's in order (the
+ * queues are independent, each keeps its own bound) */
+static void settle_upto(struct sbf_thread *t, double a, double b)
+{
+	while (t->nheap && t->heap[0].x <= b) {
+		struct head *h = &t->heap[0];
+		struct queue *q = &t->q[h->i][h->kind];
+
+		/* ending before the interval: S there is what came before it; inside it, S grows
+		 * one to one */
+		settle(t, h->i, h->kind, t->cum, a, 0, 0, 0);
+		settle(t, h->i, h->kind, 0, b, 1, t->cum, a);
+		if (q->head < q->n)
+			h->x = q->v[q->head].x;
+		else
+			t->heap[0] = t->heap[--t->nheap];
+		heap_down(t->heap, t->nheap, 0);
+	}
+}
+
 void sbf_interval(struct sbf *s, const struct hgl_rec *iv)
 {
 	struct sbf_thread *t;
@@ -127,32 +199,21 @@ void sbf_interval(struct sbf *s, const struct hgl_rec *iv)
 		t->cum += b - a;
 		return;
 	}
-	for (i = 0; i < t->npoints; i++) {
-		double d = t->d[i];
-		int k;
+	settle_upto(t, a, b);
+	if (take) {
+		for (i = 0; i < t->npoints; i++) {
+			double d = t->d[i];
 
-		/* windows ending before this interval: S there is what came before it */
-		for (k = 0; k < 2; k++)
-			if (t->q[i][k].head < t->q[i][k].n && t->q[i][k].v[t->q[i][k].head].x <= a)
-				settle(t, i, k, t->cum, a, 0, 0, 0);
-		if (take && a + d <= t->last)
-			q_push(&t->q[i][1], a + d, t->cum);
-		if (take && b + d <= t->last)
-			q_push(&t->q[i][0], b + d, t->cum + (b - a));
-		/* windows ending inside it */
-		for (k = 0; k < 2; k++)
-			if (t->q[i][k].head < t->q[i][k].n && t->q[i][k].v[t->q[i][k].head].x <= b)
-				settle(t, i, k, 0, b, 1, t->cum, a);
+			if (a + d <= t->last)
+				q_push_window(t, i, 1, a + d, t->cum);
+			if (b + d <= t->last)
+				q_push_window(t, i, 0, b + d, t->cum + (b - a));
+		}
+		/* a window from this interval's start shorter than it ends inside it */
+		settle_upto(t, a, b);
 	}
 	t->cum += b - a;
-	t->due = INFINITY;
-	for (i = 0; i < t->npoints; i++) {
-		int k;
-
-		for (k = 0; k < 2; k++)
-			if (t->q[i][k].head < t->q[i][k].n && t->q[i][k].v[t->q[i][k].head].x < t->due)
-				t->due = t->q[i][k].v[t->q[i][k].head].x;
-	}
+	t->due = t->nheap ? t->heap[0].x : INFINITY;
 }
 
 void sbf_report(struct sbf *s, struct jsonw *w)
