@@ -1,6 +1,16 @@
 """python3 -m hgtools record|report|export ARGS (what the C `hourglass` execs)."""
+import os
 import sys
 
 from .cli import main
 
-sys.exit(main())
+rc = main()
+# Everything is written and closed; what is left is the interpreter's teardown, freeing
+# matplotlib's figures and modules one by one: a tenth of a second after `export --html` of
+# the merge bench's run, longer than the page's text takes to write. Flush and leave.
+for stream in (sys.stdout, sys.stderr):
+    try:
+        stream.flush()
+    except (BrokenPipeError, ValueError):
+        pass    # a reader that stopped reading (| head) had what it wanted; a stream closed
+os._exit(rc)
