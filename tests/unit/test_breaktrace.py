@@ -3,10 +3,13 @@ that passed the threshold and what the kernel says of it (issue 19, point 8):
 constructed runs (1 GHz, thread 0 is tid 100, as in test_merge.py) merged by
 the real build/hgmerge, with the hourglass.json that -b writes beside them."""
 import json
+import os
+import subprocess
+import tempfile
 
 import pytest
 
-from conftest import chunk, hgt_file, rec
+from conftest import TOP, chunk, hgt_file, rec
 from hgtools import cli
 from test_merge import HRT_E, META, VEC_E, VEC_X, WAKING, comm, hgl, iv, switch
 
@@ -63,6 +66,86 @@ def test_a_gap_trip_opens_the_report_with_its_kernel_cause(tmp_path, capsys):
     b = json.loads((tmp_path / "r.json").read_text())["breaktrace"]
     assert (b["kind"], b["thread"], b["cpu"], b["threshold_us"], b["value_us"]) == ("gap", 0, 0, 20.0, 49.0)
     assert [g["cause"] for g in b["gaps"]] == ["switched to intruder:555"] and len(b["before"]) == 3
+
+
+def test_export_draws_the_trip_while_the_trace_files_are_finished(tmp_path, capsys):
+    """hourglass export --html --kernelshark: the page is drawn from the report as soon as
+    it is whole (hgmerge --ready-fd), when the gap stream the trip's explanation reads is
+    still at its .partial name; the page opens with the same explanation."""
+    pytest.importorskip("matplotlib")
+    d = run_dir(tmp_path, IVS, KERNEL, trip("gap", 31000, 80000, 49000, 20000))
+    rc = cli.main(["export", str(d), "--html", str(tmp_path / "r.html"), "--kernelshark", str(tmp_path / "m.dat"),
+                   "--json", str(tmp_path / "r.json")])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    b = json.loads((tmp_path / "r.json").read_text())["breaktrace"]
+    assert [g["cause"] for g in b["gaps"]] == ["switched to intruder:555"] and len(b["before"]) == 3
+    page = (tmp_path / "r.html").read_text()
+    assert "stopped at -b 20.000 us: hg-thread-0 lost CPU 0 for 49.000 us" in page
+    assert "switched to intruder:555" in page
+
+
+PROTOCOL_HGMERGE = r'''#!/usr/bin/env python3
+"""hgmerge's --ready-fd protocol (docs/hgmerge.md), played out with the files of a real merge
+(REAL_REPORT, REAL_GAPS): the report and the gap stream whole at their .partial names, the
+line said, then held until HOLD_MARK exists (30 s at most), then both named."""
+import os, shutil, sys, time
+args = sys.argv[1:]
+opt = lambda name: args[args.index(name) + 1]
+report, gaps = opt("--report"), opt("--gaps-json")
+shutil.copy(os.environ["REAL_REPORT"], report + ".partial")
+shutil.copy(os.environ["REAL_GAPS"], gaps + ".partial")
+fd = int(opt("--ready-fd"))
+os.write(fd, b"report\n")
+os.close(fd)
+t = time.monotonic()
+while not os.path.exists(os.environ["HOLD_MARK"]) and time.monotonic() - t < 30:
+    time.sleep(0.01)
+open(opt("--kernelshark"), "w").write("x")
+os.rename(gaps + ".partial", gaps)
+os.rename(report + ".partial", report)
+'''
+
+
+def test_the_early_report_explains_the_trip_from_the_partial_gap_stream(tmp_path, monkeypatch):
+    """engine.merge(on_report=...) gets the report when hgmerge says it is whole, REPORT and
+    the gap stream still at their .partial names (hgmerge --ready-fd, played here by a stand-in
+    with a real merge's files): the trip's explanation is read from the partial gap stream,
+    and that report is the one merge() returns."""
+    from hgtools import engine
+    d = run_dir(tmp_path, IVS, KERNEL, trip("gap", 31000, 80000, 49000, 20000))
+    real = tmp_path / "real"
+    real.mkdir()
+    subprocess.run([os.path.join(TOP, "build", "hgmerge"), "--hgl", str(d / "hourglass.hgl"), "--kernel",
+                    str(d / "kernel.hgt"), "--report", str(real / "r.json"), "--gaps-json", str(real / "g.jsonl")],
+                   check=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "hgmerge").write_text(PROTOCOL_HGMERGE)
+    (bin_dir / "hgmerge").chmod(0o755)
+    mark = tmp_path / "seen"
+    scratch = tmp_path / "scratch"         # engine.merge's temporary folder goes here
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setenv("HG_BIN", str(bin_dir / "hourglass"))
+    monkeypatch.setenv("REAL_REPORT", str(real / "r.json"))
+    monkeypatch.setenv("REAL_GAPS", str(real / "g.jsonl"))
+    monkeypatch.setenv("HOLD_MARK", str(mark))
+    seen = []
+
+    def on_report(rep):
+        try:
+            (tmp,) = os.listdir(scratch)
+            seen.append((rep, sorted(os.listdir(scratch / tmp))))
+        finally:
+            mark.write_text("")
+
+    rep = engine.merge(str(d), exports=engine.Exports(kernelshark=str(tmp_path / "m.dat")), on_report=on_report,
+                       show_progress=False)
+    (early, names), = seen
+    assert names == ["gaps.jsonl.partial", "report.json.partial"], names
+    assert [g["cause"] for g in early["breaktrace"]["gaps"]] == ["switched to intruder:555"]
+    assert rep is early and (tmp_path / "m.dat").read_text() == "x"
 
 
 def test_a_late_wakeup_trip_is_decomposed(tmp_path, capsys):

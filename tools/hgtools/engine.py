@@ -201,8 +201,20 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
         def complete(path: str) -> Dict[str, Any]:
             rep = report_json.load(path)
             if trip:
-                rep["breaktrace"] = breaktrace.explain(rep, trip, gaps_json)
+                rep["breaktrace"] = explain(rep, path.endswith(".partial"))
             return rep
+
+        def explain(rep: Dict[str, Any], early: bool) -> Dict[str, Any]:
+            assert trip is not None
+            if early and gaps_json:
+                # before the exports are finished the gap stream too is whole at FILE.partial,
+                # named FILE just before the report
+                try:
+                    return breaktrace.explain(rep, trip, gaps_json + ".partial")
+                except HgError:
+                    if os.path.exists(gaps_json + ".partial") or not os.path.exists(gaps_json):
+                        raise
+            return breaktrace.explain(rep, trip, gaps_json)
 
         early: List[Dict[str, Any]] = []
 
