@@ -4,8 +4,11 @@ Each test writes hourglass.hgl and kernel.hgt, runs build/hgmerge, and reads
 the report (report_version 2) and the per-gap stream (--gaps-json)."""
 import json
 import os
+import re
+import signal
 import struct
 import subprocess
+import time
 
 import pytest
 
@@ -398,6 +401,50 @@ def test_ready_fd_says_when_the_report_is_whole(tmp_path):
     strip = lambda t: {k: v for k, v in json.loads(t).items() if k != "merger"}     # its seconds differ
     assert strip(final) == strip((tmp_path / "plain.json").read_text())
     assert (tmp_path / "t.dat").stat().st_size > 0 and (tmp_path / "t.perfetto-trace").stat().st_size > 0
+
+
+def corrupt_a_middle_chunk(path):
+    """A record length that cannot be, in the kernel recording's middle chunk: found by the pass."""
+    data = bytearray(path.read_bytes())
+    chunks = [m.start() for m in re.finditer(struct.pack("<I", 0x6B6E6863), data)]
+    at = chunks[len(chunks) // 2]
+    data[at + 16:at + 64] = b"\xff" * 48
+    path.write_bytes(bytes(data))
+
+
+def test_a_bad_input_found_mid_pass_leaves_nothing(tmp_path):
+    """A corrupt record found half-way through the pass, with every output asked for: exit 3
+    naming the file, and no file of the merge left, temporary or not (the Perfetto trace's
+    temporary file and the gap streams' .partial files were left before 2026-11-28)."""
+    generated_run(tmp_path, 200000)
+    corrupt_a_middle_chunk(tmp_path / "kernel.hgt")
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.run([HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel", str(tmp_path / "kernel.hgt"),
+                        "--report", str(out / "r.json"), "--kernelshark", str(out / "t.dat"), "--perfetto",
+                        str(out / "t.perfetto-trace"), "--gaps", str(out / "g.hgg"), "--gaps-json", str(out / "g.jsonl")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 3 and "corrupt record length" in p.stderr, p.stderr
+    assert os.listdir(out) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_merge_stopped_by_a_signal_leaves_nothing(tmp_path, sig):
+    """Ctrl-C (or a kill) while the exporters write: the merge dies of the signal, as a
+    program should, and removes what it had begun. The signal is sent once the Perfetto
+    trace's temporary file exists, a second or so before a 2 M-event merge ends here."""
+    generated_run(tmp_path, 2000000)
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.Popen([HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel", str(tmp_path / "kernel.hgt"),
+                          "--report", str(out / "r.json"), "--kernelshark", str(out / "t.dat"), "--perfetto",
+                          str(out / "t.perfetto-trace"), "--gaps-json", str(out / "g.jsonl")])
+    t = time.monotonic()
+    while not any(f.startswith(".t.perfetto-trace.") for f in os.listdir(out)) and time.monotonic() - t < 60:
+        time.sleep(0.002)
+    p.send_signal(sig)
+    assert p.wait(timeout=60) == -sig, "died of the signal, not finished"
+    assert os.listdir(out) == []
 
 
 @pytest.mark.parametrize("arg", ["9999", "x", "-1"])

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,57 @@
 #include <unistd.h>
 
 #include "out_tmp.h"
+
+/*
+ * The temporary names made and not yet settled (renamed or removed), so that a program that
+ * must stop half-way, on a bad input found in the middle of its pass or on a signal, leaves
+ * none of them in the user's folder: out_discard_pending(). Slots are taken and emptied with
+ * atomics, so that threads can add names while the stopping one empties them; a name is
+ * taken out of its slot before it is renamed or freed, and out_discard_pending() only reads
+ * and unlinks (async-signal-safe). The stop must come on the thread that settles names (the
+ * program's main thread: hgmerge blocks the signals in the exporters' threads), else a name
+ * could be freed while the handler reads it.
+ */
+#define OUT_PENDING 32
+static _Atomic(char *) pending[OUT_PENDING];
+
+void out_track(char *name)
+{
+	int i;
+
+	for (i = 0; i < OUT_PENDING; i++) {
+		char *none = NULL;
+
+		if (atomic_compare_exchange_strong(&pending[i], &none, name))
+			return;
+	}
+	/* more than OUT_PENDING at once: this one is not removed on a stop */
+}
+
+int out_untrack(const char *name)
+{
+	int i;
+
+	for (i = 0; i < OUT_PENDING; i++) {
+		char *mine = (char *)name;
+
+		if (atomic_compare_exchange_strong(&pending[i], &mine, NULL))
+			return 1;
+	}
+	return 0;
+}
+
+void out_discard_pending(void)
+{
+	int i;
+
+	for (i = 0; i < OUT_PENDING; i++) {
+		char *name = atomic_exchange(&pending[i], NULL);
+
+		if (name)
+			unlink(name);
+	}
+}
 
 char *out_dir(const char *path)
 {
@@ -49,12 +101,14 @@ int out_create(const char *path, char **tmp, struct hg_err *err)
 		umask(mask);
 		fchmod(fd, 0666 & ~mask);
 	}
+	out_track(name);
 	*tmp = name;
 	return fd;
 }
 
 int out_commit(const char *tmp, const char *path, struct hg_err *err)
 {
+	out_untrack(tmp);
 	if (rename(tmp, path)) {
 		int e = errno;
 
@@ -66,9 +120,13 @@ int out_commit(const char *tmp, const char *path, struct hg_err *err)
 
 void out_discard(char *tmp)
 {
-	if (tmp)
-		unlink(tmp);
-	free(tmp);
+	if (!tmp)
+		return;
+	unlink(tmp);
+	/* not ours to free if a stop took it meanwhile (nor one out_track had no room for: a few
+	 * bytes, where a stop would have left the file) */
+	if (out_untrack(tmp))
+		free(tmp);
 }
 
 int out_write_all(int fd, const void *buf, size_t n)

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "export.h"
 #include "gapout.h"
 #include "hg_jsonw.h"
+#include "out_tmp.h"
 
 struct gapout {
 	FILE *f;
@@ -34,6 +36,7 @@ struct gapout *gapout_open(const char *path, int json, struct run *r, struct inf
 	o->f = fopen(o->tmp, "wb");
 	if (!o->f)
 		fail("%s: cannot write it: %s", o->tmp, strerror(errno));
+	out_track(o->tmp);	/* removed if the merge stops half-way */
 	if (!json) {
 		struct hgg_header h = { .major = HGG_MAJOR, .minor = HGG_MINOR, .rec_size = sizeof(struct hgg_gap),
 					.tsc_hz = r->hz, .base_tsc = (uint64_t)r->base, .nthreads = r->nthreads,
@@ -90,7 +93,7 @@ void gapout_gap(struct gapout *o, const struct hgg_gap *g, const struct gap_deta
 	jw_end_obj(&w);
 }
 
-void gapout_close(struct gapout *o)
+void gapout_finish(struct gapout *o)
 {
 	if (!o->json) {
 		struct hgg_trailer t = { .nr_gaps = o->n };
@@ -100,8 +103,16 @@ void gapout_close(struct gapout *o)
 	}
 	if (fflush(o->f) || ferror(o->f) || fclose(o->f))
 		fail("%s: write error: %s", o->tmp, strerror(errno));
-	if (rename(o->tmp, o->path))
+	o->f = NULL;
+}
+
+void gapout_commit(struct gapout *o)
+{
+	out_untrack(o->tmp);
+	if (rename(o->tmp, o->path)) {
+		unlink(o->tmp);
 		fail("%s: cannot rename it to %s: %s", o->tmp, o->path, strerror(errno));
+	}
 	free(o->path);
 	free(o->tmp);
 	free(o);

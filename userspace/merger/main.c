@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "hg_json.h"
 #include "export.h"
 #include "gapout.h"
+#include "out_tmp.h"
 #include "report.h"
 #include "xthread.h"
 
@@ -592,7 +594,7 @@ static void join_exports(struct ctx *c, const char *report_tmp)
 	}
 	return;
 failed:
-	if (report_tmp)
+	if (report_tmp && out_untrack(report_tmp))
 		unlink(report_tmp);
 	fail_err(&err);
 }
@@ -608,7 +610,40 @@ static FILE *open_report(const char *path, char **tmp)
 	*tmp = xasprintf("%s.partial", path);
 	if (!(f = fopen(*tmp, "w")))
 		fail("%s: cannot write it: %s", *tmp, strerror(errno));
+	out_track(*tmp);
 	return f;
+}
+
+#ifndef HG_FUZZ
+/* a stop by signal (Ctrl-C in hourglass export, a kill): the temporary files go first */
+static void on_stop_signal(int sig)
+{
+	out_discard_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+#endif
+
+/*
+ * A merge that stops half-way (a bad input found in the middle of the pass, a signal) leaves
+ * none of its temporary files (the exports', the report's) in the user's folders: before
+ * 2026-11-28 the Perfetto trace's was left behind. The exporters' threads block the signals
+ * (xthread.c), so that the handler runs on this thread, the one that names the files.
+ */
+static void remove_temporaries_on_stop(void)
+{
+#ifndef HG_FUZZ	/* the fuzz target's fail() jumps back and frees what was left: nothing to remove */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	unsigned i;
+
+	atexit(out_discard_pending);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+#endif
 }
 
 int main(int argc, char **argv)
@@ -624,6 +659,7 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	parse(argc, argv, &o);
+	remove_temporaries_on_stop();
 	setup(&r, &o);
 	c.r = &r;
 	names_init(&r);
@@ -644,9 +680,9 @@ int main(int argc, char **argv)
 	rin.events = pass(&c, &o);
 	drain_exports(&c);
 	if (c.gaps)
-		gapout_close(c.gaps);
+		gapout_finish(c.gaps);
 	if (c.gaps_json)
-		gapout_close(c.gaps_json);
+		gapout_finish(c.gaps_json);
 	rin.r = &r;
 	rin.dir = o.dir;
 	rin.infer = c.infer;
@@ -670,8 +706,19 @@ int main(int argc, char **argv)
 		close(o.ready_fd);
 	}
 	join_exports(&c, tmp);
-	if (tmp && rename(tmp, o.report))
-		fail("%s: cannot rename it to %s: %s", tmp, o.report, strerror(errno));
+	if (c.gaps)
+		gapout_commit(c.gaps);
+	if (c.gaps_json)
+		gapout_commit(c.gaps_json);
+	if (tmp) {
+		out_untrack(tmp);
+		if (rename(tmp, o.report)) {
+			int e = errno;
+
+			unlink(tmp);
+			fail("%s: cannot rename it to %s: %s", tmp, o.report, strerror(e));
+		}
+	}
 	free(tmp);
 	judge_free(c.judge);
 	latency_free(c.lat);

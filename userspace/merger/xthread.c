@@ -33,6 +33,7 @@
  * leaves no file of the other.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,7 @@ static void *run(void *arg)
 struct xthread *xthread_start(struct ks_export *ks, struct pf_export *pf)
 {
 	struct xthread *x = aligned_alloc(64, sizeof(*x));
+	sigset_t stop, old;
 	int i;
 
 	if (!x)
@@ -285,15 +287,25 @@ struct xthread *xthread_start(struct ks_export *ks, struct pf_export *pf)
 		x->rd[x->nrd++].ks = ks;
 	if (pf)
 		x->rd[x->nrd++].pf = pf;
+	/* the stopping signals are the merge's thread's to take (main.c: it removes the
+	 * temporary files, which only that thread names) */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
 	for (i = 0; i < x->nrd; i++) {
 		struct reader *rd = &x->rd[i];
 
 		rd->x = x;
 		rd->names = names_new();
 		pthread_cond_init(&rd->more, NULL);
-		if (pthread_create(&rd->tid, NULL, run, rd))
+		if (pthread_create(&rd->tid, NULL, run, rd)) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			fail("cannot start an exporter's thread");
+		}
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return x;
 }
 
