@@ -447,6 +447,22 @@ def test_a_merge_stopped_by_a_signal_leaves_nothing(tmp_path, sig):
     assert os.listdir(out) == []
 
 
+def test_a_ready_reader_gone_leaves_nothing(tmp_path):
+    """--ready-fd whose reader has gone: hgmerge dies of SIGPIPE when it says the report is
+    whole, as a program writing to a closed pipe does, and its exports' files go with it."""
+    generated_run(tmp_path, 200000)
+    out = tmp_path / "out"
+    out.mkdir()
+    rfd, wfd = os.pipe()
+    os.close(rfd)
+    p = subprocess.run([HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel", str(tmp_path / "kernel.hgt"),
+                        "--report", str(out / "r.json"), "--kernelshark", str(out / "t.dat"), "--perfetto",
+                        str(out / "t.perfetto-trace"), "--ready-fd", str(wfd)], pass_fds=(wfd,), timeout=120)
+    os.close(wfd)
+    assert p.returncode == -signal.SIGPIPE
+    assert os.listdir(out) == []
+
+
 @pytest.mark.parametrize("arg", ["9999", "x", "-1"])
 def test_ready_fd_refuses_what_is_not_an_open_descriptor(tmp_path, arg):
     generated_run(tmp_path, 1000)

@@ -625,15 +625,16 @@ static void on_stop_signal(int sig)
 #endif
 
 /*
- * A merge that stops half-way (a bad input found in the middle of the pass, a signal) leaves
- * none of its temporary files (the exports', the report's) in the user's folders: before
- * 2026-11-28 the Perfetto trace's was left behind. The exporters' threads block the signals
+ * A merge that stops half-way (a bad input found in the middle of the pass, a signal, the
+ * reader of --report - or of --ready-fd gone) leaves none of its temporary files (the
+ * exports', the report's) in the user's folders: before 2026-11-28 the Perfetto trace's was
+ * left behind. The exporters' threads block the signals
  * (xthread.c), so that the handler runs on this thread, the one that names the files.
  */
 static void remove_temporaries_on_stop(void)
 {
 #ifndef HG_FUZZ	/* the fuzz target's fail() jumps back and frees what was left: nothing to remove */
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };	/* SIGPIPE: a reader gone */
 	struct sigaction sa;
 	unsigned i;
 

@@ -293,6 +293,7 @@ struct xthread *xthread_start(struct ks_export *ks, struct pf_export *pf)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &stop, &old);
 	for (i = 0; i < x->nrd; i++) {
 		struct reader *rd = &x->rd[i];
