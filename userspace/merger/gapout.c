@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "engine.h"
 #include "export.h"
@@ -108,11 +107,10 @@ void gapout_finish(struct gapout *o)
 
 void gapout_commit(struct gapout *o)
 {
-	out_untrack(o->tmp);
-	if (rename(o->tmp, o->path)) {
-		unlink(o->tmp);
-		fail("%s: cannot rename it to %s: %s", o->tmp, o->path, strerror(errno));
-	}
+	struct hg_err err;
+
+	if (out_commit(o->tmp, o->path, &err))
+		fail_err(&err);
 	free(o->path);
 	free(o->tmp);
 	free(o);

@@ -712,13 +712,10 @@ int main(int argc, char **argv)
 	if (c.gaps_json)
 		gapout_commit(c.gaps_json);
 	if (tmp) {
-		out_untrack(tmp);
-		if (rename(tmp, o.report)) {
-			int e = errno;
+		struct hg_err err;
 
-			unlink(tmp);
-			fail("%s: cannot rename it to %s: %s", tmp, o.report, strerror(e));
-		}
+		if (out_commit(tmp, o.report, &err))
+			fail_err(&err);
 	}
 	free(tmp);
 	judge_free(c.judge);
