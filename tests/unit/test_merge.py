@@ -127,6 +127,38 @@ def test_switch_between_hourglass_threads_via_a_kernel_thread(tmp_path):
     assert m.comps(70000)["task ktimers/0:14"] == 3500
 
 
+def test_switch_named_after_the_task_that_took_it(tmp_path):
+    """PREEMPT_RT: ktimers runs 2 us at the tick, then a FIFO task woken by its
+    timer runs 15 us: the gap went to the task, not to ktimers, though ktimers
+    was switched to first (out_to says so). The load's label counts it as caused."""
+    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(60000, 70000, 0, 0), iv(88000, 90000, 0, 0)], 1))
+    (tmp_path / "kernel.hgt").write_bytes(hgt_file(
+        [chunk(0, [comm(60000, 14, "ktimers/0"), comm(60000, 555, "periodic"), rec(70100, VEC_E, 236),
+                   rec(70300, VEC_X, 236), switch(70500, 100, 14), switch(72500, 14, 555),
+                   switch(87500, 555, 100)])], meta=META, window=(0, 10**12)))
+    m = run_merge(tmp_path, ["--label", "comm:periodic=load"])
+    g = m.gap(70000)
+    assert m.comps(70000) == {"task periodic:555 [load]": 15000, "task ktimers/0:14": 2000, "local_timer": 200,
+                              "self": 800}
+    assert g["actual"] == "switch_other" and g["out_to"] == "ktimers/0:14"
+    assert g["cause"] == "switched to periodic:555 [load]"
+    assert [c["cause"] for c in m.report["causes"]] == ["switched to periodic:555 [load]"]
+    [load] = m.report["loads"]
+    assert load["gaps_caused"] == 1
+
+
+def test_switch_named_after_the_task_that_preempted(tmp_path):
+    """A task other than ktimers switched to first names the gap, even when another
+    ran longer after it: cyclictest preempts hourglass for 2 us, then PREEMPT_RT's
+    thread of a virtio irq runs 15 us (6.12-rt, tests/guest test_known_interrupt_source)."""
+    m = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(88000, 90000, 0, 0)],
+               [chunk(0, [comm(60000, 409, "cyclictest"), comm(60000, 172, "irq/39-virtio1-"),
+                          switch(70500, 100, 409), switch(72500, 409, 172), switch(87500, 172, 100)])])
+    g = m.gap(70000)
+    assert m.comps(70000)["task irq/39-virtio1-:172"] == 15000 and m.comps(70000)["task cyclictest:409"] == 2000
+    assert g["out_to"] == "cyclictest:409" and g["cause"] == "switched to cyclictest:409"
+
+
 def test_migration_mid_gap(tmp_path):
     m = merged(tmp_path, [iv(30000, 31000, 1, 1), iv(32000, 33000, 0, 1), iv(40000, 41000, 1, 0)],
                [chunk(1, [switch(31100, 101, 100), rec(31200, MIGRATE, 101, payload=struct.pack("<HHI", 1, 0, 0))]),

@@ -190,6 +190,8 @@ const char *names_task(int64_t pid, char *buf, size_t len);
 const char *names_comp(uint8_t kind, int64_t id, char *buf, size_t len);
 /* names_cause - what a gap went to: "switched to X", a component, or the kind */
 const char *names_cause(const struct hgg_gap *g, char *buf, size_t len);
+/* names_switch_task - the task a switch gap is named after (names.c), -1 if not a switch */
+int64_t names_switch_task(const struct hgg_gap *g);
 void names_each_comm(void (*fn)(void *arg, uint32_t pid, const char *comm), void *arg);
 extern const char *const why_text[HGG_W_N];
 const char *vector_name(unsigned v);

@@ -266,11 +266,6 @@ static void put_disagreement(struct judge *j, const struct hgg_gap *g, const str
 	j->ndis++;
 }
 
-static int is_switch(uint8_t cls)
-{
-	return cls == HGG_C_SWITCH_HG || cls == HGG_C_SWITCH_OTHER;
-}
-
 static void map_gap(struct judge *j, const struct hgg_gap *g)
 {
 	struct map_thread *m = &j->map[g->thread];
@@ -308,11 +303,12 @@ void judge_interval(struct judge *j, const struct hgl_rec *iv)
  * its primary cause), or took part of it */
 static void judge_loads(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d)
 {
+	int64_t pid = names_switch_task(g);
 	int who = -1, i;
 	char *seen = NULL;
 
-	if (is_switch(g->cls) && (g->flags & HGG_F_OUT))
-		who = labels_task(g->out_pid);
+	if (pid >= 0)
+		who = labels_task((uint32_t)pid);
 	else if (g->flags & HGG_F_PRIMARY)
 		who = labels_comp(g->primary_kind, g->primary_id);
 	if (who >= 0) {
@@ -339,6 +335,7 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 	struct run *r = j->r;
 	int64_t len = (int64_t)(g->g1 - g->g0);
 	struct agg *a;
+	int64_t pid;
 	int i;
 
 	j->total++;
@@ -350,8 +347,8 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 	map_gap(j, g);
 	loghist_add(&j->gap_hist[g->cls], us_of(r, (double)len));
 	/* the causes: what each gap went to, whole */
-	if (is_switch(g->cls) && (g->flags & HGG_F_OUT))
-		a = agg_of(&j->causes, AGG_OUT, g->out_pid, g);
+	if ((pid = names_switch_task(g)) >= 0)
+		a = agg_of(&j->causes, AGG_OUT, (int64_t)pid, g);
 	else if (g->flags & HGG_F_PRIMARY)
 		a = agg_of(&j->causes, g->primary_kind, g->primary_id, g);
 	else
