@@ -1,6 +1,6 @@
 """hourglass report/export as users meet them: what runs hgmerge with, and
 every failure one line `hourglass <cmd>: ...` with its exit status (1 usage,
-2 could not run, 3 bad input or unwritable output), never a traceback."""
+2 could not run (an unwritable output included), 3 bad input), never a traceback."""
 import json
 import os
 import shutil

@@ -532,7 +532,7 @@ def test_an_exporter_failing_midway_ends_the_merge(tmp_path, limit_mb, failed, r
     os.close(wfd)
     with os.fdopen(rfd, "rb") as r:
         assert r.read() == (b"report\n" if ready else b"")
-    assert p.returncode == 3 and "File too large" in p.stderr, p.stderr
+    assert p.returncode == 2 and "File too large" in p.stderr, p.stderr
     assert p.stderr.startswith("hgmerge: ") and len(p.stderr.strip().splitlines()) == 1, p.stderr
     if failed:
         assert p.stderr.startswith(f"hgmerge: {out / failed}: cannot write"), p.stderr

@@ -102,7 +102,8 @@ def is_trace_dat(path: str) -> bool:
 
 def _run(cmd: List[str], on_ready: Optional[Callable[[], None]] = None) -> None:
     """Run one of our programs; its messages reach stderr as they come, and
-    its failure is raised as an HgError (its own one-line reason for exit 3).
+    its failure is raised as an HgError (its own one-line reason for exit 3, and for 2 when it
+    gave one).
     With @on_ready (hgmerge only), hgmerge says when its report is whole
     (--ready-fd) and @on_ready runs then, while hgmerge puts the exports'
     files together; hgmerge's own failure outranks one of @on_ready."""
@@ -153,6 +154,8 @@ def _run(cmd: List[str], on_ready: Optional[Callable[[], None]] = None) -> None:
         msg = msg[len(prog) + 2:]
     if rc == EXIT_BAD_INPUT:
         raise HgError(msg or f"{prog} found a bad input (exit 3) and said nothing", EXIT_BAD_INPUT)
+    if rc == EXIT_ENV and msg:      # memory, an output it could not write: its own words say which
+        raise HgError(msg, EXIT_ENV)
     if rc < 0:
         raise HgError(f"{prog} died of {signal.Signals(-rc).name} (a bug: please report it with the run "
                       f"directory){': ' + msg if msg else ''}", EXIT_ENV)

@@ -435,7 +435,7 @@ int ks_kernel(struct ks_export *x, uint32_t cpu, const struct hgt_rec *r, struct
 	c = &x->cpu[cpu];
 	it = ro_push(&x->kwin, &c->win, rebase(x, r->tsc, &x->early), 0);
 	if (!it)
-		return hg_err_set(err, "%s: out of memory for CPU %u's reorder window", x->path, cpu);
+		return hg_err_env(err, "%s: out of memory for CPU %u's reorder window", x->path, cpu);
 	kitem_fill(it, r, need);
 	while ((it = ro_due(&x->kwin, &c->win, c->win.newest))) {
 		emit_kernel(x, c, it);
@@ -611,7 +611,7 @@ static int hg_push(struct ks_export *x, unsigned cpu, uint64_t tsc, uint8_t rank
 
 	if (!it) {
 		gap_put(x, gap);
-		return hg_err_set(err, "%s: out of memory for the hourglass buffer's reorder window", x->path);
+		return hg_err_env(err, "%s: out of memory for the hourglass buffer's reorder window", x->path);
 	}
 	it->kind = kind;
 	it->flags = flags;
@@ -683,7 +683,7 @@ int ks_gap(struct ks_export *x, const struct hgg_gap *g, struct hg_err *err)
 				  (unsigned long long)g->g0, g->thread, x->run.nthreads);
 	copy = gap_get(x);
 	if (!copy)
-		return hg_err_set(err, "%s: out of memory", x->path);
+		return hg_err_env(err, "%s: out of memory", x->path);
 	*copy = *g;
 	if (hg_push(x, g->cpu, g->g0, 2, HK_GAP, g->thread, 0, 0, copy, err))
 		return -1;
@@ -840,7 +840,7 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 	}
 	return x;
 oom:
-	hg_err_set(err, "%s: out of memory", path);
+	hg_err_env(err, "%s: out of memory", path);
 fail:
 	free_export(x);
 	return NULL;

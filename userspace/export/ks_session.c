@@ -139,14 +139,14 @@ int ks_session_write(const struct ks_session_files *fl, struct td_writer *w, int
 		hi = lo + 2 * ZOOM_NS;
 
 	if (stat(fl->kernel_tmp, &sk) || stat(fl->hg_tmp, &sh)) {
-		hg_err_set(err, "%s: cannot stat the files it names: %s", fl->path, strerror(errno));
+		hg_err_env(err, "%s: cannot stat the files it names: %s", fl->path, strerror(errno));
 		goto out;
 	}
 	kabs = abs_name(fl->kernel_dat);
 	habs = abs_name(fl->hg_dat);
 	cpus = calloc(ncpus, sizeof(*cpus));
 	if (!kabs || !habs || !cpus) {
-		hg_err_set(err, "%s: cannot name the files it opens: %s", fl->path, strerror(errno ? errno : ENOMEM));
+		hg_err_env(err, "%s: cannot name the files it opens: %s", fl->path, strerror(errno ? errno : ENOMEM));
 		goto out;
 	}
 	fd = out_create(fl->path, tmp, err);
@@ -154,7 +154,7 @@ int ks_session_write(const struct ks_session_files *fl, struct td_writer *w, int
 		goto out;
 	f = fdopen(fd, "w");
 	if (!f) {
-		hg_err_set(err, "%s: %s", fl->path, strerror(errno));
+		hg_err_env(err, "%s: %s", fl->path, strerror(errno));
 		close(fd);
 		goto out;
 	}
@@ -178,7 +178,7 @@ int ks_session_write(const struct ks_session_files *fl, struct td_writer *w, int
 	fputs(" \"User Plugins\": {\"type\": \"kshark.config.plugins\", \"obj. files\": []}\n}\n", f);
 	if (ferror(f) | fclose(f)) {
 		f = NULL;
-		hg_err_set(err, "%s: cannot write %s: %s", fl->path, *tmp, strerror(errno));
+		hg_err_env(err, "%s: cannot write %s: %s", fl->path, *tmp, strerror(errno));
 		goto out;
 	}
 	f = NULL;

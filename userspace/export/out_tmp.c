@@ -85,12 +85,12 @@ int out_create(const char *path, char **tmp, struct hg_err *err)
 
 	*tmp = NULL;
 	if (!name)
-		return hg_err_set(err, "%s: out of memory", path);
+		return hg_err_env(err, "%s: out of memory", path);
 	/* a dot name: a listing of the folder does not show it as an output */
 	sprintf(name, "%.*s.%s.XXXXXX", (int)dlen, path, base);
 	fd = mkostemp(name, O_CLOEXEC);
 	if (fd < 0) {
-		hg_err_set(err, "%s: cannot create a file in its folder: %s", path, strerror(errno));
+		hg_err_env(err, "%s: cannot create a file in its folder: %s", path, strerror(errno));
 		free(name);
 		return -1;
 	}
@@ -113,7 +113,7 @@ int out_commit(const char *tmp, const char *path, struct hg_err *err)
 		int e = errno;
 
 		unlink(tmp);
-		return hg_err_set(err, "%s: cannot rename %s to it: %s", path, tmp, strerror(e));
+		return hg_err_env(err, "%s: cannot rename %s to it: %s", path, tmp, strerror(e));
 	}
 	return 0;
 }

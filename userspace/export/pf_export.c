@@ -160,7 +160,7 @@ static int failed(struct pf_export *x, struct hg_err *err)
 {
 	if (!x->w.err_no)
 		return 0;
-	return hg_err_set(err, "%s: cannot write %s: %s", x->path, x->tmp, strerror(x->w.err_no));
+	return hg_err_env(err, "%s: cannot write %s: %s", x->path, x->tmp, strerror(x->w.err_no));
 }
 
 static uint64_t rebase(struct pf_export *x, uint64_t tsc, uint64_t *early)
@@ -405,7 +405,7 @@ int pf_kernel(struct pf_export *x, uint32_t cpu, const struct hgt_rec *r, struct
 	}
 	it = ro_push(&x->kwin, &c->win, rebase(x, r->tsc, &x->early), 0);
 	if (!it)
-		return hg_err_set(err, "%s: out of memory for CPU %u's reorder window", x->path, cpu);
+		return hg_err_env(err, "%s: out of memory for CPU %u's reorder window", x->path, cpu);
 	kitem_fill(it, r, need);
 	/* as hg_drain: the oldest record's time is looked at again only when it may be due */
 	if (c->win.newest <= c->due && c->win.n < x->kwin.max)
@@ -569,7 +569,7 @@ static int hg_settle(struct pf_export *x, unsigned k, struct hg_err *err)
 	int t;
 
 	if (x->w.err_no == ENOMEM)
-		return hg_err_set(err, "%s: out of memory for the hourglass side's reorder window", x->path);
+		return hg_err_env(err, "%s: out of memory for the hourglass side's reorder window", x->path);
 	hg_drain(x, k, 0);
 	if (x->hg_front - x->hg_swept > x->hwin.horizon / 4) {
 		for (t = 0; t < x->run.nthreads; t++)
@@ -828,7 +828,7 @@ struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg
 	}
 	x = calloc(1, sizeof(*x));
 	if (!x) {
-		hg_err_set(err, "%s: out of memory", path);
+		hg_err_env(err, "%s: out of memory", path);
 		return NULL;
 	}
 	x->w.fd = -1;
@@ -838,7 +838,7 @@ struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg
 	x->thread = calloc(run->nthreads + 1, sizeof(*x->thread));
 	x->tids = calloc(run->nthreads + 1, sizeof(*x->tids));
 	if (!x->path || !x->cpu || !x->thread || !x->tids || pfw_init(&x->w, -1, STR_MAX, STR_BYTES)) {
-		hg_err_set(err, "%s: out of memory", path);
+		hg_err_env(err, "%s: out of memory", path);
 		free_export(x);
 		return NULL;
 	}
@@ -960,7 +960,7 @@ int pf_write(struct pf_export *x, struct hg_err *err)
 		return -1;
 	if (close(x->w.fd)) {
 		x->w.fd = -1;
-		return hg_err_set(err, "%s: cannot write %s: %s", x->path, x->tmp, strerror(errno));
+		return hg_err_env(err, "%s: cannot write %s: %s", x->path, x->tmp, strerror(errno));
 	}
 	x->w.fd = -1;
 	return 0;

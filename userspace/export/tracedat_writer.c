@@ -135,7 +135,7 @@ struct td_writer *td_create(const char *dir, unsigned ncpus, double tsc_hz, stru
 		if (w)
 			free(w->dir);
 		free(w);
-		hg_err_set(err, "%s: out of memory", dir);
+		hg_err_env(err, "%s: out of memory", dir);
 		return NULL;
 	}
 	if (!ncpus || !(tsc_hz > 0)) {
@@ -199,7 +199,7 @@ int td_buffer(struct td_writer *w, const char *name, struct hg_err *err)
 	if (!w->lanes[w->nbuffers] || !w->bufname[w->nbuffers]) {
 		free(w->lanes[w->nbuffers]);
 		free(w->bufname[w->nbuffers]);
-		return hg_err_set(err, "trace.dat writer: out of memory");
+		return hg_err_env(err, "trace.dat writer: out of memory");
 	}
 	for (c = 0; c < w->ncpus; c++) {
 		w->lanes[w->nbuffers][c].fd = -1;
@@ -237,7 +237,7 @@ int td_event(struct td_writer *w, const char *system, const char *name, const st
 		return hg_err_set(err, "event %s:%s: too many events for int16 ids", system, name);
 	grown = realloc(w->events, (w->nevents + 1) * sizeof(*w->events));
 	if (!grown)
-		return hg_err_set(err, "event %s:%s: out of memory", system, name);
+		return hg_err_env(err, "event %s:%s: out of memory", system, name);
 	w->events = grown;
 	t = &w->events[w->nevents];
 	memset(t, 0, sizeof(*t));
@@ -273,7 +273,7 @@ int td_event(struct td_writer *w, const char *system, const char *name, const st
 	if (t->text.oom || !t->system) {
 		free(t->text.p);
 		free(t->system);
-		return hg_err_set(err, "event %s:%s: out of memory", system, name);
+		return hg_err_env(err, "event %s:%s: out of memory", system, name);
 	}
 	w->nevents++;
 	return 0;
@@ -302,13 +302,13 @@ int td_cmdline(struct td_writer *w, uint32_t pid, const char *comm, struct hg_er
 		struct td_cmd *p = realloc(w->cmds, cap * sizeof(*p));
 
 		if (!p)
-			return hg_err_set(err, "trace.dat cmdlines: out of memory");
+			return hg_err_env(err, "trace.dat cmdlines: out of memory");
 		w->cmds = p;
 		w->capcmds = cap;
 	}
 	c = strdup(comm);
 	if (!c)
-		return hg_err_set(err, "trace.dat cmdlines: out of memory");
+		return hg_err_env(err, "trace.dat cmdlines: out of memory");
 	/* one line per task: a newline would end it early */
 	for (char *p = c; *p; p++)
 		if (*p == '\n')
@@ -327,13 +327,13 @@ int td_kallsyms(struct td_writer *w, uint64_t addr, const char *name, struct hg_
 		struct td_sym *p = realloc(w->syms, cap * sizeof(*p));
 
 		if (!p)
-			return hg_err_set(err, "trace.dat kallsyms: out of memory");
+			return hg_err_env(err, "trace.dat kallsyms: out of memory");
 		w->syms = p;
 		w->capsyms = cap;
 	}
 	n = strdup(name && *name ? name : "?");
 	if (!n)
-		return hg_err_set(err, "trace.dat kallsyms: out of memory");
+		return hg_err_env(err, "trace.dat kallsyms: out of memory");
 	/* libtraceevent reads a symbol as one word */
 	for (char *p = n; *p; p++)
 		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '[')
@@ -487,7 +487,7 @@ int td_failed(struct td_writer *w, struct hg_err *err)
 {
 	if (!w->err_no)
 		return 0;
-	return hg_err_set(err, "%s %s: %s", w->err_what, w->dir, strerror(w->err_no));
+	return hg_err_env(err, "%s %s: %s", w->err_what, w->dir, strerror(w->err_no));
 }
 
 int td_flush(struct td_writer *w, struct hg_err *err)
@@ -685,7 +685,7 @@ int td_write(struct td_writer *w, const char *path, int top, const int *extra, u
 	build_header(w, &s, top, extra, nextra, table);
 	if (s.oom) {
 		free(s.p);
-		return hg_err_set(err, "%s: out of memory for the header", path);
+		return hg_err_env(err, "%s: out of memory for the header", path);
 	}
 	/* every CPU's data page-aligned and whole pages, the tables saying where */
 	order[0] = top;
@@ -730,7 +730,7 @@ int td_write(struct td_writer *w, const char *path, int top, const int *extra, u
 	*tmp_out = tmp;
 	return 0;
 fail_errno:
-	hg_err_set(err, "%s: cannot write %s: %s", path, tmp, strerror(errno));
+	hg_err_env(err, "%s: cannot write %s: %s", path, tmp, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	out_discard(tmp);
@@ -751,7 +751,7 @@ int td_scan(struct td_writer *w, int buffer, unsigned cpu,
 		return 0;
 	buf = malloc(PAGES * TD_PAGE);
 	if (!buf)
-		return hg_err_set(err, "%s: out of memory to read pages back", w->dir);
+		return hg_err_env(err, "%s: out of memory to read pages back", w->dir);
 	for (off = 0; off < l->file_bytes && !stop; off += PAGES * TD_PAGE) {
 		size_t want = l->file_bytes - off < PAGES * TD_PAGE ? l->file_bytes - off : PAGES * TD_PAGE;
 		ssize_t got = pread(l->fd, buf, want, off);
@@ -759,7 +759,7 @@ int td_scan(struct td_writer *w, int buffer, unsigned cpu,
 
 		if (got != (ssize_t)want) {
 			free(buf);
-			return hg_err_set(err, "%s: cannot read a temporary page file back: %s", w->dir,
+			return hg_err_env(err, "%s: cannot read a temporary page file back: %s", w->dir,
 					  got < 0 ? strerror(errno) : "short read");
 		}
 		for (pg = 0; pg < want && !stop; pg += TD_PAGE) {

@@ -7,16 +7,35 @@
 #include <string.h>
 #include "hg_err.h"
 
+static int vset(struct hg_err *e, int status, const char *fmt, va_list ap)
+{
+	if (!e)
+		return -1;
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	e->status = status;
+	return -1;
+}
+
 int hg_err_set(struct hg_err *e, const char *fmt, ...)
 {
 	va_list ap;
+	int rc;
 
-	if (!e)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	rc = vset(e, HG_EXIT_BAD_INPUT, fmt, ap);
 	va_end(ap);
-	return -1;
+	return rc;
+}
+
+int hg_err_env(struct hg_err *e, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vset(e, HG_EXIT_ENV, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 const char *hg_quote(char *out, size_t len, const void *s, size_t n)

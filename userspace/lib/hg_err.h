@@ -5,7 +5,9 @@
  * Library functions never print and never exit: they fill a struct hg_err
  * and return -1 (or NULL). The message is complete and names the file, the
  * offset and what was wrong ("run.hgt: offset 4096: chunk of CPU 70000, but
- * the recording has 2 CPUs"); the program prints it and exits 3 (bad input).
+ * the recording has 2 CPUs"); the program prints it and exits with @status:
+ * 3 (bad input) from hg_err_set, 2 (could not run: memory, an output that
+ * cannot be created or written) from hg_err_env (docs/exit-status.md).
  */
 #ifndef HG_ERR_H
 #define HG_ERR_H
@@ -13,14 +15,24 @@
 #include <stddef.h>
 
 #define HG_ERR_MAX 512
+#define HG_EXIT_ENV 2		/* every program: could not run (memory, an unwritable output) */
 #define HG_EXIT_BAD_INPUT 3	/* every program: a file that is not what it claims */
 
 struct hg_err {
 	char msg[HG_ERR_MAX];
+	int status;		/* the exit status it calls for: HG_EXIT_BAD_INPUT or HG_EXIT_ENV */
 };
 
-/* hg_err_set - format the message; returns -1 so that callers can `return hg_err_set(...)` */
+/* hg_err_set - a bad input: format the message; returns -1 so that callers can
+ * `return hg_err_set(...)` */
 int hg_err_set(struct hg_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* hg_err_env - the same for what the machine refused: memory, an output that cannot be written */
+int hg_err_env(struct hg_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* hg_err_status - the exit status @e calls for (bad input unless hg_err_env said otherwise) */
+static inline int hg_err_status(const struct hg_err *e)
+{
+	return e->status == HG_EXIT_ENV ? HG_EXIT_ENV : HG_EXIT_BAD_INPUT;
+}
 
 /*
  * hg_quote - bytes from a file, safe to print in a message: "...", printable

@@ -44,13 +44,15 @@ struct jsonw;
 
 #define HGMERGE_VERSION "2.0"
 #define SHOW_EVENTS 12		/* kernel events kept per gap, for its disagreement */
-#define EXIT_BAD_USAGE 2
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* fail - a bad input: say it and exit 3; fail_env - what the machine refused (memory, an output
+ * that cannot be written): exit 2; fail_err - @e's message, with the status it calls for */
 void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void fail_env(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void fail_err(const struct hg_err *e) __attribute__((noreturn));
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

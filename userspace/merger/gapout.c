@@ -34,7 +34,7 @@ struct gapout *gapout_open(const char *path, int json, struct run *r, struct inf
 	o->in = in;
 	o->f = fopen(o->tmp, "wb");
 	if (!o->f)
-		fail("%s: cannot write it: %s", o->tmp, strerror(errno));
+		fail_env("%s: cannot write it: %s", o->tmp, strerror(errno));
 	out_track(o->tmp);	/* removed if the merge stops half-way */
 	if (!json) {
 		struct hgg_header h = { .major = HGG_MAJOR, .minor = HGG_MINOR, .rec_size = sizeof(struct hgg_gap),
@@ -101,7 +101,7 @@ void gapout_finish(struct gapout *o)
 		fwrite(&t, sizeof(t), 1, o->f);
 	}
 	if (fflush(o->f) || ferror(o->f) || fclose(o->f))
-		fail("%s: write error: %s", o->tmp, strerror(errno));
+		fail_env("%s: write error: %s", o->tmp, strerror(errno));
 	o->f = NULL;
 }
 

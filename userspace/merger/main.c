@@ -609,7 +609,7 @@ static FILE *open_report(const char *path, char **tmp)
 	}
 	*tmp = xasprintf("%s.partial", path);
 	if (!(f = fopen(*tmp, "w")))
-		fail("%s: cannot write it: %s", *tmp, strerror(errno));
+		fail_env("%s: cannot write it: %s", *tmp, strerror(errno));
 	out_track(*tmp);
 	return f;
 }
@@ -698,12 +698,12 @@ int main(int argc, char **argv)
 	f = open_report(o.report, &tmp);
 	report_write(&rin, f);
 	if (fflush(f) || ferror(f) || (tmp && fclose(f)))
-		fail("%s: write error: %s", tmp ? tmp : "standard output", strerror(errno));
+		fail_env("%s: write error: %s", tmp ? tmp : "standard output", strerror(errno));
 	if (o.ready_fd >= 0) {
 		/* the report is whole: whoever waits for it (hourglass export's HTML page) may
 		 * read it while the exporters' files are put together */
 		if (write(o.ready_fd, "report\n", 7) != 7)
-			fail("--ready-fd %d: cannot write to it: %s", o.ready_fd, strerror(errno));
+			fail_env("--ready-fd %d: cannot write to it: %s", o.ready_fd, strerror(errno));
 		close(o.ready_fd);
 	}
 	join_exports(&c, tmp);

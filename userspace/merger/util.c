@@ -22,33 +22,46 @@
 void (*hg_fuzz_on_fail)(void);
 #endif
 
-void fail(const char *fmt, ...)
+static void vfail(int status, const char *fmt, va_list ap) __attribute__((noreturn, format(printf, 2, 0)));
+static void vfail(int status, const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	fputs("hgmerge: ", stderr);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
 #ifdef HG_FUZZ
 	if (hg_fuzz_on_fail)
 		hg_fuzz_on_fail();
 #endif
-	exit(HG_EXIT_BAD_INPUT);
+	exit(status);
+}
+
+void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(HG_EXIT_BAD_INPUT, fmt, ap);
+}
+
+void fail_env(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(HG_EXIT_ENV, fmt, ap);
 }
 
 void fail_err(const struct hg_err *e)
 {
+	if (hg_err_status(e) == HG_EXIT_ENV)
+		fail_env("%s", e->msg);
 	fail("%s", e->msg);
 }
 
 static void *checked(void *p, size_t n)
 {
-	if (!p && n) {
-		fputs("hgmerge: out of memory\n", stderr);
-		exit(1);
-	}
+	if (!p && n)
+		fail_env("out of memory");
 	return p;
 }
 

@@ -277,7 +277,7 @@ struct xthread *xthread_start(struct ks_export *ks, struct pf_export *pf)
 	int i;
 
 	if (!x)
-		fail("out of memory for the exporters' threads");
+		fail_env("out of memory for the exporters' threads");
 	memset(x, 0, sizeof(*x));
 	x->ring = xmalloc(RING_BYTES);
 	pthread_mutex_init(&x->lock, NULL);
@@ -303,7 +303,7 @@ struct xthread *xthread_start(struct ks_export *ks, struct pf_export *pf)
 		pthread_cond_init(&rd->more, NULL);
 		if (pthread_create(&rd->tid, NULL, run, rd)) {
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			fail("cannot start an exporter's thread");
+			fail_env("cannot start an exporter's thread");
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 	char dat[4096], ses[4096], js[4096];
 	struct ks_summary ks;
 	struct pf_summary pf;
-	struct hg_err err = { "" };
+	struct hg_err err = { "", 0 };
 	struct ks_export *kx;
 	struct pf_export *px;
 	const char *dir = NULL;
@@ -500,5 +500,5 @@ int main(int argc, char **argv)
 	return 0;
 fail:
 	fprintf(stderr, "export_synth: %s\n", err.msg);
-	return HG_EXIT_BAD_INPUT;
+	return hg_err_status(&err);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* test_err.c - hg_err: messages are formatted, cut to fit, and bytes from files quoted safely */
+/* test_err.c - hg_err: messages are formatted, cut to fit, say which exit status they call for,
+ * and bytes from files quoted safely */
 #include "tap.h"
 #include "hg_err.h"
 
@@ -15,6 +16,13 @@ int main(void)
 	hg_err_set(&e, "%s", big);
 	ok(strlen(e.msg) == HG_ERR_MAX - 1, "a long message is cut to the buffer");
 	ok(hg_err_set(NULL, "x") == -1, "a NULL hg_err is allowed");
+	ok(hg_err_status(&e) == HG_EXIT_BAD_INPUT, "hg_err_set: a bad input, exit 3");
+	ok(hg_err_env(&e, "%s: cannot write it: %s", "m.dat", "No space left on device") == -1 &&
+	   !strcmp(e.msg, "m.dat: cannot write it: No space left on device") && hg_err_status(&e) == HG_EXIT_ENV,
+	   "hg_err_env: what the machine refused, exit 2: %s", e.msg);
+	hg_err_set(&e, "x.hgt: bad");
+	ok(hg_err_status(&e) == HG_EXIT_BAD_INPUT, "a later hg_err_set is a bad input again");
+	ok(hg_err_env(NULL, "x") == -1, "a NULL hg_err is allowed by hg_err_env too");
 	ok(!strcmp(hg_quote(q, sizeof(q), "chnk", 4), "\"chnk\""), "printable bytes as they are: %s", q);
 	ok(!strcmp(hg_quote(q, sizeof(q), "a\n\x01\"\\", 5), "\"a\\x0a\\x01\\\"\\\\\""), "control bytes as \\xNN: %s", q);
 	ok(!strcmp(hg_quote(q, sizeof(q), "\xff\xfe", 2), "\"\\xff\\xfe\""), "high bytes as \\xNN: %s", q);

@@ -69,7 +69,7 @@ static void bad(const struct buf *b, const char *want, const char *what)
 {
 	char name[32];
 	const char *path;
-	struct hg_err e = { "" };
+	struct hg_err e = { "", 0 };
 	int n, rc;
 
 	snprintf(name, sizeof(name), "bad%d.hgl", ++counter);

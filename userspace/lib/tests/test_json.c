@@ -12,7 +12,7 @@ static struct jv *parse(const char *s, struct hg_err *e)
 
 static void refused(const char *s, const char *want, const char *what)
 {
-	struct hg_err e = { "" };
+	struct hg_err e = { "", 0 };
 	struct jv *v = parse(s, &e);
 
 	ok_msg(v ? 0 : -1, &e, want, "refused: %s", what);

@@ -15,7 +15,7 @@ static struct hg_rec_opts fresh(void)
 static void refused(int c, const char *arg, const char *want)
 {
 	struct hg_rec_opts o = fresh();
-	struct hg_err e = { "" };
+	struct hg_err e = { "", 0 };
 
 	ok_msg(hg_rec_opt(&o, c, arg, &e), &e, want, "-%c '%s' refused: %s", c, arg, e.msg);
 }
@@ -23,7 +23,7 @@ static void refused(int c, const char *arg, const char *want)
 int main(void)
 {
 	struct hg_rec_opts o = fresh();
-	struct hg_err e = { "" };
+	struct hg_err e = { "", 0 };
 
 	ok(hg_parse_seconds("10") == 10 && hg_parse_seconds("500ms") == 0.5 &&
 	   fabs(hg_parse_seconds("20us") - 20e-6) < 1e-12 && hg_parse_seconds("1.5m") == 90,
