@@ -194,7 +194,8 @@ def test_chromium_draws_the_page(tmp_path):
 @pytest.mark.parametrize("cpus,fork_fails", [(2, False), (3, False), (2, True)])
 def test_charts_drawn_side_by_side_are_the_same(monkeypatch, cpus, fork_fails):
     """render_svgs draws the charts on forked children, one per CPU: the page is the
-    same byte for byte as one drawn chart by chart, also when fork fails (all drawn here)."""
+    same byte for byte as one drawn chart by chart, also when fork fails (all drawn here),
+    and no pipe is left open either way."""
     rep = load("three")
     alone = {c.name: c.svg(f"r0-{c.name}") for c in charts.all_charts(rep)}
     assert len(alone) >= 3
@@ -204,5 +205,7 @@ def test_charts_drawn_side_by_side_are_the_same(monkeypatch, cpus, fork_fails):
             raise OSError(11, "Resource temporarily unavailable")
         monkeypatch.setattr(os, "fork", no_fork)
     drawn = charts.all_charts(rep)
+    fds = set(os.listdir("/proc/self/fd"))
     charts.render_svgs([(c, f"r0-{c.name}") for c in drawn])
     assert {c.name: c.drawn.get(f"r0-{c.name}") for c in drawn} == alone
+    assert set(os.listdir("/proc/self/fd")) == fds, "no descriptor left open (a failed fork's pipe included)"

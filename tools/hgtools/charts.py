@@ -126,8 +126,13 @@ def render_svgs(todo: Sequence[Tuple[Chart, str]]) -> None:
     for w in range(1, workers):
         try:
             r, wr = os.pipe()
+        except OSError:
+            break
+        try:
             pid = os.fork()
         except OSError:
+            os.close(r)
+            os.close(wr)
             break
         if pid == 0:            # the child: its share, as JSON, then gone without cleanup
             code = 1
