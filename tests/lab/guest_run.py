@@ -82,10 +82,7 @@ def run_one(name: str, guest: str, out_root: str, run: int = 1) -> dict:
     why = scenario.not_run_reason(sc, os.uname().release, preempt_rt())
     if why:
         res["not_run"] = why
-        os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "lab-run.json"), "w") as f:
-            json.dump(res, f, indent=1)
-        return res
+        return _write_run(d, res)
     labels = list(cmds["labels"])
     ok = True
     try:
@@ -124,6 +121,11 @@ def run_one(name: str, guest: str, out_root: str, run: int = 1) -> dict:
                 res["teardown"].append({"command": c, "exit": None, "output": "timed out"})
     res["labels"] = labels
     res["seconds"] = time.monotonic() - t0
+    return _write_run(d, res)
+
+
+def _write_run(d: str, res: dict) -> dict:
+    """@res as @d/lab-run.json (what analyse.py reads of the run), and returned."""
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "lab-run.json"), "w") as f:
         json.dump(res, f, indent=1)
