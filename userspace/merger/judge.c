@@ -299,11 +299,10 @@ void judge_interval(struct judge *j, const struct hgl_rec *iv)
 	m->niv++;
 }
 
-/* judge_loads - what the labelled loads did to a gap: caused it (it was switched to one, or one is
- * its primary cause), or took part of it */
-static void judge_loads(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d)
+/* judge_loads - what the labelled loads did to a gap: caused it (it was switched to one, @pid as
+ * names_switch_task() says, or one is its primary cause), or took part of it */
+static void judge_loads(struct judge *j, const struct hgg_gap *g, int64_t pid, const struct gap_detail *d)
 {
-	int64_t pid = names_switch_task(g);
 	int who = -1, i;
 	char *seen = NULL;
 
@@ -334,8 +333,8 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 {
 	struct run *r = j->r;
 	int64_t len = (int64_t)(g->g1 - g->g0);
+	int64_t pid = names_switch_task(g);	/* the task a switch gap went to, once for both tables */
 	struct agg *a;
-	int64_t pid;
 	int i;
 
 	j->total++;
@@ -347,8 +346,8 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 	map_gap(j, g);
 	loghist_add(&j->gap_hist[g->cls], us_of(r, (double)len));
 	/* the causes: what each gap went to, whole */
-	if ((pid = names_switch_task(g)) >= 0)
-		a = agg_of(&j->causes, AGG_OUT, (int64_t)pid, g);
+	if (pid >= 0)
+		a = agg_of(&j->causes, AGG_OUT, pid, g);
 	else if (g->flags & HGG_F_PRIMARY)
 		a = agg_of(&j->causes, g->primary_kind, g->primary_id, g);
 	else
@@ -373,7 +372,7 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 		return;
 	}
 	if (labels_any())
-		judge_loads(j, g, d);
+		judge_loads(j, g, pid, d);
 	if (g->cls == HGG_C_HIDDEN) {
 		j->hidden_gaps++;
 		j->hidden_cycles += (double)len;
