@@ -2,6 +2,7 @@
 """bench/merge_speed.py - the merger's throughput and memory on generated runs.
 
     python3 bench/merge_speed.py [--repeats N] [--dir DIR] [EVENTS ...]   (default 1000000 10000000)
+    python3 bench/merge_speed.py --generate DIR EVENTS [CPU CPU]          (the run alone; CPUs 0 1)
 
 For each size, writes a synthetic run directory (two CPUs, one SCHED_FIFO
 hourglass thread each, 20 us intervals; every gap holds five kernel events:
@@ -10,6 +11,9 @@ else an irq with a softirq, 3 us) and times, in fresh processes and
 interleaved, N times each:
 
   report   build/hgmerge --report: the merge, every gap explained and judged
+  report-cpu255  the same on the same run with its second CPU numbered 255: the
+           merge's cost must follow the CPUs a run used, not the highest CPU
+           number (printed as a ratio to report's time, about 1)
   all      build/hourglass export DIR --json --text --kernelshark --perfetto
            --html: the report and every export from one merge, end to end
 
@@ -45,8 +49,8 @@ HZ = 1e9          # one cycle a nanosecond
 TICK = 1000000    # a 1 ms tick (HZ=1000), in cycles
 
 
-def generate(d, events):
-    """A run directory with about @events kernel events."""
+def generate(d, events, cpus=(0, 1)):
+    """A run directory with about @events kernel events, its two threads on @cpus."""
     gaps_per_cpu = events // 10
     ivs = []
     chunks = {0: [], 1: []}
@@ -57,7 +61,7 @@ def generate(d, events):
 
     def flush(cpu):
         data = b"".join(chunks[cpu])
-        out.write(struct.pack("<IIII", 0x6B6E6863, cpu, len(data), len(chunks[cpu])) + data)
+        out.write(struct.pack("<IIII", 0x6B6E6863, cpus[cpu], len(data), len(chunks[cpu])) + data)
         chunks[cpu] = []
 
     for cpu in (0, 1):
@@ -66,7 +70,7 @@ def generate(d, events):
         for i in range(gaps_per_cpu):
             # the interval ends at the tick when it comes, as a real one would
             end = min(t + 20000, tick)
-            ivs.append((t, end, 0, cpu, 1, 0, cpu))
+            ivs.append((t, end, 0, cpu, 1, 0, cpus[cpu]))
             g0 = end
             if g0 == tick:          # the tick and its hrtimer: 4.5 us
                 tick += TICK
@@ -86,7 +90,7 @@ def generate(d, events):
     info = {"tsc": {"hz": HZ}, "t0_tsc": 0, "duration_ns": ivs[-1][1], "command": ["generated"],
             "kernel": {"release": "generated"},
             "threads": [{"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "fifo", "priority": 80,
-                         "timer": "NATIVE", "affinity": str(k)} for k in (0, 1)]}
+                         "timer": "NATIVE", "affinity": str(cpus[k])} for k in (0, 1)]}
     body = b"".join(struct.pack("<QQQHBBI", *r) for r in ivs)
     sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
     with open(os.path.join(d, "hourglass.hgl"), "wb") as f:
@@ -108,12 +112,17 @@ print(json.dumps({"seconds": dt, "peak_rss_mb": resource.getrusage(resource.RUSA
 """
 
 
-def variants(d):
+def report_cmd(d, out):
+    return [os.path.join(TOP, "build", "hgmerge"), "--hgl", os.path.join(d, "hourglass.hgl"),
+            "--kernel", os.path.join(d, "kernel.hgt"), "--report", os.path.join(out, "r.json")]
+
+
+def variants(d, d255):
     out = os.path.join(d, "out")
     os.makedirs(out, exist_ok=True)
     return {
-        "report": [os.path.join(TOP, "build", "hgmerge"), "--hgl", os.path.join(d, "hourglass.hgl"),
-                   "--kernel", os.path.join(d, "kernel.hgt"), "--report", os.path.join(out, "r.json")],
+        "report": report_cmd(d, out),
+        "report-cpu255": report_cmd(d255, out),
         "all": [os.path.join(TOP, "build", "hourglass"), "export", d, "--json", os.path.join(out, "report.json"),
                 "--text", os.path.join(out, "report.txt"), "--kernelshark", os.path.join(out, "merged.dat"),
                 "--perfetto", os.path.join(out, "trace.perfetto"), "--html", os.path.join(out, "report.html")],
@@ -149,7 +158,7 @@ def measure(cmd):
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--generate"]:
-        print(generate(args[1], int(args[2])))
+        print(generate(args[1], int(args[2]), tuple(int(c) for c in args[3:5]) or (0, 1)))
         return
     repeats, base = 3, "/dev/shm" if os.path.isdir("/dev/shm") else None
     while args and args[0].startswith("--"):
@@ -164,7 +173,11 @@ def main():
         with tempfile.TemporaryDirectory(prefix="hgmerge-bench-", dir=base) as d:
             made = int(subprocess.run([sys.executable, __file__, "--generate", d, str(n)], check=True,
                                       capture_output=True, text=True).stdout)
-            v = variants(d)
+            d255 = os.path.join(d, "cpu255")
+            os.makedirs(d255)
+            subprocess.run([sys.executable, __file__, "--generate", d255, str(n), "0", "255"], check=True,
+                           capture_output=True)
+            v = variants(d, d255)
             runs = {k: [] for k in v}
             floors = []
             for _ in range(repeats):            # interleaved: the machine's load moves both alike
@@ -183,10 +196,13 @@ def main():
                          os.path.join(d, "out")))} if k == "all" else None}
                 if k == "all":
                     r["write_floor_s"] = statistics.median(floors)
+                if k == "report-cpu255":
+                    r["ratio_to_report"] = secs / statistics.median(x["seconds"] for x in runs["report"])
                 print(f"{n:>10d} events, {k:6s}: {secs:.2f} s (median of {repeats}), {r['events_per_s'] / 1e6:.2f} M "
                       f"events/s, ratio to the 10 M/s target {r['ratio_to_target']:.2f}, peak RSS "
                       f"{r['peak_rss_mb']:.0f} MB" + (f"; writing its {sum(r['bytes'].values()) / 1e6:.0f} MB of files "
-                      f"alone takes {r['write_floor_s']:.2f} s here" if k == "all" else ""), flush=True)
+                      f"alone takes {r['write_floor_s']:.2f} s here" if k == "all" else "")
+                      + (f"; {r['ratio_to_report']:.2f} times report's" if k == "report-cpu255" else ""), flush=True)
                 print("merge_speed: " + json.dumps(r), flush=True)
 
 

@@ -393,13 +393,14 @@ def test_scores_per_class_and_macro_f1(tmp_path):
     assert d["events"][0] == "+1.0us irq 11" and m.report["disagreements"]["count"] == 1
 
 
-def generated_run(d, events):
-    """bench/merge_speed.py's generated run of about @events kernel events, written into @d."""
+def generated_run(d, events, cpus=(0, 1)):
+    """bench/merge_speed.py's generated run of about @events kernel events, written into @d,
+    its two threads on @cpus."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("merge_speed", os.path.join(TOP, "bench", "merge_speed.py"))
     ms = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ms)
-    ms.generate(str(d), events)
+    ms.generate(str(d), events, cpus)
 
 
 def test_generated_run_all_right(tmp_path):
@@ -407,6 +408,42 @@ def test_generated_run_all_right(tmp_path):
     generated_run(tmp_path, 50000)
     r = run_merge(tmp_path).report
     assert r["gaps"]["classes"]["timer"] > 0 and r["inference"]["all"]["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("cpus", [(0, 255), (200, 3)])
+def test_cpu_numbers_change_nothing_but_names(tmp_path, cpus):
+    """The same run with its CPUs numbered otherwise (far apart, or the first thread's
+    the higher) merges to the same report, the CPUs' own names aside: the loops that
+    walk the CPUs in use (drain, the calibration's, what the others ran) walk them in
+    ascending order as a loop over every index did."""
+    def report(d, c):
+        os.makedirs(d)
+        generated_run(d, 40000, c)
+        r = run_merge(d).report
+        ticks = r["inference"]["calibration"]["tick"]
+        assert sorted(int(x) for x in ticks) == sorted(c), ticks
+        r["inference"]["calibration"]["tick"] = [ticks[str(x)] for x in c]    # by thread
+        for k in ("merger", "run", "kernel_recording"):
+            r.pop(k, None)
+        return r
+
+    plain, renumbered = report(tmp_path / "a", (0, 1)), report(tmp_path / "b", cpus)
+    assert plain["gaps"]["total"] > 7000 and plain["inference"]["all"]["accuracy"] == 1.0
+    assert renumbered == plain
+
+
+def test_steal_seen_across_cpus_far_apart(tmp_path):
+    """Steal (the CPUs take turns) found on CPUs 3 and 250 as on 0 and 1: what the other
+    CPUs ran of a gap is summed over the CPUs in use."""
+    ivs = []
+    t = 0
+    for k in range(200):
+        ivs.append(iv(t, t + 300_000, 0, 250))
+        ivs.append(iv(t + 300_500, t + 600_000, 1, 3))
+        t += 600_500
+    m = merged(tmp_path, ivs, [])
+    assert m.report["inference"]["calibration"]["steal"]
+    assert all(g["actual"] == "hidden" and g["inferred"] == "hidden" for g in m.gaps)
 
 
 def test_ready_fd_says_when_the_report_is_whole(tmp_path):

@@ -65,6 +65,20 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 	(arr)[(n)++] = (val);							\
 } while (0)
 
+/*
+ * cpu_list - the CPUs a per-CPU table has seen, ascending. Loops that run for every event or
+ * gap walk it instead of every index up to the highest CPU number: hourglass on CPUs 0 and 255
+ * costs what two CPUs cost, not 256. Ascending, so that the order work is done in (and so every
+ * output) is the same as a loop over the indices. cpu_list_add once per CPU (callers keep a
+ * flag in their table's entry).
+ */
+struct cpu_list {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+void cpu_list_add(struct cpu_list *l, uint32_t cpu);
+void cpu_list_free(struct cpu_list *l);
+
 /* ---- the run: hourglass's configuration of its threads ---- */
 struct thread_cfg {
 	uint32_t tid;

@@ -94,6 +94,7 @@ struct tick {
 	int64_t open_other;		/* the others' busy time when this CPU's gap opened */
 	int64_t *cover;			/* (g0, covered) pairs of closed gaps */
 	size_t chead, cn, ccap;
+	int listed;			/* in infer.cpus */
 };
 
 #define S_CANDIDATE 1			/* neither voluntary nor a switch: rule 2 applies */
@@ -102,6 +103,7 @@ struct infer {
 	struct run *r;
 	struct tick *tick;		/* per CPU */
 	uint32_t ncpu;
+	struct cpu_list cpus;		/* the CPUs of tick in use: what per-event loops walk */
 	int *top_rt;			/* per thread: rule 4 applies */
 	double switch_limit, hidden_limit, throttle;
 	double phase_limit;		/* rule 2: at the tick's phase, the tick and its softirqs below this */
@@ -120,7 +122,8 @@ struct infer {
 	uint64_t *nint;
 };
 
-static struct tick *tick_of(struct infer *in, uint32_t cpu)
+/* tick_add - @cpu's tick, its table grown and the CPU listed the first time */
+static __attribute__((noinline)) struct tick *tick_add(struct infer *in, uint32_t cpu)
 {
 	if (cpu >= in->ncpu) {
 		uint32_t n = cpu + 1;
@@ -129,7 +132,18 @@ static struct tick *tick_of(struct infer *in, uint32_t cpu)
 		memset(in->tick + in->ncpu, 0, (n - in->ncpu) * sizeof(*in->tick));
 		in->ncpu = n;
 	}
+	if (!in->tick[cpu].listed) {
+		in->tick[cpu].listed = 1;
+		cpu_list_add(&in->cpus, cpu);
+	}
 	return &in->tick[cpu];
+}
+
+static inline struct tick *tick_of(struct infer *in, uint32_t cpu)
+{
+	if (__builtin_expect(cpu < in->ncpu && in->tick[cpu].listed, 1))
+		return &in->tick[cpu];
+	return tick_add(in, cpu);
 }
 
 /* near - is there a start in [t - tol, t + tol]? (@s sorted) */
@@ -617,15 +631,15 @@ static int ready(const struct infer *in, const struct tick *t, int64_t g1)
 }
 
 /* busy_others - hourglass's time on every CPU but @cpu up to @t */
-static int64_t busy_others(struct infer *in, uint32_t cpu, int64_t t)
+static inline int64_t busy_others(struct infer *in, uint32_t cpu, int64_t t)
 {
 	int64_t sum = 0;
-	uint32_t c;
+	uint32_t i;
 
-	for (c = 0; c < in->ncpu; c++) {
-		struct tick *x = &in->tick[c];
+	for (i = 0; i < in->cpus.n; i++) {
+		struct tick *x = &in->tick[in->cpus.v[i]];
 
-		if (c == cpu)
+		if (in->cpus.v[i] == cpu)
 			continue;
 		sum += x->busy + (x->running && t > x->run_t0 ? t - x->run_t0 : 0);
 	}
@@ -692,10 +706,10 @@ static int64_t covered(struct tick *t, int64_t g0)
 /* drain_calibration - decide the waiting candidates whose reach the stream has passed */
 static void drain_calibration(struct infer *in, struct quant *ticks)
 {
-	uint32_t c;
+	uint32_t i;
 
-	for (c = 0; c < in->ncpu; c++) {
-		struct tick *t = &in->tick[c];
+	for (i = 0; i < in->cpus.n; i++) {
+		struct tick *t = &in->tick[in->cpus.v[i]];
 
 		while (t->whead < t->wn && ready(in, t, t->wait[2 * t->whead + 1])) {
 			int64_t g0 = t->wait[2 * t->whead], g1 = t->wait[2 * t->whead + 1];
@@ -1052,6 +1066,7 @@ void infer_free(struct infer *in)
 		free(in->tick[c].cover);
 	}
 	free(in->tick);
+	cpu_list_free(&in->cpus);
 	free(in->top_rt);
 	free(in->first);
 	free(in->last);

@@ -45,12 +45,14 @@ struct waiting {
 struct wqueue {
 	struct waiting *v;
 	size_t head, n, cap;
+	int listed;		/* in ctx.wcpus */
 };
 
 struct ctx {
 	struct run *r;
 	struct wqueue *wq;	/* per CPU */
 	uint32_t nwq;
+	struct cpu_list wcpus;	/* the CPUs of wq in use */
 	uint64_t waiting;	/* over every CPU */
 	struct infer *infer;
 	struct judge *judge;
@@ -284,6 +286,10 @@ static struct wqueue *wq_of(struct ctx *c, uint32_t cpu)
 		memset(c->wq + c->nwq, 0, (n - c->nwq) * sizeof(*c->wq));
 		c->nwq = n;
 	}
+	if (!c->wq[cpu].listed) {
+		c->wq[cpu].listed = 1;
+		cpu_list_add(&c->wcpus, cpu);
+	}
 	return &c->wq[cpu];
 }
 
@@ -333,10 +339,10 @@ static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 /* drain - the waiting gaps that can be decided now, each CPU's in order */
 static void drain(struct ctx *c)
 {
-	uint32_t cpu;
+	uint32_t i;
 
-	for (cpu = 0; cpu < c->nwq && c->waiting; cpu++) {
-		struct wqueue *q = &c->wq[cpu];
+	for (i = 0; i < c->wcpus.n && c->waiting; i++) {
+		struct wqueue *q = &c->wq[c->wcpus.v[i]];
 
 		while (q->n && infer_ready(c->infer, &q->v[q->head].g)) {
 			struct waiting *w = &q->v[q->head];

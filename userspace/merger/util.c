@@ -80,6 +80,27 @@ void *xrealloc(void *p, size_t n)
 	return checked(realloc(p, n ? n : 1), 1);
 }
 
+void cpu_list_add(struct cpu_list *l, uint32_t cpu)
+{
+	uint32_t i;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	/* CPUs come in about ascending order, and once each: an insertion from the end */
+	for (i = l->n; i > 0 && l->v[i - 1] > cpu; i--)
+		l->v[i] = l->v[i - 1];
+	l->v[i] = cpu;
+	l->n++;
+}
+
+void cpu_list_free(struct cpu_list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 char *xstrdup(const char *s)
 {
 	return checked(strdup(s), 1);
