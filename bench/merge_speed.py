@@ -20,9 +20,11 @@ interleaved, N times each:
 It prints the median kernel events a second of each, their ratio to the
 target (issue 14: report plus all exports at 10 million kernel events a
 second, end to end), and the peak resident memory, which must not grow with
-the run (compare the sizes). Files go under --dir (default: /dev/shm when it
-exists, so that the machine's disk is not what is measured; say --dir /tmp
-to include it). One JSON line per size and variant ("merge_speed: {...}").
+the run (compare the sizes). For the end-to-end variant it also prints the
+CPU time (user and system, every process) and that time spread over the
+CPUs this process may use: the least the wall time can be, whatever
+overlaps. Files go under --dir (default: /dev/shm when it exists, so that
+the machine's disk is not what is measured; say --dir /tmp to include it). One JSON line per size and variant ("merge_speed: {...}").
 The generated run is mostly inferred right, like real runs: the report lists
 every disagreement, so a run where most gaps were wrong would measure the
 listing.
@@ -100,6 +102,7 @@ def generate(d, events, cpus=(0, 1)):
 
 
 TARGET = 10e6     # kernel events a second, report plus all exports, end to end
+CPUS = len(os.sched_getaffinity(0))     # what the CPU time can spread over: its floor is cpu_s / CPUS
 
 # one variant in a process of its own, so that the peak resident memory is its own
 CHILD = r"""
@@ -108,7 +111,8 @@ cmd = json.loads(sys.argv[1])
 t = time.monotonic()
 subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 dt = time.monotonic() - t
-print(json.dumps({"seconds": dt, "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": dt, "peak_rss_mb": ru.ru_maxrss / 1024, "cpu_s": ru.ru_utime + ru.ru_stime}))
 """
 
 
@@ -192,6 +196,7 @@ def main():
                      "seconds": secs, "seconds_all": [round(x["seconds"], 3) for x in rs],
                      "events_per_s": events / secs, "ratio_to_target": events / secs / TARGET,
                      "peak_rss_mb": max(x["peak_rss_mb"] for x in rs), "dir": base or tempfile.gettempdir(),
+                     "cpu_s": statistics.median(x["cpu_s"] for x in rs), "cpus": CPUS,
                      "bytes": {f: os.path.getsize(os.path.join(d, "out", f)) for f in sorted(os.listdir(
                          os.path.join(d, "out")))} if k == "all" else None}
                 if k == "all":
@@ -202,7 +207,9 @@ def main():
                       f"events/s, ratio to the 10 M/s target {r['ratio_to_target']:.2f}, peak RSS "
                       f"{r['peak_rss_mb']:.0f} MB" + (f"; writing its {sum(r['bytes'].values()) / 1e6:.0f} MB of files "
                       f"alone takes {r['write_floor_s']:.2f} s here" if k == "all" else "")
-                      + (f"; {r['ratio_to_report']:.2f} times report's" if k == "report-cpu255" else ""), flush=True)
+                      + (f"; {r['ratio_to_report']:.2f} times report's" if k == "report-cpu255" else "")
+                      + (f"; {r['cpu_s']:.2f} s of CPU, at least {r['cpu_s'] / CPUS:.2f} s on this machine's "
+                         f"{CPUS} CPUs" if k == "all" else ""), flush=True)
                 print("merge_speed: " + json.dumps(r), flush=True)
 
 
