@@ -422,6 +422,26 @@ def _on_cpu_ms(rec, tid, t0, t1, lags):
     return on / rec.tsc_khz
 
 
+def _lag_facts(rec, tid, t0, t1):
+    """The thread's switch sides in [t0, t1] whose lag is unknown (stale, or beyond the
+    code's range: placed at the tracepoint), and the largest known lag in ms: what
+    to read first when the sum and schedstat part (a host stall between the pick and
+    the tracepoint moves that much time)."""
+    unknown, largest = 0, 0
+    for e in rec.events:
+        if e.kind != "switch" or not t0 <= e.tsc <= t1:
+            continue
+        prev_lag, next_lag = struct.unpack_from("<HH", e.raw, 28)
+        for pid, lag in ((e.fields["prev_pid"], prev_lag), (e.fields["next_pid"], next_lag)):
+            if pid != tid:
+                continue
+            if lag == 0xffff:
+                unknown += 1
+            else:
+                largest = max(largest, (lag & 0xfff) << (lag >> 12))
+    return unknown, largest / rec.tsc_khz
+
+
 def test_lat_on_cpu_time_is_schedstat(ctx):
     """The make demo's LAT thread (1 ms sleeps, FIFO): its time on CPU summed from its
     switches, each side taken where the scheduler switched it (ABI 1.2's lags), is
@@ -445,9 +465,11 @@ def test_lat_on_cpu_time_is_schedstat(ctx):
     kern = m["kernel_ns"] / 1e6
     at_tp = _on_cpu_ms(rec, m["tid"], acct["tsc0"], acct["tsc1"], lags=False)
     with_lags = _on_cpu_ms(rec, m["tid"], acct["tsc0"], acct["tsc1"], lags=True)
+    unknown, largest = _lag_facts(rec, m["tid"], acct["tsc0"], acct["tsc1"])
+    lag_facts = f"{unknown} sides with the lag unknown, the largest known lag {largest:.3f} ms"
     ctx.note(f"LAT thread on CPU, ms: schedstat {sched:.1f}, cputime {m['cputime_ns'] / 1e6:.1f}, "
              f"the report (switches with lags) {kern:.1f}, the file with lags {with_lags:.1f}, "
-             f"at the tracepoints {at_tp:.1f}; {m['kernel_switches_in']} switches in")
+             f"at the tracepoints {at_tp:.1f}; {m['kernel_switches_in']} switches in; {lag_facts}")
     assert abs(with_lags - kern) <= 0.001 * kern + 0.01, (with_lags, kern)
     # schedstat and the thread's CPU clock are the same sum (se.sum_exec_runtime), the
     # clock with the running slice added; hourglass reads both at the window's ends with
@@ -465,7 +487,7 @@ def test_lat_on_cpu_time_is_schedstat(ctx):
     for name, v in (("schedstat", sched), ("the thread's CPU clock", cpu)):
         assert -0.02 * v - 0.5 <= kern - v <= over * v + 0.5, \
             (f"kernel {kern:.1f} ms against {name} {v:.1f} ms (scheduler's clock "
-             f"{'stable' if stable else 'filtered'}: -2% to +{over:.0%}, and 0.5 ms)")
+             f"{'stable' if stable else 'filtered'}: -2% to +{over:.0%}, and 0.5 ms; {lag_facts})")
 
 
 TESTS = [test_abi_old_recorder_new_module, test_abi_new_recorder_old_module, test_cpu_set_any_size,
