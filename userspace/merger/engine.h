@@ -172,6 +172,10 @@ struct infer *infer_calibrate(struct run *r);
 void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g);
 /* infer_ready - can @g be decided: has the stream been read far enough past it for rule 2? */
 int infer_ready(struct infer *in, const struct hgg_gap *g);
+/* infer_due - the stream's time from which @g can be decided (-INFINITY: now); infer_passed -
+ * has the stream reached @due (or ended)? infer_ready(g) is infer_passed(infer_due(g)). */
+double infer_due(struct infer *in, const struct hgg_gap *g);
+int infer_passed(const struct infer *in, double due);
 void infer_end(struct infer *in);	/* the stream is over: everything is ready */
 /* infer_decide - the inference for @g (ready): sets g->inferred and g->rule */
 void infer_decide(struct infer *in, struct hgg_gap *g);

@@ -686,13 +686,23 @@ void infer_end(struct infer *in)
 	in->ended = 1;
 }
 
-int infer_ready(struct infer *in, const struct hgg_gap *g)
+double infer_due(struct infer *in, const struct hgg_gap *g)
 {
 	struct tick *t = tick_of(in, g->cpu);
 
 	if (g->vol || g->next_thread != g->thread || !t->p)
-		return 1;
-	return ready(in, t, (int64_t)g->g1);
+		return -INFINITY;
+	return (double)(int64_t)g->g1 + t->reach;	/* as ready() */
+}
+
+int infer_passed(const struct infer *in, double due)
+{
+	return in->ended || (double)in->now >= due;
+}
+
+int infer_ready(struct infer *in, const struct hgg_gap *g)
+{
+	return infer_passed(in, infer_due(in, g));
 }
 
 /* covered - what the other CPUs ran of the gap at @g0 on @t's CPU (0 if unknown) */

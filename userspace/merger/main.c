@@ -53,6 +53,7 @@ struct ctx {
 	struct wqueue *wq;	/* per CPU */
 	uint32_t nwq;
 	struct cpu_list wcpus;	/* the CPUs of wq in use */
+	double next_due;	/* the earliest time a waiting queue's first gap can be decided */
 	uint64_t waiting;	/* over every CPU */
 	struct infer *infer;
 	struct judge *judge;
@@ -332,15 +333,28 @@ static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 		dispatch(c, g, d);
 		return;
 	}
+	if (!q->n) {
+		double due = infer_due(c->infer, g);
+
+		if (due < c->next_due)
+			c->next_due = due;
+	}
 	wq_push(q, g, d);
 	c->waiting++;
 }
 
-/* drain - the waiting gaps that can be decided now, each CPU's in order */
+/*
+ * drain - the waiting gaps that can be decided now, each CPU's in order. Called for every
+ * event of hourglass's: it looks at the queues only once the stream has reached the
+ * earliest time one of their first gaps can be decided, which it keeps.
+ */
 static void drain(struct ctx *c)
 {
+	double next = INFINITY;
 	uint32_t i;
 
+	if (!infer_passed(c->infer, c->next_due))
+		return;
 	for (i = 0; i < c->wcpus.n && c->waiting; i++) {
 		struct wqueue *q = &c->wq[c->wcpus.v[i]];
 
@@ -353,7 +367,14 @@ static void drain(struct ctx *c)
 			q->n--;
 			c->waiting--;
 		}
+		if (q->n) {
+			double due = infer_due(c->infer, &q->v[q->head].g);
+
+			if (due < next)
+				next = due;
+		}
 	}
+	c->next_due = next;
 }
 
 static void on_window(void *p, const struct window *w)
@@ -669,6 +690,7 @@ int main(int argc, char **argv)
 	remove_temporaries_on_stop();
 	setup(&r, &o);
 	c.r = &r;
+	c.next_due = INFINITY;
 	names_init(&r);
 	hgside_measure_disorder(&r);
 	c.infer = infer_calibrate(&r);
