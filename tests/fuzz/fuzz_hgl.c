@@ -45,7 +45,7 @@ static void check_info(const struct hgl_info *in)
 
 static int read_cursor(struct hgl_file *f, int thread, const char *path)
 {
-	struct hg_err err = { "" };
+	struct hg_err err = { "", 0 };
 	struct hgl_cursor *c = hgl_cursor_open(f, thread, &err);
 	const struct hgl_info *in = hgl_info(f);
 	struct hgl_rec r;
@@ -84,7 +84,7 @@ static int read_cursor(struct hgl_file *f, int thread, const char *path)
 
 static void one(const char *path, unsigned flags)
 {
-	struct hg_err err = { "" };
+	struct hg_err err = { "", 0 };
 	struct hgl_file *f;
 	unsigned major, minor;
 	int k;

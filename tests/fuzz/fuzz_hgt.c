@@ -57,7 +57,7 @@ static void walk(const struct hgt_chunk_info *ci, const char *recs, size_t len)
 /* read_cursor - every record of @cpu (or all); -1 after an error */
 static int read_cursor(struct hgt_file *f, uint32_t cpu, const char *path)
 {
-	struct hg_err err = { "" };
+	struct hg_err err = { "", 0 };
 	struct hgt_cursor *c = hgt_cursor_open(f, cpu, &err);
 	const struct hgt_rec *r;
 	uint64_t n = 0;
@@ -121,7 +121,7 @@ static void check_open(struct hgt_file *f, size_t size)
 
 static void one(const char *path, size_t size, unsigned flags)
 {
-	struct hg_err err = { "" };
+	struct hg_err err = { "", 0 };
 	struct hgt_file *f;
 	size_t i;
 	uint32_t cpu;

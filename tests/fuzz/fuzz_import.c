@@ -163,7 +163,7 @@ static void unmap_input(void)
 /* check_output - what hgtrace-import wrote is a file the reader accepts, every record of it */
 static void check_output(const char *out)
 {
-	struct hg_err err = { "" };
+	struct hg_err err = { "", 0 };
 	struct hgt_file *f;
 	struct hgt_cursor *c;
 	const struct hgt_rec *r;

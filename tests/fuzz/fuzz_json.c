@@ -56,7 +56,7 @@ static void same(const struct jv *a, const struct jv *b, int depth)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct hg_err err = { "" };
+	struct hg_err err = { "", 0 };
 	struct jv *doc = jv_parse((const char *)data, size, &err), *back;
 	struct jsonw w;
 	char *text = NULL;
