@@ -93,7 +93,14 @@ def generate(d, events, cpus=(0, 1)):
             "kernel": {"release": "generated"},
             "threads": [{"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "fifo", "priority": 80,
                          "timer": "NATIVE", "affinity": str(cpus[k])} for k in (0, 1)]}
-    body = b"".join(struct.pack("<QQQHBBI", *r) for r in ivs)
+    # in the file as hourglass writes it: each thread takes its records from a shared pool
+    # HG_CHUNK (256) at a time, so chunks of a thread, in the order they were taken
+    chunks = []
+    for k in sorted({r[3] for r in ivs}):
+        mine = [r for r in ivs if r[3] == k]
+        chunks += [mine[i:i + 256] for i in range(0, len(mine), 256)]
+    chunks.sort(key=lambda c: (c[0][0], c[0][3]))
+    body = b"".join(struct.pack("<QQQHBBI", *r) for c in chunks for r in c)
     sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
     with open(os.path.join(d, "hourglass.hgl"), "wb") as f:
         f.write(struct.pack("<8sHHI", b"HGLASS\n\0", 1, 0, 0) + sec(b"info", json.dumps(info).encode())
