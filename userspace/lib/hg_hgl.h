@@ -66,7 +66,9 @@ int hgl_complete(const struct hgl_file *f);		/* an end! section was found */
 /* hgl_version - the prelude's major (HGL_FORMAT_MAJOR) and minor (added by the implementation) */
 void hgl_version(const struct hgl_file *f, unsigned *major, unsigned *minor);
 
-/* hgl_cursor_open - the records of @thread (-1: all) in file order (per thread, time order) */
+/* hgl_cursor_open - the records of @thread (-1: all) in file order (per thread, time order).
+ * The cursors of single threads on one file share the blocks they read (a block holds many
+ * threads' records: one read for all of them), so use them from one thread of the program. */
 struct hgl_cursor *hgl_cursor_open(struct hgl_file *f, int thread, struct hg_err *err);
 /* hgl_cursor_next - 1 and *rec, 0 at the end, -1 on a bad file */
 int hgl_cursor_next(struct hgl_cursor *c, struct hgl_rec *rec, struct hg_err *err);

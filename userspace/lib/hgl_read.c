@@ -47,16 +47,43 @@ struct hgl_file {
 	int complete;
 	uint64_t end_off;
 	struct hgl_end end;
+	struct block **blocks;	/* read for the cursors of one thread each, shared */
+	int nblocks;
+	uint64_t clock;		/* counts the blocks' uses */
 };
+
+/*
+ * block - BLOCK_RECS records of a span, read and checked once for the cursors of every
+ * thread. hourglass takes its records from a shared pool in chunks of up to 256 a thread,
+ * so each block holds several threads' records and every thread's cursor comes to it at
+ * about the same time: read by each cursor, a run of N threads had its trace read N times.
+ * A cursor holds one block (as it held its own buffer before), walks its thread's records
+ * of it through next[], and lets it go for the next; a block no cursor holds keeps its
+ * records until another block needs the memory, for a cursor that comes late.
+ */
+struct block {
+	size_t span;
+	uint64_t first;		/* the block's first record, counted in its span; UINT64_MAX: none */
+	size_t n;
+	size_t bad;		/* the first record check_rec() refuses, n if none */
+	int holders;		/* cursors on it */
+	uint64_t used;		/* the file's clock when last let go */
+	struct hgl_rec *recs;
+	uint32_t *next;		/* the next record of the same thread in the block, n if none */
+	uint32_t *first_of;	/* per thread: its first record in the block, n if none */
+};
+
+static void blocks_free(struct hgl_file *f);
 
 struct hgl_cursor {
 	struct hgl_file *f;
 	int thread;
 	int fd;
-	struct hgl_rec *buf;
-	size_t nbuf, at;	/* records in buf, the next one to look at */
+	struct hgl_rec *buf;	/* thread -1: its own reads */
+	size_t nbuf, at;	/* records in buf (thread: in the block), the next one to look at */
 	size_t span;
-	uint64_t done;		/* records of the span already read into buf */
+	uint64_t done;		/* records of the span already read into buf (thread: in blocks) */
+	struct block *blk;	/* thread: the block of records done - nbuf .. done, held */
 };
 
 static int bad_at(const struct hgl_file *f, struct hg_err *err, uint64_t off, const char *fmt, ...)
@@ -484,6 +511,7 @@ void hgl_close(struct hgl_file *f)
 	free(f->info.threads);
 	free(f->spans);
 	free(f->path);
+	blocks_free(f);
 	free(f);
 }
 
@@ -518,11 +546,149 @@ void hgl_version(const struct hgl_file *f, unsigned *major, unsigned *minor)
 	*minor = f->minor;
 }
 
+static void blocks_free(struct hgl_file *f)
+{
+	int i;
+
+	for (i = 0; i < f->nblocks; i++) {
+		free(f->blocks[i]->recs);
+		free(f->blocks[i]->next);
+		free(f->blocks[i]->first_of);
+		free(f->blocks[i]);
+	}
+	free(f->blocks);
+	f->blocks = NULL;
+	f->nblocks = 0;
+}
+
+/* spare - a block no cursor holds, the longest let go; a new one if all are held */
+static struct block *spare(struct hgl_file *f)
+{
+	struct block *b = NULL, **v;
+	int i;
+
+	for (i = 0; i < f->nblocks; i++)
+		if (!f->blocks[i]->holders && (!b || f->blocks[i]->used < b->used))
+			b = f->blocks[i];
+	if (b)
+		return b;
+	v = realloc(f->blocks, (f->nblocks + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	f->blocks = v;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->recs = malloc(BLOCK_RECS * sizeof(*b->recs));
+	b->next = malloc(BLOCK_RECS * sizeof(*b->next));
+	b->first_of = malloc((size_t)(f->info.nthreads ? f->info.nthreads : 1) * sizeof(*b->first_of));
+	if (!b->recs || !b->next || !b->first_of) {
+		free(b->recs);
+		free(b->next);
+		free(b->first_of);
+		free(b);
+		return NULL;
+	}
+	b->first = UINT64_MAX;
+	f->blocks[f->nblocks++] = b;
+	return b;
+}
+
+/* hold - the block of @span from record @first, read now unless a block has it */
+static struct block *hold(struct hgl_file *f, size_t span, uint64_t first, struct hg_err *err)
+{
+	struct hg_err scratch;
+	struct block *b;
+	uint64_t off = f->spans[span].off + first * sizeof(struct hgl_rec);
+	size_t i;
+	int k;
+
+	for (k = 0; k < f->nblocks; k++)
+		if (f->blocks[k]->first == first && f->blocks[k]->span == span) {
+			f->blocks[k]->holders++;
+			return f->blocks[k];
+		}
+	b = spare(f);
+	if (!b) {
+		hg_err_set(err, "%s: out of memory", f->path);
+		return NULL;
+	}
+	b->first = UINT64_MAX;		/* none until read whole */
+	b->n = f->spans[span].n - first;
+	if (b->n > BLOCK_RECS)
+		b->n = BLOCK_RECS;
+	if (hg_pread_all(f->fd, b->recs, b->n * sizeof(*b->recs), off)) {
+		bad_at(f, err, off, "truncated record section (the file is shorter than when it was opened)");
+		return NULL;
+	}
+	b->span = span;
+	b->first = first;
+	b->bad = b->n;
+	for (i = 0; i < b->n; i++)
+		if (check_rec(f, &b->recs[i], off + i * sizeof(*b->recs), &scratch)) {
+			b->bad = i;
+			break;
+		}
+	for (k = 0; k < f->info.nthreads; k++)
+		b->first_of[k] = (uint32_t)b->n;
+	for (i = b->bad; i-- > 0;) {	/* checked: thread < nthreads */
+		unsigned t = b->recs[i].thread;
+
+		b->next[i] = b->first_of[t];
+		b->first_of[t] = (uint32_t)i;
+	}
+	b->holders = 1;
+	return b;
+}
+
+static void let_go(struct hgl_cursor *c)
+{
+	if (c->blk) {
+		c->blk->holders--;
+		c->blk->used = ++c->f->clock;
+		c->blk = NULL;
+	}
+}
+
+/* the records of one thread, from the blocks its file's cursors share */
+static int thread_next(struct hgl_cursor *c, struct hgl_rec *rec, struct hg_err *err)
+{
+	struct hgl_file *f = c->f;
+
+	for (;;) {
+		struct block *b = c->blk;
+
+		if (!b) {
+			while (c->span < f->nspans && c->done == f->spans[c->span].n) {
+				c->span++;
+				c->done = 0;
+			}
+			if (c->span >= f->nspans)
+				return 0;
+			if (!(b = c->blk = hold(f, c->span, c->done, err)))
+				return -1;
+			c->nbuf = b->n;
+			c->done += b->n;
+			c->at = c->thread < f->info.nthreads ? b->first_of[c->thread] : b->n;
+		}
+		/* as a cursor that looked at every record: a bad one before its next fails it */
+		if (b->bad < b->n && b->bad <= c->at)
+			return check_rec(f, &b->recs[b->bad],
+					 f->spans[b->span].off + (b->first + b->bad) * sizeof(*b->recs), err);
+		if (c->at < b->n) {
+			*rec = b->recs[c->at];
+			c->at = b->next[c->at];
+			return 1;
+		}
+		let_go(c);
+	}
+}
+
 struct hgl_cursor *hgl_cursor_open(struct hgl_file *f, int thread, struct hg_err *err)
 {
 	struct hgl_cursor *c = calloc(1, sizeof(*c));
 
-	if (!c || !(c->buf = malloc(BLOCK_RECS * sizeof(*c->buf)))) {
+	if (!c || (thread < 0 && !(c->buf = malloc(BLOCK_RECS * sizeof(*c->buf))))) {
 		free(c);
 		hg_err_set(err, "%s: out of memory", f->path);
 		return NULL;
@@ -537,6 +703,8 @@ int hgl_cursor_next(struct hgl_cursor *c, struct hgl_rec *rec, struct hg_err *er
 {
 	const struct hgl_file *f = c->f;
 
+	if (c->thread >= 0)
+		return thread_next(c, rec, err);
 	for (;;) {
 		while (c->at < c->nbuf) {
 			const struct hgl_rec *r = &c->buf[c->at];
@@ -574,12 +742,14 @@ void hgl_cursor_rewind(struct hgl_cursor *c)
 	c->done = 0;
 	c->nbuf = 0;
 	c->at = 0;
+	let_go(c);
 }
 
 void hgl_cursor_close(struct hgl_cursor *c)
 {
 	if (!c)
 		return;
+	let_go(c);
 	free(c->buf);
 	free(c);
 }

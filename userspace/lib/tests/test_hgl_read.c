@@ -399,9 +399,122 @@ static void check_flips(void)
 	free(b.p);
 }
 
+/*
+ * The cursors of several threads share the blocks they read (hourglass writes a thread's
+ * records 256 at a time from a shared pool, so a block holds many threads' records): each
+ * still gives its thread's records in file order, read side by side or one after another,
+ * and a record spoilt after the file was opened fails every cursor that passes it, after
+ * the records before it, as a cursor that looked at every record did.
+ */
+#define SH_THREADS	3
+#define SH_RECS		5000	/* three blocks of 2048 */
+#define SH_BAD		2100	/* in the second block */
+
+static int sh_thread(int i)
+{
+	return i / 100 % SH_THREADS;	/* chunks of 100 a thread, in turn */
+}
+
+static void check_shared_blocks(void)
+{
+	static const char info[] = "{\"file_version\": 1, \"complete\": true, \"t0_tsc\": 0, \"duration_ns\": 1,"
+		" \"tsc\": {\"hz\": 1e9}, \"threads\": [{\"thread\": 0}, {\"thread\": 1}, {\"thread\": 2}]}";
+	struct buf b = { 0 }, r = { 0 };
+	struct hgl_file *f;
+	struct hgl_cursor *c[SH_THREADS + 1];
+	struct hgl_rec x;
+	struct hgl_end e;
+	struct hg_err err;
+	const char *path;
+	uint64_t recs_off;
+	int i, k, rc, got[SH_THREADS + 1] = { 0 }, order = 1, before[SH_THREADS + 1] = { 0 }, fails = 0, fine = 1;
+	int live;
+	FILE *w;
+
+	for (i = 0; i < SH_RECS; i++)
+		hgl_rec(&r, 1000 + (uint64_t)i * 10, 1005 + (uint64_t)i * 10, (uint64_t)i, (uint16_t)sh_thread(i),
+			HGL_REC_INTERVAL, 0, 0);
+	hgl_prelude(&b, 1);
+	section(&b, "info", info, strlen(info));
+	recs_off = b.n + 16;
+	section(&b, "recs", r.p, r.n);
+	e.nr_records = SH_RECS;
+	e.dropped = 0;
+	section(&b, "end!", &e, sizeof(e));
+	path = write_file("shared.hgl", &b);
+	rc = hgl_open(&f, path, 0, &err);
+	ok(rc == 0, "a trace of three threads in chunks opens%s%s", rc ? ": " : "", rc ? err.msg : "");
+	if (rc)
+		goto out;
+
+	/* side by side: one record of each thread in turn, and a thread the run does not have */
+	for (k = 0; k <= SH_THREADS; k++)
+		c[k] = hgl_cursor_open(f, k, &err);
+	do {
+		live = 0;
+		for (k = 0; k <= SH_THREADS; k++) {
+			if ((rc = hgl_cursor_next(c[k], &x, &err)) <= 0)
+				continue;
+			live = 1;
+			/* t2 is the record's place in the file */
+			if (x.thread != k || sh_thread((int)x.t2) != k || (got[k] && (int)x.t2 <= before[k]))
+				order = 0;
+			before[k] = (int)x.t2;
+			got[k]++;
+		}
+	} while (live);
+	ok(order && got[0] == 1700 && got[1] == 1700 && got[2] == 1600 && got[3] == 0,
+	   "side by side, each thread's records in file order: %d %d %d, and %d of a thread not in the run",
+	   got[0], got[1], got[2], got[3]);
+
+	/* one after another: each cursor reads the blocks again where the others let them go */
+	for (k = 0; k < SH_THREADS; k++) {
+		int n = 0;
+
+		hgl_cursor_rewind(c[k]);
+		while (hgl_cursor_next(c[k], &x, &err) > 0)
+			n += x.thread == k;
+		fine &= n == got[k];
+	}
+	ok(fine, "one after another, rewound: the same records");
+
+	/* a record spoilt after the file was opened: an unknown type */
+	w = fopen(path, "r+b");
+	if (w) {
+		struct hgl_rec bad = { 0 };
+
+		fseek(w, (long)(recs_off + SH_BAD * sizeof(struct hgl_rec)), SEEK_SET);
+		bad.type = 99;
+		fwrite(&bad, sizeof(bad), 1, w);
+		fclose(w);
+	}
+	for (k = 0; k < SH_THREADS; k++) {
+		int n = 0, want = 0;
+
+		hgl_cursor_rewind(c[k]);
+		for (i = 0; i < SH_BAD; i++)
+			want += sh_thread(i) == k;
+		while ((rc = hgl_cursor_next(c[k], &x, &err)) > 0)
+			n++;
+		if (rc == -1 && n == want && strstr(err.msg, "unknown record type 99"))
+			fails++;
+		else
+			fprintf(stderr, "# thread %d: %d records then %d (%s), %d wanted\n", k, n, rc,
+				rc ? err.msg : "", want);
+	}
+	ok(fails == SH_THREADS, "every thread's cursor fails at the spoilt record, after its records before it");
+	for (k = 0; k <= SH_THREADS; k++)
+		hgl_cursor_close(c[k]);
+	hgl_close(f);
+out:
+	free(r.p);
+	free(b.p);
+}
+
 int main(void)
 {
 	check_good();
+	check_shared_blocks();
 	check_flips();
 	check_sections();
 	check_info();
