@@ -69,6 +69,7 @@ struct reader {
 	pthread_t tid;
 	int failed;
 	int drained;			/* the exporter drained (or failed): under the lock */
+	int drain_failed;		/* it failed before that: under the lock */
 	struct ks_summary ks_sum;
 	struct pf_summary pf_sum;
 	struct hg_err err;
@@ -225,8 +226,10 @@ static void finish(struct reader *rd)
 		rd->failed = 1;
 	pthread_mutex_lock(&x->lock);
 	rd->drained = 1;
+	rd->drain_failed = rd->failed;
 	pthread_cond_broadcast(&x->drained);
 	pthread_mutex_unlock(&x->lock);
+	/* from here a failure is join's to report: the report is written meanwhile */
 	if (!rd->failed && (rd->ks ? ks_write(rd->ks, &rd->err) : pf_write(rd->pf, &rd->err)))
 		rd->failed = 1;
 }
@@ -353,14 +356,24 @@ int xthread_drained(struct xthread *x, struct ks_summary *ks, struct pf_summary 
 		pthread_cond_wait(&x->drained, &x->lock);
 	}
 	pthread_mutex_unlock(&x->lock);
+	x->ended = 1;
+	/*
+	 * Only what failed while draining: a reader that drained is now putting its file
+	 * together, and a failure there (a full disk) comes after the report is whole, as
+	 * --ready-fd says; xthread_join() reports it. Reading its flag now would race with it.
+	 */
+	for (i = 0; i < x->nrd; i++)
+		if (x->rd[i].drain_failed) {
+			*err = x->rd[i].err;
+			return -1;
+		}
 	for (i = 0; i < x->nrd; i++) {
 		if (x->rd[i].ks)
 			*ks = x->rd[i].ks_sum;
 		else
 			*pf = x->rd[i].pf_sum;
 	}
-	x->ended = 1;
-	return first_failure(x, err);
+	return 0;
 }
 
 int xthread_join(struct xthread *x, struct hg_err *err)
