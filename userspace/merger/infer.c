@@ -113,6 +113,7 @@ struct infer {
 	uint64_t switch_gaps, tick_gaps;
 	int64_t min_switch;
 	int64_t now;			/* hourglass's stream has been read up to here */
+	double wait_due;		/* calibration: when the first waiting candidate of a CPU is ready */
 	int ended;
 	int deciding;			/* the merge pass: keep what the other CPUs ran of each gap */
 	int nrunning;
@@ -713,11 +714,24 @@ static int64_t covered(struct tick *t, int64_t g0)
 	return t->chead < t->cn && t->cover[2 * t->chead] == g0 ? t->cover[2 * t->chead + 1] : 0;
 }
 
-/* drain_calibration - decide the waiting candidates whose reach the stream has passed */
+/* wait_due - when the first waiting candidate of @t is ready (as ready() has it) */
+static double wait_due(const struct tick *t)
+{
+	return t->whead < t->wn ? (double)t->wait[2 * t->whead + 1] + t->reach : INFINITY;
+}
+
+/*
+ * drain_calibration - decide the waiting candidates whose reach the stream has passed.
+ * Called for every gap: it looks at the CPUs only once the first of their waiting
+ * candidates is ready, which it keeps (a CPU's reach is fixed once it waits).
+ */
 static void drain_calibration(struct infer *in, struct quant *ticks)
 {
+	double next = INFINITY;
 	uint32_t i;
 
+	if (!in->ended && (double)in->now < in->wait_due)
+		return;
 	for (i = 0; i < in->cpus.n; i++) {
 		struct tick *t = &in->tick[in->cpus.v[i]];
 
@@ -728,7 +742,10 @@ static void drain_calibration(struct infer *in, struct quant *ticks)
 				quant_add(ticks, g1 - g0);
 			t->whead++;
 		}
+		if (wait_due(t) < next)
+			next = wait_due(t);
 	}
+	in->wait_due = next;
 }
 
 static int is_rt(const struct hgl_thread *t)
@@ -776,6 +793,7 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 	int64_t mt1;
 	uint32_t c;
 
+	in->wait_due = INFINITY;
 	gapper_init(&gp, r);
 	while (hgside_next(hs, &ev)) {
 		made = gapper_event(&gp, &ev, &g, &mig, &mt1);
@@ -828,6 +846,8 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 					calibrate(in, t);
 			} else if (cand) {
 				push_pair(&t->wait, &t->whead, &t->wn, &t->wcap, g.g0, g.g1);
+				if (wait_due(t) < in->wait_due)
+					in->wait_due = wait_due(t);
 			}
 		}
 		if (made)
