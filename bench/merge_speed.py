@@ -2,7 +2,7 @@
 """bench/merge_speed.py - the merger's throughput and memory on generated runs.
 
     python3 bench/merge_speed.py [--repeats N] [--dir DIR] [EVENTS ...]   (default 1000000 10000000)
-    python3 bench/merge_speed.py --generate DIR EVENTS [CPU CPU]          (the run alone; CPUs 0 1)
+    python3 bench/merge_speed.py --generate DIR EVENTS [CPU ...]          (the run alone; CPUs 0 1)
 
 For each size, writes a synthetic run directory (two CPUs, one SCHED_FIFO
 hourglass thread each, 20 us intervals; every gap holds five kernel events:
@@ -14,6 +14,8 @@ interleaved, N times each:
   report-cpu255  the same on the same run with its second CPU numbered 255: the
            merge's cost must follow the CPUs a run used, not the highest CPU
            number (printed as a ratio to report's time, about 1)
+  report-32threads  the same events spread over 32 threads on 32 CPUs
+           (printed as a ratio to report's time: what more threads cost)
   all      build/hourglass export DIR --json --text --kernelshark --perfetto
            --html: the report and every export from one merge, end to end
 
@@ -52,10 +54,10 @@ TICK = 1000000    # a 1 ms tick (HZ=1000), in cycles
 
 
 def generate(d, events, cpus=(0, 1)):
-    """A run directory with about @events kernel events, its two threads on @cpus."""
-    gaps_per_cpu = events // 10
+    """A run directory with about @events kernel events, one thread on each of @cpus."""
+    gaps_per_cpu = events // (5 * len(cpus))
     ivs = []
-    chunks = {0: [], 1: []}
+    chunks = {i: [] for i in range(len(cpus))}
     out = open(os.path.join(d, "kernel.hgt"), "wb")
     meta = b"format: hgtrace 1\ntsc_khz: 1000000\n"
     meta += b"\0" * (8 - len(meta) % 8)
@@ -66,7 +68,7 @@ def generate(d, events, cpus=(0, 1)):
         out.write(struct.pack("<IIII", 0x6B6E6863, cpus[cpu], len(data), len(chunks[cpu])) + data)
         chunks[cpu] = []
 
-    for cpu in (0, 1):
+    for cpu in range(len(cpus)):
         t = 1000
         tick = TICK
         for i in range(gaps_per_cpu):
@@ -92,20 +94,20 @@ def generate(d, events, cpus=(0, 1)):
     info = {"tsc": {"hz": HZ}, "t0_tsc": 0, "duration_ns": ivs[-1][1], "command": ["generated"],
             "kernel": {"release": "generated"},
             "threads": [{"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "fifo", "priority": 80,
-                         "timer": "NATIVE", "affinity": str(cpus[k])} for k in (0, 1)]}
+                         "timer": "NATIVE", "affinity": str(cpus[k])} for k in range(len(cpus))]}
     # in the file as hourglass writes it: each thread takes its records from a shared pool
     # HG_CHUNK (256) at a time, so chunks of a thread, in the order they were taken
-    chunks = []
-    for k in sorted({r[3] for r in ivs}):
+    taken = []
+    for k in range(len(cpus)):
         mine = [r for r in ivs if r[3] == k]
-        chunks += [mine[i:i + 256] for i in range(0, len(mine), 256)]
-    chunks.sort(key=lambda c: (c[0][0], c[0][3]))
-    body = b"".join(struct.pack("<QQQHBBI", *r) for c in chunks for r in c)
+        taken += [mine[i:i + 256] for i in range(0, len(mine), 256)]
+    taken.sort(key=lambda c: (c[0][0], c[0][3]))
+    body = b"".join(struct.pack("<QQQHBBI", *r) for c in taken for r in c)
     sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
     with open(os.path.join(d, "hourglass.hgl"), "wb") as f:
         f.write(struct.pack("<8sHHI", b"HGLASS\n\0", 1, 0, 0) + sec(b"info", json.dumps(info).encode())
                 + sec(b"recs", body) + sec(b"end!", struct.pack("<QQ", len(ivs), 0)))
-    return gaps_per_cpu * 2 * 5
+    return gaps_per_cpu * len(cpus) * 5
 
 
 TARGET = 10e6     # kernel events a second, report plus all exports, end to end
@@ -128,12 +130,13 @@ def report_cmd(d, out):
             "--kernel", os.path.join(d, "kernel.hgt"), "--report", os.path.join(out, "r.json")]
 
 
-def variants(d, d255):
+def variants(d, d255, d32):
     out = os.path.join(d, "out")
     os.makedirs(out, exist_ok=True)
     return {
         "report": report_cmd(d, out),
         "report-cpu255": report_cmd(d255, out),
+        "report-32threads": report_cmd(d32, out),
         "all": [os.path.join(TOP, "build", "hourglass"), "export", d, "--json", os.path.join(out, "report.json"),
                 "--text", os.path.join(out, "report.txt"), "--kernelshark", os.path.join(out, "merged.dat"),
                 "--perfetto", os.path.join(out, "trace.perfetto"), "--html", os.path.join(out, "report.html")],
@@ -169,7 +172,7 @@ def measure(cmd):
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--generate"]:
-        print(generate(args[1], int(args[2]), tuple(int(c) for c in args[3:5]) or (0, 1)))
+        print(generate(args[1], int(args[2]), tuple(int(c) for c in args[3:]) or (0, 1)))
         return
     repeats, base = 3, "/dev/shm" if os.path.isdir("/dev/shm") else None
     while args and args[0].startswith("--"):
@@ -188,7 +191,11 @@ def main():
             os.makedirs(d255)
             subprocess.run([sys.executable, __file__, "--generate", d255, str(n), "0", "255"], check=True,
                            capture_output=True)
-            v = variants(d, d255)
+            d32 = os.path.join(d, "threads32")
+            os.makedirs(d32)
+            subprocess.run([sys.executable, __file__, "--generate", d32, str(n)] + [str(c) for c in range(32)],
+                           check=True, capture_output=True)
+            v = variants(d, d255, d32)
             runs = {k: [] for k in v}
             floors = []
             for _ in range(repeats):            # interleaved: the machine's load moves both alike
@@ -208,13 +215,13 @@ def main():
                          os.path.join(d, "out")))} if k == "all" else None}
                 if k == "all":
                     r["write_floor_s"] = statistics.median(floors)
-                if k == "report-cpu255":
+                if k in ("report-cpu255", "report-32threads"):
                     r["ratio_to_report"] = secs / statistics.median(x["seconds"] for x in runs["report"])
                 print(f"{n:>10d} events, {k:6s}: {secs:.2f} s (median of {repeats}), {r['events_per_s'] / 1e6:.2f} M "
                       f"events/s, ratio to the 10 M/s target {r['ratio_to_target']:.2f}, peak RSS "
                       f"{r['peak_rss_mb']:.0f} MB" + (f"; writing its {sum(r['bytes'].values()) / 1e6:.0f} MB of files "
                       f"alone takes {r['write_floor_s']:.2f} s here" if k == "all" else "")
-                      + (f"; {r['ratio_to_report']:.2f} times report's" if k == "report-cpu255" else "")
+                      + (f"; {r['ratio_to_report']:.2f} times report's" if "ratio_to_report" in r else "")
                       + (f"; {r['cpu_s']:.2f} s of CPU, at least {r['cpu_s'] / CPUS:.2f} s on this machine's "
                          f"{CPUS} CPUs" if k == "all" else ""), flush=True)
                 print("merge_speed: " + json.dumps(r), flush=True)
