@@ -74,7 +74,7 @@ DIR` reads.
   --reader-cpu CPU    run the recorders' draining threads on CPU (their -C), a CPU
                  hourglass's threads do not use (rtla's -H): their drain timer and
                  their runs then stay out of the gaps measured
-  --reader-interval TIME  how often the recorders drain (their -i, 1ms to 10s;
+  --reader-interval TIME  how often the recorders drain (their -i, 1ms to 60s;
                  default 100ms; trace-cmd's -s): where no CPU can be spared, a
                  period longer than the run keeps the drains out of it if the
                  buffers (hgtrace stat) hold the whole run; losses are counted
@@ -197,8 +197,8 @@ def _record(argv: List[str]) -> int:
                 reader_cpu = int(v)
             elif a == "--reader-interval":
                 t = seconds(v)
-                if t is None or not 0.001 <= t <= 10:
-                    return fail(f"--reader-interval {v}: not a time from 1ms to 10s, such as 500ms or 10s", 1)
+                if t is None or not 0.001 <= t <= 60:
+                    return fail(f"--reader-interval {v}: not a time from 1ms to 60s, such as 500ms or 10s", 1)
                 reader_interval = v
             elif a == "--label":
                 if not loadmod.valid_label(v):

@@ -84,8 +84,8 @@ int hg_rec_opt(struct hg_rec_opts *o, int c, const char *arg, struct hg_err *e)
 		return 1;
 	case 'i':
 		o->interval = hg_parse_seconds(arg);
-		if (o->interval < 0.001 || o->interval > 10)
-			return hg_err_set(e, "bad interval '%s' (1ms to 10s)", arg);
+		if (o->interval < 0.001 || o->interval > 60)
+			return hg_err_set(e, "bad interval '%s' (1ms to 60s)", arg);
 		return 1;
 	case 'e':
 		ev = hg_parse_events(arg, bad, sizeof(bad));

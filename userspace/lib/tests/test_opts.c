@@ -48,8 +48,8 @@ int main(void)
 
 	refused('d', "0", "bad duration '0'");
 	refused('d', "soon", "bad duration");
-	refused('i', "0.5ms", "bad interval '0.5ms' (1ms to 10s)");
-	refused('i', "11s", "bad interval");
+	refused('i', "0.5ms", "bad interval '0.5ms' (1ms to 60s)");
+	refused('i', "61s", "bad interval '61s' (1ms to 60s)");
 	refused('b', "4", "bad buffer size '4' (8 to 1048576 KiB)");
 	refused('b', "2097152", "bad buffer size");
 	refused('b', "64k", "bad buffer size");
