@@ -626,9 +626,10 @@ static int tick_test(struct tick *t, int64_t g0, int64_t g1)
 	return 0;
 }
 
-static int ready(const struct infer *in, const struct tick *t, int64_t g1)
+/* due - when a gap of @t's CPU that ends at @g1 can be decided: the stream rule 2's reach past it */
+static double due(const struct tick *t, int64_t g1)
 {
-	return in->ended || (double)in->now >= (double)g1 + t->reach;
+	return (double)g1 + t->reach;
 }
 
 /* busy_others - hourglass's time on every CPU but @cpu up to @t */
@@ -693,7 +694,7 @@ double infer_due(struct infer *in, const struct hgg_gap *g)
 
 	if (g->vol || g->next_thread != g->thread || !t->p)
 		return -INFINITY;
-	return (double)(int64_t)g->g1 + t->reach;	/* as ready() */
+	return due(t, (int64_t)g->g1);
 }
 
 int infer_passed(const struct infer *in, double due)
@@ -714,10 +715,10 @@ static int64_t covered(struct tick *t, int64_t g0)
 	return t->chead < t->cn && t->cover[2 * t->chead] == g0 ? t->cover[2 * t->chead + 1] : 0;
 }
 
-/* wait_due - when the first waiting candidate of @t is ready (as ready() has it) */
+/* wait_due - when the first waiting candidate of @t can be decided, INFINITY if none waits */
 static double wait_due(const struct tick *t)
 {
-	return t->whead < t->wn ? (double)t->wait[2 * t->whead + 1] + t->reach : INFINITY;
+	return t->whead < t->wn ? due(t, t->wait[2 * t->whead + 1]) : INFINITY;
 }
 
 /*
@@ -735,15 +736,17 @@ static void drain_calibration(struct infer *in, struct quant *ticks)
 	for (i = 0; i < in->cpus.n; i++) {
 		struct tick *t = &in->tick[in->cpus.v[i]];
 
-		while (t->whead < t->wn && ready(in, t, t->wait[2 * t->whead + 1])) {
+		double d;
+
+		while ((d = wait_due(t)) < INFINITY && infer_passed(in, d)) {
 			int64_t g0 = t->wait[2 * t->whead], g1 = t->wait[2 * t->whead + 1];
 
 			if (tick_test(t, g0, g1) == 1)
 				quant_add(ticks, g1 - g0);
 			t->whead++;
 		}
-		if (wait_due(t) < next)
-			next = wait_due(t);
+		if (d < next)
+			next = d;
 	}
 	in->wait_due = next;
 }
@@ -845,9 +848,11 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 				if (t->nsample == TICK_SAMPLE)
 					calibrate(in, t);
 			} else if (cand) {
+				double d;
+
 				push_pair(&t->wait, &t->whead, &t->wn, &t->wcap, g.g0, g.g1);
-				if (wait_due(t) < in->wait_due)
-					in->wait_due = wait_due(t);
+				if ((d = wait_due(t)) < in->wait_due)
+					in->wait_due = d;
 			}
 		}
 		if (made)

@@ -357,8 +357,10 @@ static void drain(struct ctx *c)
 		return;
 	for (i = 0; i < c->wcpus.n && c->waiting; i++) {
 		struct wqueue *q = &c->wq[c->wcpus.v[i]];
+		double d = INFINITY;
 
-		while (q->n && infer_ready(c->infer, &q->v[q->head].g)) {
+		/* each first gap's due time asked once: to decide it now, or to keep it */
+		while (q->n && infer_passed(c->infer, d = infer_due(c->infer, &q->v[q->head].g))) {
 			struct waiting *w = &q->v[q->head];
 
 			infer_decide(c->infer, &w->g);
@@ -366,13 +368,10 @@ static void drain(struct ctx *c)
 			q->head = (q->head + 1) % q->cap;
 			q->n--;
 			c->waiting--;
+			d = INFINITY;
 		}
-		if (q->n) {
-			double due = infer_due(c->infer, &q->v[q->head].g);
-
-			if (due < next)
-				next = due;
-		}
+		if (d < next)
+			next = d;
 	}
 	c->next_due = next;
 }
