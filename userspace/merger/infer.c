@@ -118,6 +118,10 @@ struct infer {
 	int ended;
 	int deciding;			/* the merge pass: keep what the other CPUs ran of each gap */
 	int nrunning;
+	/* busy_others' sums over every CPU: their finished time, and when those running started
+	 * (unsigned: they may wrap, their differences are exact) */
+	uint64_t busy_sum, run_sum;
+	int64_t t0_max;			/* the latest start of a CPU's run: no running CPU began after */
 	int64_t last_t, overlap;	/* time with two CPUs or more running hourglass */
 	/* per thread, for sbf.c: first start, last end, intervals */
 	int64_t *first, *last;
@@ -668,12 +672,23 @@ static double due(const struct tick *t, int64_t g1)
 	return (double)g1 + t->reach;
 }
 
-/* busy_others - hourglass's time on every CPU but @cpu up to @t */
+/*
+ * busy_others - hourglass's time on every CPU but @cpu up to @t. From the sums
+ * when no running CPU started after @t (the rule: a run that starts after @t
+ * counts nothing), else CPU by CPU: with 32 CPUs, walking them for every gap
+ * was 5% of a merge (perf).
+ */
 static inline int64_t busy_others(struct infer *in, uint32_t cpu, int64_t t)
 {
 	int64_t sum = 0;
 	uint32_t i;
 
+	if (t >= in->t0_max) {
+		const struct tick *x = &in->tick[cpu];
+		uint64_t all = in->busy_sum + (uint64_t)in->nrunning * (uint64_t)t - in->run_sum;
+
+		return (int64_t)(all - (uint64_t)x->busy - (x->running ? (uint64_t)(t - x->run_t0) : 0));
+	}
 	for (i = 0; i < in->cpus.n; i++) {
 		struct tick *x = &in->tick[in->cpus.v[i]];
 
@@ -696,15 +711,22 @@ void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct
 		t = tick_of(in, ev->rec.cpu);
 		if (!t->running)
 			in->nrunning++;
+		else
+			in->run_sum -= (uint64_t)t->run_t0;
 		t->running = 1;
 		t->run_t0 = (int64_t)ev->rec.t0;
+		in->run_sum += (uint64_t)t->run_t0;
+		if (t->run_t0 > in->t0_max)
+			in->t0_max = t->run_t0;
 	}
 	if (made == 2) {
 		t = tick_of(in, g->cpu);
 		if (t->running) {
 			t->running = 0;
 			in->nrunning--;
+			in->run_sum -= (uint64_t)t->run_t0;
 			t->busy += g->g0 - t->run_t0;
+			in->busy_sum += (uint64_t)(g->g0 - t->run_t0);
 		}
 		if (in->deciding && in->ncpu > 1)
 			t->open_other = busy_others(in, g->cpu, g->g0);
@@ -933,6 +955,7 @@ struct infer *infer_calibrate(struct run *r)
 	int k;
 
 	in->r = r;
+	in->t0_max = INT64_MIN;
 	in->top_rt = xcalloc(r->nthreads + 1, sizeof(*in->top_rt));
 	in->first = xcalloc(r->nthreads + 1, sizeof(*in->first));
 	in->last = xcalloc(r->nthreads + 1, sizeof(*in->last));
@@ -980,6 +1003,8 @@ struct infer *infer_calibrate(struct run *r)
 		t->busy = 0;
 	}
 	in->nrunning = 0;
+	in->busy_sum = in->run_sum = 0;
+	in->t0_max = INT64_MIN;
 	in->ended = 0;
 	in->deciding = 1;
 	in->now = INT64_MIN;
