@@ -92,6 +92,13 @@ struct thread_stream {
 	struct heap h;
 };
 
+/* a thread in the heap of those ready, with its first record's time: compared without
+ * reaching into the thread's own heap (5% of a merge with 32 threads, perf) */
+struct ready {
+	int64_t key;
+	int t;
+};
+
 struct hgside {
 	struct run *r;
 	struct thread_stream *th;
@@ -101,7 +108,7 @@ struct hgside {
 	void *ctx;
 	int have_next;		/* next merged record, if read */
 	struct pend next;
-	int *ready;		/* threads with a record that can go, as a heap by its time */
+	struct ready *ready;	/* threads with a record that can go, as a heap by its time */
 	int nready;
 };
 
@@ -160,30 +167,32 @@ static void fill(struct hgside *s, int t)
 	}
 }
 
-static int thread_before(struct hgside *s, int a, int b)
+static int ready_before(const struct ready *x, const struct ready *y)
 {
-	const struct pend *x = &s->th[a].h.v[0], *y = &s->th[b].h.v[0];
-
-	return x->key != y->key ? x->key < y->key : a < b;
+	return x->key != y->key ? x->key < y->key : x->t < y->t;
 }
 
-/* ready_fix - restore the heap of threads from position @i down */
-static void ready_fix(struct hgside *s, int i)
+static struct ready ready_of(const struct hgside *s, int t)
+{
+	return (struct ready){ s->th[t].h.v[0].key, t };
+}
+
+/* ready_fix - @e into the heap of threads from position @i down, in place of what was there */
+static void ready_fix(struct hgside *s, int i, struct ready e)
 {
 	for (;;) {
-		int c = 2 * i + 1, t;
+		int c = 2 * i + 1;
 
 		if (c >= s->nready)
-			return;
-		if (c + 1 < s->nready && thread_before(s, s->ready[c + 1], s->ready[c]))
+			break;
+		if (c + 1 < s->nready && ready_before(&s->ready[c + 1], &s->ready[c]))
 			c++;
-		if (!thread_before(s, s->ready[c], s->ready[i]))
-			return;
-		t = s->ready[c];
-		s->ready[c] = s->ready[i];
-		s->ready[i] = t;
+		if (!ready_before(&s->ready[c], &e))
+			break;
+		s->ready[i] = s->ready[c];
 		i = c;
 	}
+	s->ready[i] = e;
 }
 
 /* pick - the next record of the merged stream, across threads (ties: lower thread first) */
@@ -195,13 +204,14 @@ static int pick(struct hgside *s)
 		return 1;
 	if (!s->nready)
 		return 0;
-	t = s->ready[0];
+	t = s->ready[0].t;
 	s->next = s->th[t].h.v[0];
 	heap_pop(&s->th[t].h);
 	fill(s, t);
-	if (!s->th[t].h.n)
-		s->ready[0] = s->ready[--s->nready];
-	ready_fix(s, 0);
+	if (s->th[t].h.n)
+		ready_fix(s, 0, ready_of(s, t));
+	else if (--s->nready)
+		ready_fix(s, 0, s->ready[s->nready]);
 	s->have_next = 1;
 	return 1;
 }
@@ -225,10 +235,11 @@ struct hgside *hgside_open(struct run *r, void (*on_record)(void *, const struct
 			fail_err(&err);
 		fill(s, t);
 		if (s->th[t].h.n)
-			s->ready[s->nready++] = t;
+			s->ready[s->nready++] = ready_of(s, t);
 	}
 	for (t = s->nready / 2; t >= 0; t--)
-		ready_fix(s, t);
+		if (t < s->nready)
+			ready_fix(s, t, s->ready[t]);
 	return s;
 }
 
