@@ -741,14 +741,18 @@ def test_a_throttled_realtime_thread_is_switched_out(tmp_path):
     assert "RT throttling" in g["why_inferred"]
 
 
-def test_supply_bound_functions(tmp_path):
+@pytest.mark.parametrize("jobs,windows", [(100, 100), (7000, 3000)])
+def test_supply_bound_functions(tmp_path, jobs, windows):
     """A thread that runs 1 ms of every 4 ms: in any window of d ms it gets at
     least floor(d/4) + max(0, d mod 4 - 3) ms and at most floor(d/4) +
-    min(d mod 4, 1) ms (rt-muse's lower and upper supply-bound functions)."""
-    ivs = [iv(4_000_000 * k, 4_000_000 * k + 1_000_000, 0, 0) for k in range(100)]
+    min(d mod 4, 1) ms (rt-muse's lower and upper supply-bound functions).
+    Over 7000 jobs every second interval starts windows (3000 per length), and
+    those of the longest lengths wait for thousands of intervals: the same
+    bounds, the thread being periodic."""
+    ivs = [iv(4_000_000 * k, 4_000_000 * k + 1_000_000, 0, 0) for k in range(jobs)]
     m = merged(tmp_path, ivs, [], threads=1)
     s = m.report["charts"]["sbf"]["0"]
-    assert len(s["window_ms"]) == 28 and s["windows_per_length"] == 100
+    assert len(s["window_ms"]) == 28 and s["windows_per_length"] == windows
     for d, lo, hi in zip(s["window_ms"], s["lower_ms"], s["upper_ms"]):
         assert lo == pytest.approx((d // 4) + max(0.0, d % 4 - 3), abs=1e-5), d
         assert hi == pytest.approx((d // 4) + min(d % 4, 1.0), abs=1e-5), d

@@ -7,11 +7,20 @@
  * S(t), the CPU the thread received up to t, grows along its intervals.
  * The least supply over windows of length d is found at a window that
  * starts where the thread stops (an interval's end), the most at one that
- * starts where it starts. Each candidate window waits in a queue until
- * hourglass's stream passes its far end, where S is then known. With more
- * than SBF_WINDOWS intervals, every m-th candidate is taken, spread over the
- * run, so that the queues stay bounded: the bounds are then estimates from
+ * starts where it starts. Each candidate window waits until hourglass's
+ * stream passes its far end, where S is then known. With more than
+ * SBF_WINDOWS intervals, every m-th candidate is taken, spread over the
+ * run, so that what waits stays bounded: the bounds are then estimates from
  * SBF_WINDOWS windows per length, as rt-muse samples a trace.
+ *
+ * A taken interval starts a window of every length and kind: what waits is
+ * the taken intervals (a ring), and for each length and kind the first of
+ * them whose window has not ended. An interval that passes the earliest end
+ * waiting looks at each length's first; the windows of one length end in
+ * the order they started. (A queue of windows per length, and a heap of the
+ * queues by their first end, cost 56 window records per taken interval and
+ * a heap operation per window: with 512 threads of 800 intervals each, every
+ * interval taken, that was half of a merge, perf.)
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,19 +32,12 @@
 #define SBF_WINDOWS	3000
 #define SBF_LO_US	10.0
 
-struct cand {
-	double x;		/* where the window ends */
-	double s_a;		/* S at its start */
-};
+enum { LOWER, UPPER };
 
-struct queue {
-	struct cand *v;
-	size_t head, n, cap;
-};
-
-struct head {
-	double x;			/* the end of the queue's first window */
-	uint8_t i, kind;		/* the queue: t->q[i][kind] */
+/* a taken interval, whose windows start at its end (lower) and at its start (upper) */
+struct taken {
+	double a, b;		/* the interval */
+	double cum;		/* S at its start */
 };
 
 struct sbf_thread {
@@ -45,39 +47,24 @@ struct sbf_thread {
 	double first, last;		/* the thread's run */
 	uint64_t stride, seen;
 	double cum;			/* S at the current interval's start */
-	struct queue q[SBF_POINTS][2];	/* [d][0 lower, 1 upper] */
+	/* the taken intervals from the oldest with a window waiting: ring[j & (cap - 1)] for
+	 * j in [oldest, ntaken) (absolute numbers) */
+	struct taken *ring;
+	uint64_t cap, oldest, ntaken;
+	uint64_t next[SBF_POINTS][2];	/* [d][kind]: the first taken interval whose window waits */
+	uint64_t stop[SBF_POINTS][2];	/* ... and the first whose window would end past the run:
+					 * none from there on (UINT64_MAX: none yet) */
+	double end[SBF_POINTS][2];	/* ... where that first waiting window ends (INFINITY: none
+					 * waits); read in a row by every interval that settles */
 	double due;			/* the earliest end of a waiting window: nothing to do before */
 	double best[SBF_POINTS][2];
 	int have[SBF_POINTS][2];
-	/* the queues with a window waiting, by the end of their first (a binary heap): an
-	 * interval that settles windows looks at those queues only, not at all 2 x SBF_POINTS
-	 * (which was 5% of a merge's time on the 10 M-event bench run, perf) */
-	struct head heap[2 * SBF_POINTS];
-	int nheap;
 };
 
 struct sbf {
 	struct run *r;
 	struct sbf_thread *th;
 };
-
-static void q_push(struct queue *q, double x, double s_a)
-{
-	if (q->n == q->cap) {
-		if (q->head > q->cap / 2) {
-			size_t i;
-
-			for (i = q->head; i < q->n; i++)
-				q->v[i - q->head] = q->v[i];
-			q->n -= q->head;
-			q->head = 0;
-		} else {
-			q->cap = q->cap ? 2 * q->cap : 32;
-			q->v = xrealloc(q->v, q->cap * sizeof(*q->v));
-		}
-	}
-	q->v[q->n++] = (struct cand){ x, s_a };
-}
 
 struct sbf *sbf_new(struct run *r, struct infer *in)
 {
@@ -100,6 +87,10 @@ struct sbf *sbf_new(struct run *r, struct infer *in)
 		t->last = (double)last;
 		t->stride = n > SBF_WINDOWS ? n / SBF_WINDOWS : 1;
 		t->due = INFINITY;
+		for (i = 0; i < SBF_POINTS; i++) {
+			t->stop[i][LOWER] = t->stop[i][UPPER] = UINT64_MAX;
+			t->end[i][LOWER] = t->end[i][UPPER] = INFINITY;
+		}
 		lo = SBF_LO_US * 1e-6 * r->hz;
 		hi = (t->last - t->first) / 2;
 		t->npoints = hi > lo ? SBF_POINTS : 1;
@@ -109,80 +100,100 @@ struct sbf *sbf_new(struct run *r, struct infer *in)
 	return s;
 }
 
-static void settle(struct sbf_thread *t, int i, int kind, double s_x, double upto, int inside, double s0, double x0)
+/* window_end - where the window of length d[@i] and @kind from taken interval @j ends, and
+ * S at its start in *s_a */
+static double window_end(const struct sbf_thread *t, uint64_t j, int i, int kind, double *s_a)
 {
-	struct queue *q = &t->q[i][kind];
+	const struct taken *k = &t->ring[j & (t->cap - 1)];
 
-	while (q->head < q->n && q->v[q->head].x <= upto) {
-		struct cand *c = &q->v[q->head++];
-		/* in the gap before the interval S is flat; inside it, S grows one to one */
-		double v = (inside ? s0 + (c->x - x0) : s_x) - c->s_a;
-
-		if (!t->have[i][kind] || (kind == 0 ? v < t->best[i][kind] : v > t->best[i][kind]))
-			t->best[i][kind] = v;
-		t->have[i][kind] = 1;
+	if (kind == UPPER) {
+		*s_a = k->cum;
+		return k->a + t->d[i];
 	}
+	*s_a = k->cum + (k->b - k->a);
+	return k->b + t->d[i];
 }
 
-static void heap_up(struct head *h, int j)
+static void keep(struct sbf_thread *t, int i, int kind, double v)
 {
-	while (j > 0 && h[(j - 1) / 2].x > h[j].x) {
-		struct head tmp = h[j];
-
-		h[j] = h[(j - 1) / 2];
-		h[(j - 1) / 2] = tmp;
-		j = (j - 1) / 2;
-	}
+	if (!t->have[i][kind] || (kind == LOWER ? v < t->best[i][kind] : v > t->best[i][kind]))
+		t->best[i][kind] = v;
+	t->have[i][kind] = 1;
 }
 
-static void heap_down(struct head *h, int n, int j)
+/* waiting - the taken intervals of the length's and kind's windows that wait: [next, this) */
+static uint64_t waiting(const struct sbf_thread *t, int i, int kind)
 {
-	for (;;) {
-		int l = 2 * j + 1, m = j;
-		struct head tmp;
-
-		if (l < n && h[l].x < h[m].x)
-			m = l;
-		if (l + 1 < n && h[l + 1].x < h[m].x)
-			m = l + 1;
-		if (m == j)
-			return;
-		tmp = h[j];
-		h[j] = h[m];
-		h[m] = tmp;
-		j = m;
-	}
+	return t->stop[i][kind] < t->ntaken ? t->stop[i][kind] : t->ntaken;
 }
 
-static void q_push_window(struct sbf_thread *t, int i, int kind, double x, double s_a)
-{
-	struct queue *q = &t->q[i][kind];
-	int was_empty = q->head == q->n;
-
-	q_push(q, x, s_a);
-	if (was_empty) {
-		t->heap[t->nheap] = (struct head){ x, (uint8_t)i, (uint8_t)kind };
-		heap_up(t->heap, t->nheap++);
-	}
-}
-
-/* the windows ending up to @b, the end of the interval from @a: each queue's in order (the
- * queues are independent, each keeps its own bound) */
+/*
+ * settle_upto - the windows ending up to @b, the end of the interval from @a (before it S
+ * is what came before it; inside it, S grows one to one); the earliest end left waiting
+ * becomes t->due
+ */
 static void settle_upto(struct sbf_thread *t, double a, double b)
 {
-	while (t->nheap && t->heap[0].x <= b) {
-		struct head *h = &t->heap[0];
-		struct queue *q = &t->q[h->i][h->kind];
+	double due = INFINITY;
+	int i, kind;
 
-		/* ending before the interval: S there is what came before it; inside it, S grows
-		 * one to one */
-		settle(t, h->i, h->kind, t->cum, a, 0, 0, 0);
-		settle(t, h->i, h->kind, 0, b, 1, t->cum, a);
-		if (q->head < q->n)
-			h->x = q->v[q->head].x;
-		else
-			t->heap[0] = t->heap[--t->nheap];
-		heap_down(t->heap, t->nheap, 0);
+	for (i = 0; i < t->npoints; i++)
+		for (kind = 0; kind < 2; kind++) {
+			if (t->end[i][kind] <= b) {
+				uint64_t j = t->next[i][kind], end = waiting(t, i, kind);
+				double x = INFINITY, s_a;
+
+				for (; j < end; j++) {
+					x = window_end(t, j, i, kind, &s_a);
+					if (x > b)
+						break;
+					keep(t, i, kind, (x <= a ? t->cum : t->cum + (x - a)) - s_a);
+				}
+				t->next[i][kind] = j;
+				t->end[i][kind] = j < end ? x : INFINITY;
+			}
+			if (t->end[i][kind] < due)
+				due = t->end[i][kind];
+		}
+	t->due = due;
+}
+
+/* take - the interval [@a, @b] starts a window of every length and kind that ends in the run */
+static void take(struct sbf_thread *t, double a, double b)
+{
+	uint64_t j = t->ntaken;
+	int i, kind;
+
+	if (j - t->oldest == t->cap) {		/* let go of what no window waits for, or grow */
+		t->oldest = j;
+		for (i = 0; i < t->npoints; i++)
+			for (kind = 0; kind < 2; kind++)
+				if (t->next[i][kind] < waiting(t, i, kind) && t->next[i][kind] < t->oldest)
+					t->oldest = t->next[i][kind];
+	}
+	if (j - t->oldest == t->cap) {
+		uint64_t cap = t->cap ? 2 * t->cap : 64, k;
+		struct taken *ring = xcalloc(cap, sizeof(*ring));
+
+		for (k = t->oldest; k < j; k++)
+			ring[k & (cap - 1)] = t->ring[k & (t->cap - 1)];
+		free(t->ring);
+		t->ring = ring;
+		t->cap = cap;
+	}
+	t->ring[j & (t->cap - 1)] = (struct taken){ a, b, t->cum };
+	t->ntaken++;
+	for (i = 0; i < t->npoints; i++) {
+		if (t->stop[i][UPPER] == UINT64_MAX && !(a + t->d[i] <= t->last))
+			t->stop[i][UPPER] = j;
+		if (t->stop[i][LOWER] == UINT64_MAX && !(b + t->d[i] <= t->last))
+			t->stop[i][LOWER] = j;
+		for (kind = 0; kind < 2; kind++)
+			if (t->next[i][kind] == j && j < waiting(t, i, kind)) {	/* the first to wait */
+				double s_a;
+
+				t->end[i][kind] = window_end(t, j, i, kind, &s_a);
+			}
 	}
 }
 
@@ -190,30 +201,22 @@ void sbf_interval(struct sbf *s, const struct hgl_rec *iv)
 {
 	struct sbf_thread *t;
 	double a = (double)iv->t0, b = (double)iv->t1;
-	int i, take;
+	int taken;
 
 	if (iv->type != HGL_REC_INTERVAL || !(t = &s->th[iv->thread])->on)
 		return;
-	take = t->seen++ % t->stride == 0;
-	if (!take && b < t->due) {
+	taken = t->seen++ % t->stride == 0;
+	if (!taken && b < t->due) {
 		t->cum += b - a;
 		return;
 	}
 	settle_upto(t, a, b);
-	if (take) {
-		for (i = 0; i < t->npoints; i++) {
-			double d = t->d[i];
-
-			if (a + d <= t->last)
-				q_push_window(t, i, 1, a + d, t->cum);
-			if (b + d <= t->last)
-				q_push_window(t, i, 0, b + d, t->cum + (b - a));
-		}
+	if (taken) {
+		take(t, a, b);
 		/* a window from this interval's start shorter than it ends inside it */
 		settle_upto(t, a, b);
 	}
 	t->cum += b - a;
-	t->due = t->nheap ? t->heap[0].x : INFINITY;
 }
 
 void sbf_report(struct sbf *s, struct jsonw *w)
@@ -231,8 +234,17 @@ void sbf_report(struct sbf *s, struct jsonw *w)
 			continue;
 		/* what is left ends after the last interval: S there is the total */
 		for (i = 0; i < t->npoints; i++)
-			for (kind = 0; kind < 2; kind++)
-				settle(t, i, kind, t->cum, INFINITY, 0, 0, 0);
+			for (kind = 0; kind < 2; kind++) {
+				uint64_t j, end = waiting(t, i, kind);
+
+				for (j = t->next[i][kind]; j < end; j++) {
+					double s_a;
+
+					window_end(t, j, i, kind, &s_a);
+					keep(t, i, kind, t->cum - s_a);
+				}
+				t->next[i][kind] = end;
+			}
 		snprintf(key, sizeof(key), "%d", k);
 		jw_obj(w, key);
 		jw_str(w, "name", r->th[k].name);
@@ -257,14 +269,12 @@ void sbf_report(struct sbf *s, struct jsonw *w)
 
 void sbf_free(struct sbf *s)
 {
-	int k, i, kind;
+	int k;
 
 	if (!s)
 		return;
 	for (k = 0; k < s->r->nthreads; k++)
-		for (i = 0; i < SBF_POINTS; i++)
-			for (kind = 0; kind < 2; kind++)
-				free(s->th[k].q[i][kind].v);
+		free(s->th[k].ring);
 	free(s->th);
 	free(s);
 }
