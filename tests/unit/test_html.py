@@ -93,6 +93,21 @@ def test_every_chart_is_inline_svg(pages):
         assert "<?xml" not in p.text and "<!DOCTYPE svg" not in p.text
 
 
+def test_charts_of_many_threads_say_how_many_they_show():
+    """A run of many threads: the map holds the first 16 (hgmerge says how many there
+    were), the supply-bound chart draws as many as it has colours; both titles say so."""
+    rep = load("three")
+    m = rep["charts"]["map"]
+    assert "threads_total" not in m and "of" not in charts.execution_map(rep).title
+    m["threads_total"] = 40
+    assert charts.execution_map(rep).title.endswith(f", the first {len(m['threads'])} of 40 threads")
+    one = next(iter(rep["charts"]["sbf"].values()))
+    rep["charts"]["sbf"] = {str(k): dict(one, name=f"t{k}") for k in range(12)}
+    c = charts.supply_bounds(rep)
+    assert c.title == f"Supply-bound functions, the first {charts.SBF_THREADS} of 12 threads"
+    assert len(c.fig.axes[0].get_lines()) == 2 * charts.SBF_THREADS
+
+
 def test_first_paragraph_says_what_to_look_at_first(pages):
     lead = re.search(r"<p class=lead>(.*?)</p>", pages["deadlines"].text, re.S).group(1)
     assert lead.startswith("Start with each run&#x27;s three summary lines")

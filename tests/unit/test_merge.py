@@ -758,6 +758,18 @@ def test_supply_bound_functions(tmp_path, jobs, windows):
         assert hi == pytest.approx((d // 4) + min(d % 4, 1.0), abs=1e-5), d
 
 
+def test_the_map_holds_the_first_16_threads(tmp_path):
+    """Twenty threads, each with two intervals in the map's 40 ms: the first 16 are
+    drawn, and the map says how many there were."""
+    ivs = [iv(1_000_000 * k + 10_000 * i, 1_000_000 * k + 10_000 * i + 5_000, k, k) for i in range(2)
+           for k in range(20)]
+    m = merged(tmp_path, sorted(ivs), [], threads=20)
+    mp = m.report["charts"]["map"]
+    assert mp["threads_total"] == 20 and [t["thread"] for t in mp["threads"]] == list(range(16))
+    assert all(len(t["intervals"]) == 2 for t in mp["threads"])
+    assert len(m.report["charts"]["sbf"]) == 20
+
+
 def timeline(gaps, end, thread=0, cpu=0):
     """Intervals around @gaps, (start, length, switch): each gap with switch set
     hands the CPU to the other of two threads."""

@@ -43,6 +43,9 @@ STAGE_COLORS = {"timer": "#2ca02c", "irq": "#d62728", "sched": "#ff7f0e", "retur
 # threads: distinct hues, none of them grey
 THREAD_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
                  "#bcbd22", "#7f7f7f"]
+# the supply-bound chart draws the first threads, as many as there are colours: with 512 its
+# 1024 lines and its legend left no room for the axes (matplotlib warned and gave up the layout)
+SBF_THREADS = len(THREAD_COLORS)
 WIDTH_IN = 9.0
 
 
@@ -368,7 +371,7 @@ def execution_map(rep: Report) -> Optional[Chart]:
         handles.append(Line2D([], [], linestyle="none", marker="v", color="red", label="wrong inference"))
     _legend_outside(ax, handles)
     span_ms = (m["to"] - m["from"]) * 1e3
-    return Chart("map", f"Execution map, {span_ms:.0f} ms",
+    return Chart("map", f"Execution map, {span_ms:.0f} ms" + _of_threads(len(threads), m.get("threads_total")),
                  "Each thread's intervals (grey: running) and its gaps coloured by their actual cause, as the "
                  "kernel recorded it; a red triangle marks a gap the inferences got wrong.", fig)
 
@@ -548,7 +551,8 @@ def supply_bounds(rep: Report) -> Optional[Chart]:
     fig, ax = _figure(3.8)
     handles: List[Any] = []
     lo, hi = math.inf, 0.0
-    for i, (k, s) in enumerate(sorted(sbf.items(), key=lambda kv: int(kv[0]))):
+    drawn = sorted(sbf.items(), key=lambda kv: int(kv[0]))[:SBF_THREADS]
+    for i, (k, s) in enumerate(drawn):
         win = s.get("window_ms") or []
         if not win:
             continue
@@ -568,10 +572,15 @@ def supply_bounds(rep: Report) -> Optional[Chart]:
     ax.set_ylabel("CPU received / window")
     ax.set_xlabel("window length")
     _legend_outside(ax, handles)
-    return Chart("sbf", "Supply-bound functions",
+    return Chart("sbf", "Supply-bound functions" + _of_threads(len(drawn), len(sbf)),
                  "For each window length, the least (dashed) and the most (solid) CPU time the thread received "
                  "in any window of that length, as a share of the window: where a dashed line leaves zero is "
                  "the longest the thread went without the CPU.", fig)
+
+
+def _of_threads(shown: int, total: Optional[int]) -> str:
+    """A chart's title, when it shows only the first of the threads: how many of how many."""
+    return f", the first {shown} of {total} threads" if total and total > shown else ""
 
 
 def _share(vals: Sequence[Optional[float]], win: Sequence[float]) -> List[float]:

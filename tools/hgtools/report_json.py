@@ -359,9 +359,10 @@ REPORT = obj(
                       "length_us": NUM, "inferred_why": opt(text), "primary": opt(text), "actual_why": opt(text),
                       "events": opt(lst(text))})))})),
         "charts": opt(obj(optional={
-            "map": opt(obj(required={"from": T, "to": T}, optional={"threads": opt(lst(obj(optional={
-                "thread": opt(THREAD), "name": opt(text), "intervals": opt(lst(INTERVAL)),
-                "gaps": opt(lst(MAP_GAP))})))}, rule=_span_rule)),
+            "map": opt(obj(required={"from": T, "to": T}, optional={
+                "threads_total": COUNT, "threads": opt(lst(obj(optional={
+                    "thread": opt(THREAD), "name": opt(text), "intervals": opt(lst(INTERVAL)),
+                    "gaps": opt(lst(MAP_GAP))})))}, rule=_span_rule)),
             "switch_hist": opt(HIST),
             "gap_hist": opt(obj(required={"edges_us": lst(POS), "classes": dmap(lst(COUNT))},
                                 rule=_gap_hist_rule)),

@@ -21,6 +21,8 @@
 
 #define MAP_MS		40.0	/* the execution map shows the run's first 40 ms */
 #define MAP_MAX		20000	/* rectangles per thread at most */
+#define MAP_THREADS	16	/* threads the map shows at most, the first by number: a map of
+				 * 512 threads was 27 MB of the report and a page no one could read */
 #define SCORED		6	/* actual classes of scored gaps: switch_hg .. other */
 #define INFERABLE	5	/* inferred classes: switch_hg .. hidden */
 
@@ -270,7 +272,8 @@ static void map_gap(struct judge *j, const struct hgg_gap *g)
 {
 	struct map_thread *m = &j->map[g->thread];
 
-	if ((int64_t)g->g0 >= j->map1 || (int64_t)g->g1 <= j->map0 || m->ngap >= MAP_MAX)
+	if (g->thread >= MAP_THREADS || (int64_t)g->g0 >= j->map1 || (int64_t)g->g1 <= j->map0 ||
+	    m->ngap >= MAP_MAX)
 		return;
 	if (m->ngap == m->capgap) {
 		m->capgap = m->capgap ? 2 * m->capgap : 64;
@@ -287,8 +290,8 @@ void judge_interval(struct judge *j, const struct hgl_rec *iv)
 {
 	struct map_thread *m = &j->map[iv->thread];
 
-	if (iv->type != HGL_REC_INTERVAL || (int64_t)iv->t0 >= j->map1 || (int64_t)iv->t1 <= j->map0 ||
-	    m->niv >= MAP_MAX)
+	if (iv->type != HGL_REC_INTERVAL || iv->thread >= MAP_THREADS || (int64_t)iv->t0 >= j->map1 ||
+	    (int64_t)iv->t1 <= j->map0 || m->niv >= MAP_MAX)
 		return;
 	if (m->niv == m->capiv) {
 		m->capiv = m->capiv ? 2 * m->capiv : 64;
@@ -800,8 +803,10 @@ void judge_charts(struct judge *j, struct jsonw *w)
 	jw_obj(w, "map");
 	jw_numf(w, "from", t_of(j->r, j->map0), 6);
 	jw_numf(w, "to", t_of(j->r, j->map1), 6);
+	if (j->r->nthreads > MAP_THREADS)
+		jw_int(w, "threads_total", j->r->nthreads);
 	jw_arr(w, "threads");
-	for (k = 0; k < j->r->nthreads; k++) {
+	for (k = 0; k < j->r->nthreads && k < MAP_THREADS; k++) {
 		struct map_thread *m = &j->map[k];
 
 		jw_obj(w, NULL);
