@@ -713,6 +713,23 @@ def test_steal_not_assumed_when_the_cpus_run_together(tmp_path):
     assert not m.report["inference"]["calibration"]["steal"]
 
 
+def test_rule_4_is_for_the_thread_no_other_realtime_one_outranks_on_its_cpus(tmp_path):
+    """SCHED_FIFO threads: 0 (priority 90) alone at its priority on CPU 0; 1 (80)
+    shares CPU 0 with 0 and has CPU 1 to itself; 2 and 3 (80 both) share CPU 2.
+    Only 0 is never stopped by another: its 20 us gap goes to rule 4 (an interrupt),
+    the same gaps of 1 and 2 are judged by their length."""
+    info = [thread(0, policy="fifo", priority=90), thread(1, policy="fifo", priority=80),
+            thread(2, policy="fifo", priority=80), thread(3, policy="fifo", priority=80)]
+    ivs = [iv(0, 1_000_000, 0, 0), iv(1_020_000, 2_000_000, 0, 0), iv(3_000_000, 4_000_000, 1, 0),
+           iv(5_000_000, 6_000_000, 1, 1), iv(6_020_000, 7_000_000, 1, 1),
+           iv(0, 1_000_000, 2, 2), iv(1_020_000, 2_000_000, 2, 2), iv(3_000_000, 4_000_000, 3, 2)]
+    m = merged(tmp_path, sorted(ivs), [], threads=4, info_threads=info)
+    why = {(g["thread"], g["g0"]): g["why_inferred"] for g in m.gaps if g["g1"] - g["g0"] == 20_000}
+    assert sorted(why) == [(0, 1_000_000), (1, 6_000_000), (2, 1_000_000)]
+    assert why[0, 1_000_000].startswith("the highest-priority real-time thread here never blocks")
+    assert why[1, 6_000_000].startswith("shorter than") and why[2, 1_000_000].startswith("shorter than")
+
+
 def test_a_throttled_realtime_thread_is_switched_out(tmp_path):
     """The highest-priority SCHED_FIFO thread never blocks: a short gap is an
     interrupt, but one as long as RT throttling holds real-time tasks back
