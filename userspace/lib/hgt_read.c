@@ -29,6 +29,7 @@
 struct cpu_tally {
 	uint64_t nr_records;		/* from the chunk headers */
 	uint64_t first_offset;		/* of its first records chunk */
+	size_t first_chunk;		/* ... its index (nchunks: none) */
 	uint64_t stats_offset;		/* of its stats chunk, if has_stats */
 	int has_stats;
 	struct hgt_cpu_stats st;
@@ -54,23 +55,31 @@ struct hgt_file {
 	struct hgt_file_window win;
 	struct hgt_chunk_info *chunks;
 	size_t nchunks, capchunks;
+	size_t *next_same;		/* per chunk of records: the CPU's next one (nchunks: none) */
 	struct cpu_tally *cpu;		/* 0 .. ncpu - 1: the highest CPU of any chunk */
 	uint32_t ncpu;
 	uint64_t nr_records;
 	struct hgt_decoder dec;		/* hgt_read_chunk()'s */
 };
 
+/*
+ * A cursor reads through the file's descriptor (pread): one per CPU made a
+ * run of more than about a thousand CPUs fail at the usual limit of 1024
+ * open files. A cursor of one CPU follows that CPU's chunks (next_same), and
+ * counts for that CPU alone: walking every chunk and counting for every CPU
+ * in each cursor made the merge of 4096 CPUs quadratic.
+ */
 struct hgt_cursor {
 	struct hgt_file *f;
 	uint32_t cpu;			/* or HGT_ALL_CPUS */
-	int fd;
 	struct hgt_decoder dec;
 	size_t next;			/* the next chunk to look at */
 	size_t cur;			/* the chunk being read */
 	const char *recs;
 	size_t len, pos;
 	uint32_t rec_cpu;
-	uint64_t *delivered, *lost;	/* per CPU, for the check against the stats */
+	uint64_t *delivered, *lost;	/* per CPU (one CPU's cursor: that CPU's only), for the check
+					 * against the stats */
 	int checked;
 };
 
@@ -550,6 +559,34 @@ static int check_prelude(struct hgt_file *f, uint32_t *meta_bytes, struct hg_err
 	return 0;
 }
 
+static int is_records(uint32_t magic)
+{
+	return magic == HGT_CHUNK_MAGIC || magic == HGT_ZCHUNK_MAGIC || magic == HGT_PCHUNK_MAGIC;
+}
+
+/* link_cpus - each CPU's chunks of records, in file order: its first, and each one's next */
+static int link_cpus(struct hgt_file *f, struct hg_err *err)
+{
+	size_t i;
+	uint32_t cpu;
+
+	f->next_same = malloc((f->nchunks + 1) * sizeof(*f->next_same));
+	if (!f->next_same)
+		return hg_err_set(err, "%s: out of memory for the index of %zu chunks", f->path, f->nchunks);
+	for (cpu = 0; cpu < f->ncpu; cpu++)
+		f->cpu[cpu].first_chunk = f->nchunks;
+	for (i = f->nchunks; i-- > 0;) {
+		const struct hgt_chunk_info *ci = &f->chunks[i];
+
+		f->next_same[i] = f->nchunks;
+		if (!is_records(ci->magic) || ci->cpu >= f->ncpu)
+			continue;
+		f->next_same[i] = f->cpu[ci->cpu].first_chunk;
+		f->cpu[ci->cpu].first_chunk = i;
+	}
+	return 0;
+}
+
 int hgt_open(struct hgt_file **out, const char *path, unsigned flags, struct hg_err *err)
 {
 	struct hgt_file *f = calloc(1, sizeof(*f));
@@ -601,7 +638,7 @@ int hgt_open(struct hgt_file **out, const char *path, unsigned flags, struct hg_
 			   "its last events", path, (unsigned long long)f->size);
 		goto fail;
 	}
-	if (check_stats(f, err))
+	if (check_stats(f, err) || link_cpus(f, err))
 		goto fail;
 	*out = f;
 	return 0;
@@ -623,6 +660,7 @@ void hgt_close(struct hgt_file *f)
 	free(f->keys);
 	free(f->vals);
 	free(f->chunks);
+	free(f->next_same);
 	free(f->cpu);
 	free(f->path);
 	free(f);
@@ -723,36 +761,23 @@ int hgt_read_chunk(struct hgt_file *f, size_t i, const char **records, size_t *l
 	return hgt_decode(&f->dec, &f->chunks[i], records, len, err);
 }
 
-static int is_records(uint32_t magic)
-{
-	return magic == HGT_CHUNK_MAGIC || magic == HGT_ZCHUNK_MAGIC || magic == HGT_PCHUNK_MAGIC;
-}
-
 struct hgt_cursor *hgt_cursor_open(struct hgt_file *f, uint32_t cpu, struct hg_err *err)
 {
 	struct hgt_cursor *c = calloc(1, sizeof(*c));
+	size_t ncount = cpu == HGT_ALL_CPUS ? f->ncpu + 1 : 1;
 
-	if (c)
-		c->fd = -1;
-	if (!c || !(c->delivered = calloc(f->ncpu + 1, sizeof(uint64_t))) ||
-	    !(c->lost = calloc(f->ncpu + 1, sizeof(uint64_t)))) {
+	if (!c || !(c->delivered = calloc(ncount, sizeof(uint64_t))) || !(c->lost = calloc(ncount, sizeof(uint64_t)))) {
 		hg_err_set(err, "%s: out of memory", f->path);
-		goto fail;
+		hgt_cursor_close(c);
+		return NULL;
 	}
 	c->f = f;
 	c->cpu = cpu;
-	hgt_decoder_init(&c->dec, -1, f->path);
-	c->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (c->fd < 0) {
-		hg_err_set(err, "%s: cannot open it again: %s", f->path, strerror(errno));
-		goto fail;
-	}
-	c->dec.fd = c->fd;
+	hgt_decoder_init(&c->dec, f->fd, f->path);
 	c->cur = SIZE_MAX;
+	if (cpu != HGT_ALL_CPUS)
+		c->next = cpu < f->ncpu ? f->cpu[cpu].first_chunk : f->nchunks;
 	return c;
-fail:
-	hgt_cursor_close(c);
-	return NULL;
 }
 
 /*
@@ -769,13 +794,15 @@ static int check_counts(struct hgt_cursor *c, struct hg_err *err)
 	for (cpu = 0; cpu < f->ncpu; cpu++) {
 		const struct cpu_tally *t = &f->cpu[cpu];
 
+		uint32_t k = c->cpu == HGT_ALL_CPUS ? cpu : 0;
+
 		if ((c->cpu != HGT_ALL_CPUS && c->cpu != cpu) || !t->has_stats)
 			continue;
-		if (c->delivered[cpu] != t->st.read || c->lost[cpu] > t->st.refused + t->st.overwritten)
+		if (c->delivered[k] != t->st.read || c->lost[k] > t->st.refused + t->st.overwritten)
 			return bad_at(f, err, t->stats_offset, "the records of CPU %u do not match its stats: %llu "
 				      "records and %llu events lost in LOST markers, the stats say %llu read and "
 				      "%llu lost (refused %llu, overwritten %llu)", cpu,
-				      (unsigned long long)c->delivered[cpu], (unsigned long long)c->lost[cpu],
+				      (unsigned long long)c->delivered[k], (unsigned long long)c->lost[k],
 				      (unsigned long long)t->st.read,
 				      (unsigned long long)(t->st.refused + t->st.overwritten),
 				      (unsigned long long)t->st.refused, (unsigned long long)t->st.overwritten);
@@ -791,8 +818,7 @@ int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_
 	while (c->pos >= c->len) {
 		const struct hgt_chunk_info *ci;
 
-		while (c->next < f->nchunks && (!is_records(f->chunks[c->next].magic) ||
-						(c->cpu != HGT_ALL_CPUS && f->chunks[c->next].cpu != c->cpu)))
+		while (c->cpu == HGT_ALL_CPUS && c->next < f->nchunks && !is_records(f->chunks[c->next].magic))
 			c->next++;
 		if (c->next >= f->nchunks) {
 			if (!c->checked) {
@@ -802,7 +828,8 @@ int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_
 			}
 			return 0;
 		}
-		c->cur = c->next++;
+		c->cur = c->next;
+		c->next = c->cpu == HGT_ALL_CPUS ? c->cur + 1 : f->next_same[c->cur];
 		ci = &f->chunks[c->cur];
 		if (hgt_decode(&c->dec, ci, &c->recs, &c->len, err))
 			return -1;
@@ -812,9 +839,9 @@ int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_
 	r = (const struct hgt_rec *)(c->recs + c->pos);
 	c->pos += r->len;
 	if (r->type == HGT_REC_LOST)
-		c->lost[c->rec_cpu] += ((const struct hgt_lost *)(r + 1))->count;
+		c->lost[c->cpu == HGT_ALL_CPUS ? c->rec_cpu : 0] += ((const struct hgt_lost *)(r + 1))->count;
 	else
-		c->delivered[c->rec_cpu]++;
+		c->delivered[c->cpu == HGT_ALL_CPUS ? c->rec_cpu : 0]++;
 	*rec = r;
 	return 1;
 }
@@ -834,8 +861,6 @@ void hgt_cursor_close(struct hgt_cursor *c)
 	if (!c)
 		return;
 	hgt_decoder_free(&c->dec);
-	if (c->fd >= 0)
-		close(c->fd);
 	free(c->delivered);
 	free(c->lost);
 	free(c);
