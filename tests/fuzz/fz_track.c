@@ -7,8 +7,8 @@
  * their calls come here, everything else (libFuzzer, the sanitizers, libc
  * inside) is left alone.
  *
- * fz_track_reap() ends the zlib streams, closes the files and frees the
- * blocks still live. A
+ * fz_track_reap() ends the zlib streams, closes the files (and frees a
+ * memory stream's buffer, which libc made) and frees the blocks still live. A
  * block freed so may still be named by one of the program's static
  * pointers, which the program frees again on its next run (it frees the
  * old table before making a new one): such a free of a reaped block is
@@ -37,6 +37,7 @@ ssize_t __real___getdelim(char **line, size_t *cap, int delim, FILE *f);
 char *__real_realpath(const char *path, char *resolved);
 FILE *__real_fopen(const char *path, const char *mode);
 FILE *__real_fdopen(int fd, const char *mode);
+FILE *__real_open_memstream(char **buf, size_t *size);
 int __real_fclose(FILE *f);
 int __real_inflateInit_(z_streamp s, const char *version, int size);
 int __real_inflateEnd(z_streamp s);
@@ -51,6 +52,9 @@ struct pset {
 #define GONE	((uintptr_t)1)
 
 static struct pset live, reaped, files, zstreams;
+/* the memory streams open, and where each one's buffer is said (libc's, freed after the close) */
+static struct mem { FILE *f; char **buf; } *mems;
+static size_t nmems, capmems;
 static int tracking;
 static size_t limit;		/* the largest block the code under test may ask for, 0: any */
 /* the thread that runs the inputs: the sets are its own (libFuzzer has a thread of its own) */
@@ -253,10 +257,40 @@ FILE *__wrap_fdopen(int fd, const char *mode)
 	return opened(__real_fdopen(fd, mode));
 }
 
+FILE *__wrap_open_memstream(char **buf, size_t *size)
+{
+	FILE *f = __real_open_memstream(buf, size);
+
+	if (f && tracking && runner) {
+		if (nmems == capmems) {
+			capmems = capmems ? 2 * capmems : 16;
+			mems = __real_realloc(mems, capmems * sizeof(*mems));
+			if (!mems)
+				abort();
+		}
+		mems[nmems++] = (struct mem){ f, buf };
+	}
+	return f;
+}
+
 int __wrap_fclose(FILE *f)
 {
-	if (runner)
+	size_t i;
+	int rc;
+
+	if (runner) {
 		pset_del(&files, (uintptr_t)f);
+		for (i = 0; i < nmems; i++)
+			if (mems[i].f == f) {
+				char **buf = mems[i].buf;
+
+				mems[i] = mems[--nmems];
+				rc = __real_fclose(f);
+				/* libc's block, which the program frees: not one reaped at its address before */
+				pset_del(&reaped, (uintptr_t)*buf);
+				return rc;
+			}
+	}
 	return __real_fclose(f);
 }
 
@@ -306,6 +340,11 @@ size_t fz_track_reap(void)
 		if (files.v[i] > GONE)
 			__real_fclose((FILE *)files.v[i]);
 	pset_clear(&files);
+	for (i = 0; i < nmems; i++) {
+		__real_fclose(mems[i].f);
+		__real_free(*mems[i].buf);
+	}
+	nmems = 0;
 	for (i = 0; i < live.cap; i++)
 		if (live.v[i] > GONE) {
 			__real_free((void *)live.v[i]);

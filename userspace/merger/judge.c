@@ -4,16 +4,19 @@
  * figures while gaps close: the confusion matrix and each class's
  * precision, recall and F1; the causes, and the time each component took;
  * context-switch cost and interrupt durations, inferred and actual; the
- * disagreements, written out as they come (one temporary file per CPU, so
- * that they are listed in CPU and time order); what the charts draw.
+ * disagreements, written out as they come into one temporary file, each
+ * CPU's lines indexed, so that they are listed in CPU and time order (a file
+ * per CPU ran out of open files past a thousand CPUs); what the charts draw.
  *
  * The headline scores the gaps the kernel gives a cause: a gap with no
  * kernel event at all (hidden) is time taken below the kernel, counted
  * apart as steal; a voluntary gap is not an inference; an unexplainable one
  * (outside the window, over a loss) is not guessed.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine.h"
 #include "export.h"
@@ -125,7 +128,13 @@ struct judge {
 	struct quant sw, sw_handler, sw_only;
 	uint64_t sw_true, pre, ticked, resched;
 	uint64_t mig_inferred, mig_confirmed, mig_kernel;
-	FILE **dis;		/* per CPU */
+	FILE *dis;		/* the disagreements, a JSON line each, as they came */
+	uint64_t dis_bytes;
+	FILE *line;		/* one line, put together in memory (line_buf, line_len) */
+	char *line_buf;
+	size_t line_len;
+	/* per CPU: where each of its lines is in the file, and its length without the newline */
+	struct dis_lines { struct { uint64_t at; uint32_t len; } *v; size_t n, cap; } *dis_cpu;
 	uint32_t ndis_cpu;
 	uint64_t ndis;
 	int64_t map0, map1;
@@ -151,18 +160,41 @@ struct judge *judge_new(struct run *r, const char *tmpdir)
 	return j;
 }
 
-static FILE *dis_file(struct judge *j, uint32_t cpu)
+/* dis_begin - the memory stream a disagreement's line is written to */
+static FILE *dis_begin(struct judge *j)
 {
+	if (!j->line && !(j->line = open_memstream(&j->line_buf, &j->line_len)))
+		fail("out of memory for a disagreement: %s", strerror(errno));
+	rewind(j->line);
+	return j->line;
+}
+
+/* dis_end - the line written since dis_begin into the file, indexed under @cpu */
+static void dis_end(struct judge *j, uint32_t cpu)
+{
+	struct dis_lines *l;
+
+	if (fflush(j->line))
+		fail("out of memory for a disagreement: %s", strerror(errno));
+	if (!j->dis)
+		j->dis = tmp_stream(j->tmpdir);
+	if (fwrite(j->line_buf, 1, j->line_len, j->dis) != j->line_len)
+		fail("cannot write a temporary file in %s: %s (set TMPDIR)", j->tmpdir, strerror(errno));
 	if (cpu >= j->ndis_cpu) {
 		uint32_t n = cpu + 1;
 
-		j->dis = xrealloc(j->dis, n * sizeof(*j->dis));
-		memset(j->dis + j->ndis_cpu, 0, (n - j->ndis_cpu) * sizeof(*j->dis));
+		j->dis_cpu = xrealloc(j->dis_cpu, n * sizeof(*j->dis_cpu));
+		memset(j->dis_cpu + j->ndis_cpu, 0, (n - j->ndis_cpu) * sizeof(*j->dis_cpu));
 		j->ndis_cpu = n;
 	}
-	if (!j->dis[cpu])
-		j->dis[cpu] = tmp_stream(j->tmpdir);
-	return j->dis[cpu];
+	l = &j->dis_cpu[cpu];
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n].at = j->dis_bytes;
+	l->v[l->n++].len = (uint32_t)(j->line_len - (j->line_len && j->line_buf[j->line_len - 1] == '\n'));
+	j->dis_bytes += j->line_len;
 }
 
 static int has_comp(const struct gap_detail *d, uint8_t kind, int64_t id)
@@ -222,7 +254,7 @@ static void put_disagreement(struct judge *j, const struct hgg_gap *g, const str
 			     struct infer *in)
 {
 	struct run *r = j->r;
-	FILE *f = dis_file(j, g->cpu);
+	FILE *f = dis_begin(j);
 	struct jsonw w;
 	char buf[256], t[64];
 	int i;
@@ -265,6 +297,7 @@ static void put_disagreement(struct judge *j, const struct hgg_gap *g, const str
 	}
 	jw_end_arr(&w);
 	jw_end_obj(&w);
+	dis_end(j, g->cpu);
 	j->ndis++;
 }
 
@@ -729,25 +762,24 @@ static void report_disagreements(struct judge *j, struct jsonw *w)
 	jw_obj(w, "disagreements");
 	jw_uint(w, "count", j->ndis);
 	jw_arr(w, "listed");
-	for (c = 0; c < j->ndis_cpu; c++) {
-		FILE *f = j->dis[c];
-		char *line = NULL;
-		size_t cap = 0;
-		ssize_t n;
+	if (j->dis_bytes) {
+		const char *text;
 
-		if (!f)
-			continue;
-		rewind(f);
+		if (fflush(j->dis))
+			fail("cannot write a temporary file in %s: %s (set TMPDIR)", j->tmpdir, strerror(errno));
+		text = mmap(NULL, j->dis_bytes, PROT_READ, MAP_PRIVATE, fileno(j->dis), 0);
+		if (text == MAP_FAILED)
+			fail("cannot read back a temporary file in %s: %s", j->tmpdir, strerror(errno));
 		/* each line is one object: written as it was, between the writer's commas */
-		while ((n = getline(&line, &cap, f)) > 0) {
-			if (line[n - 1] == '\n')
-				line[--n] = 0;
-			if (n)
-				jw_raw(w, NULL, line, (size_t)n);
+		for (c = 0; c < j->ndis_cpu; c++) {
+			const struct dis_lines *l = &j->dis_cpu[c];
+			size_t i;
+
+			for (i = 0; i < l->n; i++)
+				if (l->v[i].len)
+					jw_raw(w, NULL, text + l->v[i].at, l->v[i].len);
 		}
-		free(line);
-		fclose(f);
-		j->dis[c] = NULL;
+		munmap((void *)text, j->dis_bytes);
 	}
 	jw_end_arr(w);
 	jw_end_obj(w);
@@ -888,9 +920,13 @@ void judge_free(struct judge *j)
 	quant_free(&j->sw_handler);
 	quant_free(&j->sw_only);
 	for (i = 0; i < j->ndis_cpu; i++)
-		if (j->dis[i])
-			fclose(j->dis[i]);
-	free(j->dis);
+		free(j->dis_cpu[i].v);
+	free(j->dis_cpu);
+	if (j->dis)
+		fclose(j->dis);
+	if (j->line)
+		fclose(j->line);
+	free(j->line_buf);
 	for (k = 0; k < j->r->nthreads; k++) {
 		free(j->map[k].iv);
 		free(j->map[k].gap);
