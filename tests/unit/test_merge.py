@@ -432,6 +432,35 @@ def test_cpu_numbers_change_nothing_but_names(tmp_path, cpus):
     assert renumbered == plain
 
 
+def test_a_thousand_cpus_need_few_open_files(tmp_path):
+    """A run on 1024 CPUs (a thread on each) merged with both exports at a limit of
+    64 open files: the kernel's CPUs are read through one descriptor, the
+    disagreements wait in one temporary file, the trace.dat's pages in one per
+    buffer. Every CPU's events reach the trace.dat; the disagreements come in CPU order."""
+    import resource
+    generated_run(tmp_path, 600000, tuple(range(1024)))
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    p = subprocess.run([HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel", str(tmp_path / "kernel.hgt"),
+                        "--report", str(out / "r.json"), "--kernelshark", str(out / "t.dat"),
+                        "--perfetto", str(out / "t.perfetto-trace")],
+                       capture_output=True, text=True, preexec_fn=limited, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads((out / "r.json").read_text())
+    assert len(r["inference"]["calibration"]["tick"]) == 1024 and r["disagreements"]["count"] > 0
+    assert len(r["disagreements"]["listed"]) == r["disagreements"]["count"]
+    assert [d["cpu"] for d in r["disagreements"]["listed"]] == sorted(d["cpu"] for d in r["disagreements"]["listed"])
+    data = (out / "t.dat").read_bytes()
+    assert data.startswith(b"\x17\x08\x44tracing6\0")
+    i = data.index(b"flyrecord\0") + len(b"flyrecord\0")
+    table = struct.unpack_from("<2048Q", data, i)     # the top buffer: (offset, size) per CPU
+    assert all(table[2 * c + 1] > 0 for c in range(1024))
+
+
 def test_steal_seen_across_cpus_far_apart(tmp_path):
     """Steal (the CPUs take turns) found on CPUs 3 and 250 as on 0 and 1: what the other
     CPUs ran of a gap is summed over the CPUs in use."""

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tracedat_writer.c - trace.dat version 6, streamed through per-lane page
- * files and assembled at the end (tracedat_writer.h says what and why).
+ * tracedat_writer.c - trace.dat version 6, streamed through a page file
+ * and assembled at the end (tracedat_writer.h says what and why).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,6 +114,8 @@ struct td_writer {
 	struct td_sym *syms;
 	size_t nsyms, capsyms;
 	unsigned chunk_pages;	/* pages per lane between writes: fewer when there are many lanes */
+	int pages_fd[TD_MAX_BUFFERS];	/* per buffer, its lanes' pages as they came; -1 until the first */
+	uint64_t pages_bytes[TD_MAX_BUFFERS];
 	int err_no;		/* the first failed write's errno; sticky */
 	const char *err_what;
 	uint8_t scratch[TD_PAGE];	/* where an entry goes that cannot be written */
@@ -146,6 +148,8 @@ struct td_writer *td_create(const char *dir, unsigned ncpus, double tsc_hz, stru
 	}
 	w->ncpus = ncpus;
 	w->tsc_hz = tsc_hz;
+	for (unsigned b = 0; b < TD_MAX_BUFFERS; b++)
+		w->pages_fd[b] = -1;
 	if (td_buffer(w, "", err) < 0) {
 		td_destroy(w);
 		return NULL;
@@ -164,13 +168,15 @@ void td_destroy(struct td_writer *w)
 		for (c = 0; c < w->ncpus; c++) {
 			struct td_lane *l = &w->lanes[b][c];
 
-			if (l->fd >= 0)
-				close(l->fd);
+			free(l->ext);
 			free(l->chunk);
 		}
 		free(w->lanes[b]);
 		free(w->bufname[b]);
 	}
+	for (b = 0; b < TD_MAX_BUFFERS; b++)
+		if (w->pages_fd[b] >= 0)
+			close(w->pages_fd[b]);
 	for (i = 0; i < w->nevents; i++) {
 		free(w->events[i].system);
 		free(w->events[i].text.p);
@@ -202,8 +208,8 @@ int td_buffer(struct td_writer *w, const char *name, struct hg_err *err)
 		return hg_err_env(err, "trace.dat writer: out of memory");
 	}
 	for (c = 0; c < w->ncpus; c++) {
-		w->lanes[w->nbuffers][c].fd = -1;
 		w->lanes[w->nbuffers][c].w = w;
+		w->lanes[w->nbuffers][c].buffer = w->nbuffers;
 	}
 	return w->nbuffers++;
 }
@@ -342,20 +348,20 @@ int td_kallsyms(struct td_writer *w, uint64_t addr, const char *name, struct hg_
 	return 0;
 }
 
-/* the lane's unnamed temporary file, in the output's folder so that it can be copied cheaply */
-static int lane_open(struct td_lane *l)
+/* a buffer's page file: unnamed and temporary, in the output's folder so that it can be copied cheaply */
+static int pages_open(struct td_writer *w)
 {
 	char *tmp;
 	int fd;
 
-	fd = open(l->w->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	fd = open(w->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return fd;
 	/* no O_TMPFILE on this file system: a named file, removed at once */
-	tmp = malloc(strlen(l->w->dir) + 32);
+	tmp = malloc(strlen(w->dir) + 32);
 	if (!tmp)
 		return -1;
-	sprintf(tmp, "%s/.hgexport-pages.XXXXXX", l->w->dir);
+	sprintf(tmp, "%s/.hgexport-pages.XXXXXX", w->dir);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd >= 0)
 		unlink(tmp);
@@ -363,19 +369,46 @@ static int lane_open(struct td_lane *l)
 	return fd;
 }
 
+/* lane_extend - the lane's @n bytes just written at @at of the page file: its next stretch */
+static int lane_extend(struct td_lane *l, uint64_t at, uint64_t n)
+{
+	if (l->next && l->ext[l->next - 1].at + l->ext[l->next - 1].n == at) {
+		l->ext[l->next - 1].n += n;
+		return 0;
+	}
+	if (l->next == l->capext) {
+		size_t cap = l->capext ? 2 * l->capext : 16;
+		struct td_extent *e = realloc(l->ext, cap * sizeof(*e));
+
+		if (!e) {
+			errno = ENOMEM;
+			return -1;
+		}
+		l->ext = e;
+		l->capext = cap;
+	}
+	l->ext[l->next++] = (struct td_extent){ at, n };
+	return 0;
+}
+
 static void lane_write_chunk(struct td_lane *l)
 {
+	struct td_writer *w = l->w;
 	size_t n = (size_t)l->npages * TD_PAGE;
+	int *fd = &w->pages_fd[l->buffer];
 
 	if (!n)
 		return;
-	if (!l->w->err_no) {
-		if (l->fd < 0 && (l->fd = lane_open(l)) < 0)
+	if (!w->err_no) {
+		if (*fd < 0 && (*fd = pages_open(w)) < 0)
 			lane_fail(l, "cannot create a temporary page file in");
-		else if (out_write_all(l->fd, l->chunk, n))
+		else if (out_write_all(*fd, l->chunk, n))
 			lane_fail(l, "cannot write a temporary page file in");
+		else if (lane_extend(l, w->pages_bytes[l->buffer], n))
+			lane_fail(l, "out of memory for the index of the temporary page file in");
 		else
 			l->file_bytes += n;
+		w->pages_bytes[l->buffer] += n;
 	}
 	memset(l->chunk, 0, n);
 	l->npages = 0;
@@ -641,10 +674,10 @@ static void build_header(struct td_writer *w, struct sbuf *s, int top, const int
 	}
 }
 
-/* copy @n bytes of @in from 0 to @out at *off: in the kernel when it can, else through memory */
-static int copy_lane(int in, int out, uint64_t *off, uint64_t n)
+/* copy @n bytes of @in from @from to @out at *off: in the kernel when it can, else through memory */
+static int copy_out(int in, uint64_t from, int out, uint64_t *off, uint64_t n)
 {
-	loff_t ioff = 0, ooff = *off;
+	loff_t ioff = (loff_t)from, ooff = (loff_t)*off;
 	uint64_t left = n;
 
 	while (left) {
@@ -718,9 +751,11 @@ int td_write(struct td_writer *w, const char *path, int top, const int *extra, u
 	for (i = 0; i <= nextra; i++)
 		for (c = 0; c < w->ncpus; c++) {
 			struct td_lane *l = &w->lanes[order[i]][c];
+			size_t e;
 
-			if (l->file_bytes && copy_lane(l->fd, fd, &off, l->file_bytes))
-				goto fail_errno;
+			for (e = 0; e < l->next; e++)
+				if (copy_out(w->pages_fd[order[i]], l->ext[e].at, fd, &off, l->ext[e].n))
+					goto fail_errno;
 		}
 	if (close(fd)) {
 		fd = -1;
@@ -738,13 +773,58 @@ fail_errno:
 	return -1;
 }
 
+/* scan_page - hand @fn each entry of one page; 1 once @fn said stop */
+static int scan_page(const uint8_t *p, int (*fn)(void *arg, uint64_t ts, uint64_t missed), void *arg)
+{
+	uint64_t ts, commit, missed = 0;
+	unsigned at = 0, size;
+	int first = 1;
+
+	memcpy(&ts, p, 8);
+	memcpy(&commit, p + 8, 8);
+	size = commit & 0xfffff;
+	if (commit & MISSING_EVENTS) {
+		missed = ~0ULL;
+		if (commit & MISSING_STORED)
+			memcpy(&missed, p + TD_PAGE_HDR + size, 8);
+	}
+	while (at + 4 <= size) {
+		uint32_t h;
+		unsigned tl, len;
+
+		memcpy(&h, p + TD_PAGE_HDR + at, 4);
+		tl = h & 31;
+		ts += h >> 5;
+		if (tl == TYPE_EXTEND) {
+			uint32_t hi;
+
+			memcpy(&hi, p + TD_PAGE_HDR + at + 4, 4);
+			ts += (uint64_t)hi << TD_TS_BITS;
+			at += 8;
+			continue;
+		}
+		if (tl == 0) {
+			memcpy(&len, p + TD_PAGE_HDR + at + 4, 4);
+			at += 4 + len;
+		} else if (tl <= 28) {
+			at += 4 + tl * 4;
+		} else {
+			break;	/* not written by this writer */
+		}
+		if (fn(arg, ts, first ? missed : 0))
+			return 1;
+		first = 0;
+	}
+	return 0;
+}
+
 int td_scan(struct td_writer *w, int buffer, unsigned cpu,
 	    int (*fn)(void *arg, uint64_t ts, uint64_t missed), void *arg, struct hg_err *err)
 {
 	struct td_lane *l = &w->lanes[buffer][cpu];
 	enum { PAGES = 64 };
 	uint8_t *buf;
-	uint64_t off;
+	size_t e;
 	int stop = 0;
 
 	if (!l->file_bytes)
@@ -752,56 +832,20 @@ int td_scan(struct td_writer *w, int buffer, unsigned cpu,
 	buf = malloc(PAGES * TD_PAGE);
 	if (!buf)
 		return hg_err_env(err, "%s: out of memory to read pages back", w->dir);
-	for (off = 0; off < l->file_bytes && !stop; off += PAGES * TD_PAGE) {
-		size_t want = l->file_bytes - off < PAGES * TD_PAGE ? l->file_bytes - off : PAGES * TD_PAGE;
-		ssize_t got = pread(l->fd, buf, want, off);
-		size_t pg;
+	for (e = 0; e < l->next && !stop; e++) {
+		uint64_t off;
 
-		if (got != (ssize_t)want) {
-			free(buf);
-			return hg_err_env(err, "%s: cannot read a temporary page file back: %s", w->dir,
-					  got < 0 ? strerror(errno) : "short read");
-		}
-		for (pg = 0; pg < want && !stop; pg += TD_PAGE) {
-			const uint8_t *p = buf + pg;
-			uint64_t ts, commit, missed = 0;
-			unsigned at = 0, size;
-			int first = 1;
+		for (off = 0; off < l->ext[e].n && !stop; off += PAGES * TD_PAGE) {
+			size_t want = l->ext[e].n - off < PAGES * TD_PAGE ? l->ext[e].n - off : PAGES * TD_PAGE, pg;
+			ssize_t got = pread(w->pages_fd[buffer], buf, want, (off_t)(l->ext[e].at + off));
 
-			memcpy(&ts, p, 8);
-			memcpy(&commit, p + 8, 8);
-			size = commit & 0xfffff;
-			if (commit & MISSING_EVENTS) {
-				missed = ~0ULL;
-				if (commit & MISSING_STORED)
-					memcpy(&missed, p + TD_PAGE_HDR + size, 8);
+			if (got != (ssize_t)want) {
+				free(buf);
+				return hg_err_env(err, "%s: cannot read a temporary page file back: %s", w->dir,
+						  got < 0 ? strerror(errno) : "short read");
 			}
-			while (at + 4 <= size && !stop) {
-				uint32_t h;
-				unsigned tl, len;
-
-				memcpy(&h, p + TD_PAGE_HDR + at, 4);
-				tl = h & 31;
-				ts += h >> 5;
-				if (tl == TYPE_EXTEND) {
-					uint32_t hi;
-
-					memcpy(&hi, p + TD_PAGE_HDR + at + 4, 4);
-					ts += (uint64_t)hi << TD_TS_BITS;
-					at += 8;
-					continue;
-				}
-				if (tl == 0) {
-					memcpy(&len, p + TD_PAGE_HDR + at + 4, 4);
-					at += 4 + len;
-				} else if (tl <= 28) {
-					at += 4 + tl * 4;
-				} else {
-					break;	/* not written by this writer */
-				}
-				stop = fn(arg, ts, first ? missed : 0);
-				first = 0;
-			}
+			for (pg = 0; pg < want && !stop; pg += TD_PAGE)
+				stop = scan_page(buf + pg, fn, arg);
 		}
 	}
 	free(buf);

@@ -6,9 +6,11 @@
  * cmdlines, kallsyms, options (trace clock x86-tsc, TSC2NSEC, uname,
  * version, buffers), flyrecord. No tracefs is needed.
  *
- * Pages go to an unnamed temporary file per (buffer, CPU) in the output's
- * folder as they fill; td_write assembles a file from them (copy_file_range)
- * under a temporary name and renames it when complete. Memory stays flat:
+ * Pages go to an unnamed temporary file per buffer in the output's folder
+ * as they fill, each (buffer, CPU) lane's in chunks whose places it keeps (a
+ * file per lane ran out of open files at 1024 with 500 CPUs); td_write assembles
+ * a file from them (copy_file_range) under a temporary name and renames it
+ * when complete. Memory stays flat:
  * a lane holds TD_CHUNK_PAGES pages at most, fewer when there are many lanes
  * (TD_CHUNKS_BYTES for all of them).
  *
@@ -62,6 +64,11 @@ struct td_event {
 struct td_writer;
 
 /* td_lane - one (buffer, CPU): its pages. Public for td_reserve's inline fast path only. */
+/* a stretch of a lane's pages in its buffer's page file */
+struct td_extent {
+	uint64_t at, n;
+};
+
 struct td_lane {
 	uint8_t *chunk;		/* the writer's chunk_pages pages, zeroed before use */
 	uint8_t *page;		/* the page being filled, NULL before the first entry */
@@ -74,8 +81,10 @@ struct td_lane {
 	uint64_t page_lost;	/* events lost before the current page */
 	uint64_t entries;	/* entries written (time extends not counted) */
 	uint64_t marks;		/* pages that say events were lost before them */
-	uint64_t file_bytes;	/* whole pages written to @fd */
-	int fd;			/* the unnamed temporary file, -1 until the first write */
+	uint64_t file_bytes;	/* whole pages written to its buffer's page file */
+	struct td_extent *ext;	/* ... where they are there, in order */
+	size_t next, capext;
+	int buffer;
 	struct td_writer *w;
 };
 
