@@ -80,7 +80,7 @@ struct tick {
 	int64_t *sample;		/* calibration: the first involuntary gaps (g0, length), in order
 					 * (each CPU's gaps come in time order, gapper.c) */
 	uint8_t *sflag;
-	size_t nsample;
+	size_t nsample, samplecap;
 	int64_t *occ;			/* calibration: every gap of the CPU meanwhile, (g0, g1), in order */
 	size_t nocc, occcap;
 	int64_t *s;			/* starts of involuntary gaps in the band, in order */
@@ -641,6 +641,7 @@ static void calibrate(struct infer *in, struct tick *t)
 	t->sample = NULL;
 	t->sflag = NULL;
 	t->occ = NULL;
+	t->samplecap = 0;
 }
 
 /*
@@ -909,9 +910,13 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 			t->have = 1;
 			if (!t->calibrated) {
 				/* the tick is searched among every involuntary gap, switches included */
-				if (!t->sample) {
-					t->sample = xcalloc(2 * TICK_SAMPLE, sizeof(*t->sample));
-					t->sflag = xcalloc(TICK_SAMPLE, 1);
+				if (t->nsample == t->samplecap) {	/* grown as it fills: 1024 CPUs of a
+									 * short run were 330 MB of room */
+					t->samplecap = t->samplecap ? 2 * t->samplecap : 256;
+					if (t->samplecap > TICK_SAMPLE)
+						t->samplecap = TICK_SAMPLE;
+					t->sample = xrealloc(t->sample, 2 * t->samplecap * sizeof(*t->sample));
+					t->sflag = xrealloc(t->sflag, t->samplecap);
 				}
 				t->sample[2 * t->nsample] = g.g0;
 				t->sample[2 * t->nsample + 1] = g.g1 - g.g0;
