@@ -16,6 +16,9 @@ interleaved, N times each:
            number (printed as a ratio to report's time, about 1)
   report-32threads  the same events spread over 32 threads on 32 CPUs
            (printed as a ratio to report's time: what more threads cost)
+  report-1024threads  the same over 1024 threads on 1024 CPUs, a large
+           machine's: a cost per pair of threads or CPUs shows here (4096
+           threads once took 44 s for 2 M events), as a ratio to report's
   all      build/hourglass export DIR --json --text --kernelshark --perfetto
            --html: the report and every export from one merge, end to end
 
@@ -130,13 +133,13 @@ def report_cmd(d, out):
             "--kernel", os.path.join(d, "kernel.hgt"), "--report", os.path.join(out, "r.json")]
 
 
-def variants(d, d255, d32):
+def variants(d, d255, many):
     out = os.path.join(d, "out")
     os.makedirs(out, exist_ok=True)
     return {
         "report": report_cmd(d, out),
         "report-cpu255": report_cmd(d255, out),
-        "report-32threads": report_cmd(d32, out),
+        **{f"report-{n}threads": report_cmd(dn, out) for n, dn in many.items()},
         "all": [os.path.join(TOP, "build", "hourglass"), "export", d, "--json", os.path.join(out, "report.json"),
                 "--text", os.path.join(out, "report.txt"), "--kernelshark", os.path.join(out, "merged.dat"),
                 "--perfetto", os.path.join(out, "trace.perfetto"), "--html", os.path.join(out, "report.html")],
@@ -191,11 +194,13 @@ def main():
             os.makedirs(d255)
             subprocess.run([sys.executable, __file__, "--generate", d255, str(n), "0", "255"], check=True,
                            capture_output=True)
-            d32 = os.path.join(d, "threads32")
-            os.makedirs(d32)
-            subprocess.run([sys.executable, __file__, "--generate", d32, str(n)] + [str(c) for c in range(32)],
-                           check=True, capture_output=True)
-            v = variants(d, d255, d32)
+            many = {}
+            for nthreads in (32, 1024):
+                many[nthreads] = os.path.join(d, f"threads{nthreads}")
+                os.makedirs(many[nthreads])
+                subprocess.run([sys.executable, __file__, "--generate", many[nthreads], str(n)]
+                               + [str(c) for c in range(nthreads)], check=True, capture_output=True)
+            v = variants(d, d255, many)
             runs = {k: [] for k in v}
             floors = []
             for _ in range(repeats):            # interleaved: the machine's load moves both alike
@@ -215,7 +220,7 @@ def main():
                          os.path.join(d, "out")))} if k == "all" else None}
                 if k == "all":
                     r["write_floor_s"] = statistics.median(floors)
-                if k in ("report-cpu255", "report-32threads"):
+                if k == "report-cpu255" or k.endswith("threads"):
                     r["ratio_to_report"] = secs / statistics.median(x["seconds"] for x in runs["report"])
                 print(f"{n:>10d} events, {k:6s}: {secs:.2f} s (median of {repeats}), {r['events_per_s'] / 1e6:.2f} M "
                       f"events/s, ratio to the 10 M/s target {r['ratio_to_target']:.2f}, peak RSS "
