@@ -570,6 +570,33 @@ def test_ready_fd_refuses_what_is_not_an_open_descriptor(tmp_path, arg):
     assert not (tmp_path / "r.json").exists()
 
 
+def test_too_little_memory_is_exit_2_wherever_it_runs_out(tmp_path):
+    """Memory is the machine's, not the input's (docs/exit-status.md: 2, not 3): the
+    readers of the .hgl, the .hgt and its chunks said 3 for out of memory until
+    2026-11-28. hgmerge runs under address-space limits from 3 MB to 8 MB in 64 KB
+    steps, so that it runs out at every allocation in turn: the program loader's
+    failure (127, below hgmerge's main) and success (0) aside, every run says 2 with
+    one line naming memory, and some of them name an input file, so that the readers'
+    own allocations are among those reached."""
+    import resource
+    generated_run(tmp_path, 20000)
+    seen = []
+    for kb in range(3000, 8000, 64):
+        def limited(kb=kb):
+            resource.setrlimit(resource.RLIMIT_AS, (kb << 10, kb << 10))
+        for exports in ([], ["--kernelshark", str(tmp_path / "t.dat"), "--perfetto", str(tmp_path / "t.pf")]):
+            p = subprocess.run([HGMERGE, "--hgl", str(tmp_path / "hourglass.hgl"), "--kernel",
+                                str(tmp_path / "kernel.hgt"), "--report", str(tmp_path / "r.json")] + exports,
+                               capture_output=True, text=True, preexec_fn=limited, timeout=60)
+            if p.returncode in (0, 127):
+                continue
+            assert p.returncode == 2, (kb, p.returncode, p.stderr)
+            assert p.stderr.startswith("hgmerge: ") and len(p.stderr.strip().splitlines()) == 1, p.stderr
+            assert "memory" in p.stderr or "cannot start" in p.stderr, p.stderr
+            seen.append(p.stderr)
+    assert any(str(tmp_path / "hourglass.hgl") in s or str(tmp_path / "kernel.hgt") in s for s in seen), seen
+
+
 @pytest.mark.parametrize("limit_mb,failed,ready", [(8, "t.dat", False), (2, None, False), (8, "t.dat", True)])
 def test_an_exporter_failing_midway_ends_the_merge(tmp_path, limit_mb, failed, ready):
     """Each exporter runs on a thread of its own (userspace/merger/xthread.c): when one

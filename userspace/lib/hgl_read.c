@@ -336,7 +336,7 @@ static int parse_info(struct hgl_file *f, struct hg_err *err)
 			      (long long)n, in->nthreads);
 	in->threads = calloc(in->nthreads ? in->nthreads : 1, sizeof(*in->threads));
 	if (!in->threads)
-		return hg_err_set(err, "%s: out of memory", f->path);
+		return hg_err_env(err, "%s: out of memory", f->path);
 	for (k = 0; k < (size_t)in->nthreads; k++)
 		if (get_thread(&c, jv_at(threads, k), (int)k, &in->threads[k]))
 			return -1;
@@ -379,7 +379,7 @@ static int walk(struct hgl_file *f, struct hg_err *err)
 					      (unsigned long long)s.size);
 			f->json = malloc(s.size + 1);
 			if (!f->json)
-				return hg_err_set(err, "%s: out of memory", f->path);
+				return hg_err_env(err, "%s: out of memory", f->path);
 			if (hg_pread_all(f->fd, f->json, s.size, off + sizeof(s)))
 				return bad_at(f, err, off, "truncated info section");
 			f->json[s.size] = 0;
@@ -394,7 +394,7 @@ static int walk(struct hgl_file *f, struct hg_err *err)
 					      "records (32 bytes each)", (unsigned long long)s.size);
 			sp = realloc(f->spans, (f->nspans + 1) * sizeof(*sp));
 			if (!sp)
-				return hg_err_set(err, "%s: out of memory", f->path);
+				return hg_err_env(err, "%s: out of memory", f->path);
 			f->spans = sp;
 			sp[f->nspans++] = (struct span){ off + sizeof(s), s.size / sizeof(struct hgl_rec) };
 			f->nr_records += s.size / sizeof(struct hgl_rec);
@@ -454,7 +454,7 @@ int hgl_open(struct hgl_file **out, const char *path, unsigned flags, struct hg_
 	*out = NULL;
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
-		return hg_err_set(err, "%s: out of memory", path);
+		return hg_err_env(err, "%s: out of memory", path);
 	}
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0) {
@@ -610,7 +610,7 @@ static struct block *hold(struct hgl_file *f, size_t span, uint64_t first, struc
 		}
 	b = spare(f);
 	if (!b) {
-		hg_err_set(err, "%s: out of memory", f->path);
+		hg_err_env(err, "%s: out of memory", f->path);
 		return NULL;
 	}
 	b->first = UINT64_MAX;		/* none until read whole */
@@ -690,7 +690,7 @@ struct hgl_cursor *hgl_cursor_open(struct hgl_file *f, int thread, struct hg_err
 
 	if (!c || (thread < 0 && !(c->buf = malloc(BLOCK_RECS * sizeof(*c->buf))))) {
 		free(c);
-		hg_err_set(err, "%s: out of memory", f->path);
+		hg_err_env(err, "%s: out of memory", f->path);
 		return NULL;
 	}
 	c->f = f;

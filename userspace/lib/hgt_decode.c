@@ -333,7 +333,7 @@ int hgt_decode(struct hgt_decoder *d, const struct hgt_chunk_info *c, const char
 		return hg_err_set(err, "%s: offset %llu: not a records chunk", d->path,
 				  (unsigned long long)c->offset);
 	if (reserve(&d->in, &d->incap, (size_t)c->nr_bytes + 8))
-		return hg_err_set(err, "%s: offset %llu: no memory for a chunk of %u bytes", d->path,
+		return hg_err_env(err, "%s: offset %llu: no memory for a chunk of %u bytes", d->path,
 				  (unsigned long long)c->offset, c->nr_bytes);
 	if (hg_pread_all(d->fd, d->in, c->nr_bytes, c->offset + sizeof(struct hgt_chunk)))
 		return hg_err_set(err, "%s: offset %llu: truncated chunk (the file is shorter than when it was "

@@ -248,7 +248,7 @@ static int parse_meta(struct hgt_file *f, const char *raw, size_t n, struct hg_e
 	f->keys = malloc(cap * sizeof(*f->keys));
 	f->vals = malloc(cap * sizeof(*f->vals));
 	if (!f->meta || !f->kv || !f->keys || !f->vals)
-		return hg_err_set(err, "%s: out of memory reading the metadata", f->path);
+		return hg_err_env(err, "%s: out of memory reading the metadata", f->path);
 	memcpy(f->meta, raw, len);
 	f->meta[len] = 0;
 	memcpy(f->kv, raw, len);
@@ -289,7 +289,7 @@ static int parse_meta(struct hgt_file *f, const char *raw, size_t n, struct hg_e
 			if (nv)
 				f->vals = nv;
 			if (!nk || !nv)
-				return hg_err_set(err, "%s: out of memory reading the metadata", f->path);
+				return hg_err_env(err, "%s: out of memory reading the metadata", f->path);
 		}
 		f->keys[f->nkeys] = line;
 		f->vals[f->nkeys++] = val;
@@ -332,7 +332,7 @@ static int add_chunk(struct hgt_file *f, const struct hgt_chunk_info *ci, struct
 		struct hgt_chunk_info *c = realloc(f->chunks, cap * sizeof(*c));
 
 		if (!c)
-			return hg_err_set(err, "%s: out of memory for the index of %zu chunks", f->path, f->nchunks);
+			return hg_err_env(err, "%s: out of memory for the index of %zu chunks", f->path, f->nchunks);
 		f->chunks = c;
 		f->capchunks = cap;
 	}
@@ -428,7 +428,7 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 			return -1;
 		t = tally(f, c.cpu);
 		if (!t)
-			return hg_err_set(err, "%s: out of memory", f->path);
+			return hg_err_env(err, "%s: out of memory", f->path);
 		if (t->has_stats)
 			return bad_at(f, err, off, "a second stats chunk for CPU %u (the first is at offset %llu)",
 				      c.cpu, (unsigned long long)t->stats_offset);
@@ -466,7 +466,7 @@ static int walk_chunk(struct hgt_file *f, uint64_t off, int *trailer, uint64_t *
 			return bad_at(f, err, off, "corrupt packed chunk: %s", why);
 	}
 	if (!tally(f, c.cpu))
-		return hg_err_set(err, "%s: out of memory", f->path);
+		return hg_err_env(err, "%s: out of memory", f->path);
 	if (!f->cpu[c.cpu].nr_records)
 		f->cpu[c.cpu].first_offset = off;
 	f->cpu[c.cpu].nr_records += c.nr_records;
@@ -572,7 +572,7 @@ static int link_cpus(struct hgt_file *f, struct hg_err *err)
 
 	f->next_same = malloc((f->nchunks + 1) * sizeof(*f->next_same));
 	if (!f->next_same)
-		return hg_err_set(err, "%s: out of memory for the index of %zu chunks", f->path, f->nchunks);
+		return hg_err_env(err, "%s: out of memory for the index of %zu chunks", f->path, f->nchunks);
 	for (cpu = 0; cpu < f->ncpu; cpu++)
 		f->cpu[cpu].first_chunk = f->nchunks;
 	for (i = f->nchunks; i-- > 0;) {
@@ -599,7 +599,7 @@ int hgt_open(struct hgt_file **out, const char *path, unsigned flags, struct hg_
 	*out = NULL;
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
-		return hg_err_set(err, "%s: out of memory", path);
+		return hg_err_env(err, "%s: out of memory", path);
 	}
 	hgt_decoder_init(&f->dec, -1, f->path);
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -617,7 +617,7 @@ int hgt_open(struct hgt_file **out, const char *path, unsigned flags, struct hg_
 		goto fail;
 	raw = malloc((size_t)meta_bytes + 1);
 	if (!raw) {
-		hg_err_set(err, "%s: out of memory", path);
+		hg_err_env(err, "%s: out of memory", path);
 		goto fail;
 	}
 	if (hg_pread_all(f->fd, raw, meta_bytes, sizeof(struct hgt_file_prelude))) {
@@ -767,7 +767,7 @@ struct hgt_cursor *hgt_cursor_open(struct hgt_file *f, uint32_t cpu, struct hg_e
 	size_t ncount = cpu == HGT_ALL_CPUS ? f->ncpu + 1 : 1;
 
 	if (!c || !(c->delivered = calloc(ncount, sizeof(uint64_t))) || !(c->lost = calloc(ncount, sizeof(uint64_t)))) {
-		hg_err_set(err, "%s: out of memory", f->path);
+		hg_err_env(err, "%s: out of memory", f->path);
 		hgt_cursor_close(c);
 		return NULL;
 	}

@@ -103,7 +103,7 @@ static int push(struct parser *p, const struct jv *v)
 		struct jv *s = realloc(p->stack, cap * sizeof(*s));
 
 		if (!s)
-			return hg_err_set(p->err, "out of memory parsing JSON");
+			return hg_err_env(p->err, "out of memory parsing JSON");
 		p->stack = s;
 		p->capstack = cap;
 	}
@@ -149,7 +149,7 @@ static int parse_string(struct parser *p, struct jv *v)
 		return bad(p, start - 1, "a string that never ends");
 	out = arena_alloc(p->doc, end - start + 1);
 	if (!out)
-		return hg_err_set(p->err, "out of memory parsing JSON");
+		return hg_err_env(p->err, "out of memory parsing JSON");
 	while (p->pos < end) {
 		unsigned char c = t[p->pos];
 
@@ -272,7 +272,7 @@ static int parse_number(struct parser *p, struct jv *v)
 	if (n >= sizeof(small)) {
 		buf = malloc(n + 1);
 		if (!buf)
-			return hg_err_set(p->err, "out of memory parsing JSON");
+			return hg_err_env(p->err, "out of memory parsing JSON");
 	}
 	memcpy(buf, p->t + start, n);
 	buf[n] = 0;
@@ -323,7 +323,7 @@ static int no_duplicates(struct parser *p, const struct jv *items, uint32_t n, s
 	} else {
 		k = malloc(n * sizeof(*k));
 		if (!k)
-			return hg_err_set(p->err, "out of memory parsing JSON");
+			return hg_err_env(p->err, "out of memory parsing JSON");
 		for (i = 0; i < n; i++)
 			k[i] = &items[2 * i];
 		qsort(k, n, sizeof(*k), key_cmp);
@@ -396,7 +396,7 @@ static int parse_container(struct parser *p, struct jv *v, int obj)
 
 		v->u.items = arena_alloc(p->doc, bytes);
 		if (!v->u.items)
-			return hg_err_set(p->err, "out of memory parsing JSON");
+			return hg_err_env(p->err, "out of memory parsing JSON");
 		memcpy(v->u.items, p->stack + base, bytes);
 	}
 	p->nstack = base;
@@ -442,7 +442,7 @@ struct jv *jv_parse(const char *text, size_t len, struct hg_err *err)
 	struct doc *d = calloc(1, sizeof(*d));
 
 	if (!d) {
-		hg_err_set(err, "out of memory parsing JSON");
+		hg_err_env(err, "out of memory parsing JSON");
 		return NULL;
 	}
 	p.doc = d;
