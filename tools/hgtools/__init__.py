@@ -15,4 +15,12 @@ exports. This package runs it and formats what it wrote:
     progress.py     hgmerge's progress line relayed to the terminal
     errors.py       one-line errors with their exit status
 """
+import os as _os
+
 __version__ = "2.0"
+
+# numpy (matplotlib's) links OpenBLAS, which starts a thread per core that spins in
+# sched_yield() between calls; the charts do no linear algebra, and on a 2-core machine the
+# spinning took CPU from hgmerge's exporters while hourglass export drew its page (perf,
+# 2026-11-28). The user's own setting wins.
+_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
