@@ -757,7 +757,6 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 	struct ks_export *x;
 	size_t n = strlen(path);
 	uint64_t period = 0;
-	char *dir;
 	int k;
 
 	if (n < 5 || strcmp(path + n - 4, ".dat")) {
@@ -816,11 +815,7 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 	if ((double)period * 2 < HG_HORIZON_MIN_S * x->hz)
 		period = (uint64_t)(HG_HORIZON_MIN_S * x->hz / 2);
 	ro_init(&x->hwin, HG_WINDOW_MAX, 2 * period);
-	dir = out_dir(path);
-	if (!dir)
-		goto oom;
-	x->td = td_create(dir, run->ncpus, run->tsc_hz, err);
-	free(dir);
+	x->td = td_create(path, run->ncpus, run->tsc_hz, err);
 	if (!x->td || ks_events_declare(x->td, &x->ev, &x->hg_buf, err))
 		goto fail;
 	td_set_uname(x->td, run->uname);

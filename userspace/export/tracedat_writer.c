@@ -100,7 +100,8 @@ struct td_sym {
 };
 
 struct td_writer {
-	char *dir;
+	char *path;		/* the trace.dat, for messages */
+	char *dir;		/* its folder: the temporary page files' */
 	unsigned ncpus;
 	double tsc_hz;
 	char *uname, *version;
@@ -118,26 +119,32 @@ struct td_writer {
 	uint64_t pages_bytes[TD_MAX_BUFFERS];
 	int err_no;		/* the first failed write's errno; sticky */
 	const char *err_what;
+	int err_in_dir;		/* err_what happened in the output's folder: the message names it */
 	uint8_t scratch[TD_PAGE];	/* where an entry goes that cannot be written */
 };
 
-static void lane_fail(struct td_lane *l, const char *what)
+/* lane_fail - the writer's first failure: @what went wrong (@in_dir: in the output's folder) */
+static void lane_fail(struct td_lane *l, const char *what, int in_dir)
 {
 	if (!l->w->err_no) {
 		l->w->err_no = errno ? errno : EIO;
 		l->w->err_what = what;
+		l->w->err_in_dir = in_dir;
 	}
 }
 
-struct td_writer *td_create(const char *dir, unsigned ncpus, double tsc_hz, struct hg_err *err)
+struct td_writer *td_create(const char *path, unsigned ncpus, double tsc_hz, struct hg_err *err)
 {
 	struct td_writer *w = calloc(1, sizeof(*w));
 
-	if (!w || !(w->dir = strdup(dir)) || !(w->version = strdup("hourglass export"))) {
-		if (w)
+	if (!w || !(w->path = strdup(path)) || !(w->dir = out_dir(path)) ||
+	    !(w->version = strdup("hourglass export"))) {
+		if (w) {
+			free(w->path);
 			free(w->dir);
+		}
 		free(w);
-		hg_err_env(err, "%s: out of memory", dir);
+		hg_err_env(err, "%s: out of memory", path);
 		return NULL;
 	}
 	if (!ncpus || !(tsc_hz > 0)) {
@@ -190,6 +197,7 @@ void td_destroy(struct td_writer *w)
 	free(w->syms);
 	free(w->uname);
 	free(w->version);
+	free(w->path);
 	free(w->dir);
 	free(w);
 }
@@ -401,11 +409,11 @@ static void lane_write_chunk(struct td_lane *l)
 		return;
 	if (!w->err_no) {
 		if (*fd < 0 && (*fd = pages_open(w)) < 0)
-			lane_fail(l, "cannot create a temporary page file in");
+			lane_fail(l, "cannot create its temporary page file", 1);
 		else if (out_write_all(*fd, l->chunk, n))
-			lane_fail(l, "cannot write a temporary page file in");
+			lane_fail(l, "cannot write its temporary page file", 1);
 		else if (lane_extend(l, w->pages_bytes[l->buffer], n))
-			lane_fail(l, "out of memory for the index of the temporary page file in");
+			lane_fail(l, "out of memory for the index of its temporary page file", 0);
 		else
 			l->file_bytes += n;
 		w->pages_bytes[l->buffer] += n;
@@ -450,7 +458,7 @@ static void lane_new_page(struct td_lane *l, uint64_t ts)
 		l->chunk = calloc(w->chunk_pages, TD_PAGE);
 		if (!l->chunk) {
 			errno = ENOMEM;
-			lane_fail(l, "out of memory for pages of");
+			lane_fail(l, "out of memory for its pages", 0);
 			l->page = l->w->scratch;
 			return;
 		}
@@ -475,7 +483,7 @@ uint8_t *td_reserve_slow(struct td_lane *l, uint64_t ts, unsigned n)
 
 	if (head + n + 8 > TD_DATA) {
 		errno = EMSGSIZE;
-		lane_fail(l, "an event larger than a page for");
+		lane_fail(l, "an event larger than a page", 0);
 		memset(l->w->scratch, 0, sizeof(l->w->scratch));
 		return l->w->scratch;
 	}
@@ -520,7 +528,9 @@ int td_failed(struct td_writer *w, struct hg_err *err)
 {
 	if (!w->err_no)
 		return 0;
-	return hg_err_env(err, "%s %s: %s", w->err_what, w->dir, strerror(w->err_no));
+	if (w->err_in_dir)
+		return hg_err_env(err, "%s: %s in %s: %s", w->path, w->err_what, w->dir, strerror(w->err_no));
+	return hg_err_env(err, "%s: %s: %s", w->path, w->err_what, strerror(w->err_no));
 }
 
 int td_flush(struct td_writer *w, struct hg_err *err)
@@ -831,7 +841,7 @@ int td_scan(struct td_writer *w, int buffer, unsigned cpu,
 		return 0;
 	buf = malloc(PAGES * TD_PAGE);
 	if (!buf)
-		return hg_err_env(err, "%s: out of memory to read pages back", w->dir);
+		return hg_err_env(err, "%s: out of memory to read pages back", w->path);
 	for (e = 0; e < l->next && !stop; e++) {
 		uint64_t off;
 
@@ -841,7 +851,7 @@ int td_scan(struct td_writer *w, int buffer, unsigned cpu,
 
 			if (got != (ssize_t)want) {
 				free(buf);
-				return hg_err_env(err, "%s: cannot read a temporary page file back: %s", w->dir,
+				return hg_err_env(err, "%s: cannot read its temporary page file back: %s", w->path,
 						  got < 0 ? strerror(errno) : "short read");
 			}
 			for (pg = 0; pg < want && !stop; pg += TD_PAGE)

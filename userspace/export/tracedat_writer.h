@@ -17,7 +17,7 @@
  * The facts this relies on (trace-cmd.dat.v6(5), checked against trace-cmd
  * 3.1.6 and KernelShark 2.2.1) are in /work/shared/TRACE-DAT.md.
  *
- *	w = td_create(dir, ncpus, tsc_hz, err);
+ *	w = td_create(path, ncpus, tsc_hz, err);
  *	td_event(w, "sched", "sched_switch", fields, n, fmt, &ev, err);
  *	p = td_reserve(td_lane(w, 0, cpu), ts, ev.fixed);  (fill the payload at p)
  *	td_flush(w, err); td_write(w, "out.dat", 0, NULL, 0, err); td_destroy(w);
@@ -88,8 +88,9 @@ struct td_lane {
 	struct td_writer *w;
 };
 
-/* td_create - a writer whose temporary files go to @dir (the output's folder) */
-struct td_writer *td_create(const char *dir, unsigned ncpus, double tsc_hz, struct hg_err *err);
+/* td_create - a writer of the trace.dat @path (which messages name); its temporary files go to
+ * @path's folder, so that they are copied into it cheaply */
+struct td_writer *td_create(const char *path, unsigned ncpus, double tsc_hz, struct hg_err *err);
 /* td_destroy - close and free everything; the temporary files vanish with their descriptors */
 void td_destroy(struct td_writer *w);
 

@@ -208,10 +208,13 @@ static void test_writer(const char *dir)
 	static const struct td_field f[] = { { "u32", "n", 4 }, { "__data_loc char[]", "s", 4 } };
 	struct hg_err err;
 	struct td_event ev;
-	struct td_writer *w = td_create(dir, 2, 1e9, &err);
 	struct seen s = { 0, 0, 0, 1 };
+	struct td_writer *w;
 	uint64_t t = 1, i;
 	char *tmp = NULL, path[4096];
+
+	snprintf(path, sizeof(path), "%s/units.dat", dir);
+	w = td_create(path, 2, 1e9, &err);
 
 	ok(w && !td_event(w, "test", "tick", f, 2, "\"n=%u\", REC->n", &ev, &err), "writer: an event declared");
 	ok(ev.id == TD_FIRST_ID && ev.off[0] == 8 && ev.off[1] == 12 && ev.fixed == 16, "writer: its layout");
@@ -232,7 +235,6 @@ static void test_writer(const char *dir)
 	   "writer: read back, every entry in order, its time, the lost mark");
 	ok(td_lane(w, 0, 0)->entries == 0 && td_lane(w, 0, 1)->file_bytes % TD_PAGE == 0,
 	   "writer: whole pages, an empty CPU has none");
-	snprintf(path, sizeof(path), "%s/units.dat", dir);
 	ok(!td_write(w, path, 0, NULL, 0, &tmp, &err) && tmp && !rename(tmp, path), "writer: a file assembled");
 	free(tmp);
 	td_destroy(w);
