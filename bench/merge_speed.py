@@ -21,6 +21,8 @@ interleaved, N times each:
            threads once took 44 s for 2 M events), as a ratio to report's
   all      build/hourglass export DIR --json --text --kernelshark --perfetto
            --html: the report and every export from one merge, end to end
+  page     build/hourglass export REPORT.json --html: the HTML page alone,
+           from all's report (matplotlib's import and drawing: no merge)
 
 It prints the median kernel events a second of each, their ratio to the
 target (issue 14: report plus all exports at 10 million kernel events a
@@ -28,7 +30,9 @@ second, end to end), and the peak resident memory, which must not grow with
 the run (compare the sizes). For the end-to-end variant it also prints the
 CPU time (user and system, every process) and that time spread over the
 CPUs this process may use: the least the wall time can be, whatever
-overlaps. Files go under --dir (default: /dev/shm when it exists, so that
+overlaps; and the same least for what does not depend on how the exports
+are encoded (report's CPU, writing the files' bytes, page's CPU): when it
+is above the target's time, no exporter can reach the target here. Files go under --dir (default: /dev/shm when it exists, so that
 the machine's disk is not what is measured; say --dir /tmp to include it). One JSON line per size and variant ("merge_speed: {...}").
 The generated run is mostly inferred right, like real runs: the report lists
 every disagreement, so a run where most gaps were wrong would measure the
@@ -128,6 +132,10 @@ print(json.dumps({"seconds": dt, "peak_rss_mb": ru.ru_maxrss / 1024, "cpu_s": ru
 """
 
 
+# what the all variant writes (page writes page.html beside them)
+ALL_FILES = ("report.json", "report.txt", "merged.dat", "trace.perfetto", "report.html")
+
+
 def report_cmd(d, out):
     return [os.path.join(TOP, "build", "hgmerge"), "--hgl", os.path.join(d, "hourglass.hgl"),
             "--kernel", os.path.join(d, "kernel.hgt"), "--report", os.path.join(out, "r.json")]
@@ -143,6 +151,9 @@ def variants(d, d255, many):
         "all": [os.path.join(TOP, "build", "hourglass"), "export", d, "--json", os.path.join(out, "report.json"),
                 "--text", os.path.join(out, "report.txt"), "--kernelshark", os.path.join(out, "merged.dat"),
                 "--perfetto", os.path.join(out, "trace.perfetto"), "--html", os.path.join(out, "report.html")],
+        # after all: its report.json is this repeat's
+        "page": [os.path.join(TOP, "build", "hourglass"), "export", os.path.join(out, "report.json"),
+                 "--html", os.path.join(out, "page.html")],
     }
 
 
@@ -207,19 +218,26 @@ def main():
                 for k, cmd in v.items():
                     runs[k].append(measure(cmd))
                 out = os.path.join(d, "out")
-                floors.append(write_floor(d, sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))))
+                floors.append(write_floor(d, sum(os.path.getsize(os.path.join(out, f)) for f in ALL_FILES)))
             events = json.load(open(os.path.join(d, "out", "report.json")))["kernel_recording"]["events"]
+            cpu = {k: statistics.median(x["cpu_s"] for x in rs) for k, rs in runs.items()}
             for k, rs in runs.items():
+                if k == "page":
+                    continue        # said with all's figures
                 secs = statistics.median(r["seconds"] for r in rs)
                 r = {"variant": k, "events": events, "generated": made, "repeats": repeats,
                      "seconds": secs, "seconds_all": [round(x["seconds"], 3) for x in rs],
                      "events_per_s": events / secs, "ratio_to_target": events / secs / TARGET,
                      "peak_rss_mb": max(x["peak_rss_mb"] for x in rs), "dir": base or tempfile.gettempdir(),
-                     "cpu_s": statistics.median(x["cpu_s"] for x in rs), "cpus": CPUS,
-                     "bytes": {f: os.path.getsize(os.path.join(d, "out", f)) for f in sorted(os.listdir(
-                         os.path.join(d, "out")))} if k == "all" else None}
+                     "cpu_s": cpu[k], "cpus": CPUS,
+                     "bytes": {f: os.path.getsize(os.path.join(d, "out", f)) for f in ALL_FILES} if k == "all"
+                     else None}
                 if k == "all":
                     r["write_floor_s"] = statistics.median(floors)
+                    r["page_s"] = statistics.median(x["seconds"] for x in runs["page"])
+                    r["page_cpu_s"] = cpu["page"]
+                    # what every encoding of the exports pays: the merge, the bytes, the page
+                    r["unencoded_cpu_s"] = cpu["report"] + r["write_floor_s"] + cpu["page"]
                 if k == "report-cpu255" or k.endswith("threads"):
                     r["ratio_to_report"] = secs / statistics.median(x["seconds"] for x in runs["report"])
                 print(f"{n:>10d} events, {k:6s}: {secs:.2f} s (median of {repeats}), {r['events_per_s'] / 1e6:.2f} M "
@@ -229,6 +247,13 @@ def main():
                       + (f"; {r['ratio_to_report']:.2f} times report's" if "ratio_to_report" in r else "")
                       + (f"; {r['cpu_s']:.2f} s of CPU, at least {r['cpu_s'] / CPUS:.2f} s on this machine's "
                          f"{CPUS} CPUs" if k == "all" else ""), flush=True)
+                if k == "all":
+                    least = r["unencoded_cpu_s"] / CPUS
+                    print(f"{n:>10d} events, all, before any encoding: report's {cpu['report']:.2f} s of CPU, the "
+                          f"files' bytes {r['write_floor_s']:.2f} s, the HTML page alone {r['page_cpu_s']:.2f} s "
+                          f"(page: {r['page_s']:.2f} s): {r['unencoded_cpu_s']:.2f} s of CPU, at least "
+                          f"{least:.2f} s on {CPUS} CPUs against the target's {events / TARGET:.2f} s"
+                          + (": out of reach for any exporter here" if least > events / TARGET else ""), flush=True)
                 print("merge_speed: " + json.dumps(r), flush=True)
 
 
