@@ -62,6 +62,30 @@ def test_good_trace_dat(tmp_path, importer):
         (0, "switch"), (0, "irq_entry"), (0, "irq_exit"), (1, "softirq_entry"), (1, "softirq_exit")]
 
 
+@pytest.mark.parametrize("reported,state,flags", [(0x100, 0, 1), (0x1, 0x1, 0), (0x2, 0x2, 0), (0x80, 0x402, 0),
+                                                   (0x10, 0x80, 0), (0x20, 0x80, 0)])
+def test_switch_state_as_the_module_records_it(tmp_path, importer, reported, state, flags):
+    """sched_switch's prev_state as the tracepoint reports it (0x100 preempted, 0x80
+    TASK_IDLE, 0x10/0x20 exiting; __trace_sched_switch_state) becomes what the module
+    records: the preempt flag and state 0, TASK_IDLE's bits, the dying task's 0x80.
+    hgtrace-import copied 0x100 as it was until 2026-11-28, and the merger read every
+    preemption in an imported trace.dat as a task that blocked. next_prio 120 and 50:
+    the policy (aux) is what the priority tells, fair and real-time."""
+    from helpers.tracedat import TraceDat, standard_events
+    dat, out = tmp_path / "t.dat", tmp_path / "k.hgt"
+    w = TraceDat(cpus=1, tsc_hz=1e9)
+    ev = standard_events(w)
+    sw = dict(prev_comm="a", prev_pid=7, prev_prio=120, prev_state=reported, next_comm="b", next_pid=8, next_prio=120)
+    w.add("", 0, 100, ev["switch"], 7, sw)
+    w.add("", 0, 200, ev["switch"], 8, dict(sw, prev_pid=8, next_pid=7, next_prio=50))
+    w.write(str(dat))
+    p = limited([importer, str(dat), "-o", str(out)])
+    assert p.returncode == 0, p.stderr
+    sws = [e for e in read_hgt(str(out)).events if e.kind == "switch"]
+    assert [(e.fields["prev_state"], e.flags) for e in sws] == [(state, flags)] * 2
+    assert [e.aux for e in sws] == [0, 1]
+
+
 @pytest.mark.parametrize("new_id", [2147483647, 50000000, 65535])
 def test_huge_event_id_refused(tmp_path, importer, new_id):
     """The format text of sched_switch names another id than its records carry."""

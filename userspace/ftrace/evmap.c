@@ -12,24 +12,11 @@
 #include <string.h>
 #include <event-parse.h>
 #include "evmap.h"
+#include "hg_sched_switch.h"
 
 #define PID_LIMIT	(1u << 22)	/* the kernel's PID_MAX_LIMIT on 64-bit */
 #define IRQ_NAMED_MAX	8192		/* as the module: higher irqs are recorded, not named */
 #define FUNC_SLOTS	1024		/* as the module's table of named callbacks */
-
-/*
- * sched_switch reports prev_state through __trace_sched_switch_state()
- * (include/trace/events/sched.h, 4.14 to 6.12 at least): TASK_REPORT_MAX
- * (0x100) when preempted, else 1 << (task_state_index - 1), which gives the
- * TASK_* bit itself for the states up to TASK_PARKED, TASK_REPORT_IDLE (0x80)
- * for TASK_IDLE, and EXIT_DEAD/EXIT_ZOMBIE for a task that is exiting.
- */
-#define FT_REPORT_MAX	0x100
-#define FT_REPORT_IDLE	0x80
-#define FT_EXIT_DEAD	0x10
-#define FT_EXIT_ZOMBIE	0x20
-#define TASK_IDLE_BITS	0x402		/* TASK_UNINTERRUPTIBLE | TASK_NOLOAD */
-#define TASK_DEAD_BIT	0x80		/* what the module sees as the dying task's last prev_state */
 
 enum kind {
 	K_SWITCH, K_WAKING, K_WAKEUP, K_WAKEUP_NEW, K_MIGRATE, K_EXIT,
@@ -382,28 +369,18 @@ size_t hgev_convert(struct hgev_map *m, const void *data, int size, uint64_t ts,
 	switch (c->e->kind) {
 	case K_SWITCH: {
 		struct hgt_switch s;
-		uint64_t prev = val(&c->f[0], d), st = val(&c->f[1], d), next = val(&c->f[3], d);
+		uint64_t prev = val(&c->f[0], d), next = val(&c->f[3], d);
 		int64_t nprio = (int64_t)val(&c->f[4], d);
-		uint8_t flags = 0, policy;
+		struct hg_switch_state st = hg_switch_from_ftrace(val(&c->f[1], d), nprio);
 
-		if (st & FT_REPORT_MAX) {
-			flags = HGT_SWITCH_PREEMPT;
-			st = 0;
-		} else if (st & FT_REPORT_IDLE) {
-			st = TASK_IDLE_BITS;
-		} else if (st & (FT_EXIT_DEAD | FT_EXIT_ZOMBIE)) {
-			st = TASK_DEAD_BIT;
-		}
-		/* the event has no policy: 6 deadline (prio -1), 1 real-time (FIFO or RR), 0 fair */
-		policy = nprio < 0 ? 6 : nprio < 100 ? 1 : 0;
 		p = comm_once(m, p, nrec, ts, prev, &c->comm[0], d);
 		p = comm_once(m, p, nrec, ts, next, &c->comm[1], d);
 		memset(&s, 0, sizeof(s));
 		s.prev_pid = prev;
-		s.prev_state = st;
+		s.prev_state = st.prev_state;
 		s.prev_prio = (int16_t)val(&c->f[2], d);
 		s.next_prio = (int16_t)nprio;
-		p = put_hdr(p, ts, HGT_REC_SWITCH, sizeof(struct hgt_rec) + sizeof(s), flags, policy, next);
+		p = put_hdr(p, ts, HGT_REC_SWITCH, sizeof(struct hgt_rec) + sizeof(s), st.flags, st.policy, next);
 		memcpy(p, &s, sizeof(s));
 		p += sizeof(s);
 		break;

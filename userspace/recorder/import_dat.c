@@ -29,6 +29,7 @@
 #include <trace-cmd.h>
 #include "hg_hgt.h"
 #include "hg_hgt_write.h"
+#include "hg_sched_switch.h"
 
 #define CHUNK_BYTES	(64 << 10)
 #define MAX_PID		(1 << 22)	/* pid_max's ceiling on 64-bit */
@@ -118,12 +119,12 @@ static int flush_cpu(struct importer *im, int cpu)
 	return 0;
 }
 
-/* Append one record (header, then @plen bytes of payload) to @cpu's chunk. */
-static int put(struct importer *im, int cpu, uint64_t ts, int type, int flags, uint32_t arg,
-	       const void *payload, size_t plen)
+/* Append one record (header, then @plen bytes of payload) to @cpu's chunk; @aux: put_aux(). */
+static int put_aux(struct importer *im, int cpu, uint64_t ts, int type, int flags, int aux, uint32_t arg,
+		   const void *payload, size_t plen)
 {
 	struct cpu_out *o = &im->cpu[cpu];
-	struct hgt_rec r = { .tsc = ts, .type = type, .flags = flags, .arg = arg };
+	struct hgt_rec r = { .tsc = ts, .type = type, .flags = flags, .aux = aux, .arg = arg };
 
 	r.len = sizeof(r) + plen;
 	if (!o->buf) {
@@ -146,6 +147,12 @@ static int put(struct importer *im, int cpu, uint64_t ts, int type, int flags, u
 	o->records++;
 	im->records++;
 	return 0;
+}
+
+static int put(struct importer *im, int cpu, uint64_t ts, int type, int flags, uint32_t arg,
+	       const void *payload, size_t plen)
+{
+	return put_aux(im, cpu, ts, type, flags, 0, arg, payload, plen);
 }
 
 /* bad_field - note a field that lies outside its record (refuse() says so); 0 */
@@ -224,15 +231,17 @@ static int convert(struct importer *im, int kind, struct tep_event *ev, struct t
 	case EV_SWITCH: {
 		struct hgt_switch s = { 0 };
 		uint32_t next = num(im, ev, rec, "next_pid");
+		struct hg_switch_state st;
 
 		s.prev_pid = num(im, ev, rec, "prev_pid");
-		s.prev_state = num(im, ev, rec, "prev_state");
 		s.prev_prio = num(im, ev, rec, "prev_prio");
 		s.next_prio = num(im, ev, rec, "next_prio");
+		st = hg_switch_from_ftrace(num(im, ev, rec, "prev_state"), s.next_prio);
+		s.prev_state = st.prev_state;
 		if (comm_once(im, cpu, ts, s.prev_pid, ev, rec, "prev_comm") ||
 		    comm_once(im, cpu, ts, next, ev, rec, "next_comm"))
 			return -1;
-		return put(im, cpu, ts, HGT_REC_SWITCH, 0, next, &s, sizeof(s));
+		return put_aux(im, cpu, ts, HGT_REC_SWITCH, st.flags, st.policy, next, &s, sizeof(s));
 	}
 	case EV_WAKING:
 	case EV_WAKEUP:
