@@ -269,3 +269,15 @@ def test_record_usage_and_a_directory_it_cannot_make(capsys, fake_bin, tmp_path)
     else:
         assert rc == 2 and f"cannot create {tmp_path}/blocker/run: not a directory" in err, err
     assert "Traceback" not in err
+
+
+def test_the_pyproject_names_every_package():
+    """A wheel holds the packages tools/pyproject.toml lists, not the folders beside
+    them: hgtools.paper was missing from the wheel until 2026-11-28."""
+    import tomllib
+    tools = os.path.join(os.path.dirname(__file__), "..", "..", "tools")
+    with open(os.path.join(tools, "pyproject.toml"), "rb") as f:
+        listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+    found = {os.path.relpath(d, tools).replace(os.sep, ".")
+             for d, _, files in os.walk(os.path.join(tools, "hgtools")) if "__init__.py" in files}
+    assert found == listed and "hgtools.paper" in found, (found, listed)
