@@ -20,8 +20,7 @@
 
 void ks_focus_offer(struct ks_focus tiers[KS_FOCUS_N], const struct hgg_gap *g, uint64_t g0, uint64_t g1)
 {
-	int explained = !g->vol && g->cls < HGG_C_N && g->cls != HGG_C_HIDDEN &&
-			g->cls != HGG_C_UNEXPLAINABLE && g->cls != HGG_C_VOLUNTARY;
+	int explained = hgg_explained(g);
 	int in[KS_FOCUS_N] = { explained && g->inferred != g->cls, explained, 1 };
 	int t;
 

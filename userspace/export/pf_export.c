@@ -703,7 +703,7 @@ int pf_gap(struct pf_export *x, const struct hgg_gap *g, struct hg_err *err)
 			th->gap_front = end;
 	}
 	x->gaps++;
-	if (!g->vol && g->cls < HGG_C_UNEXPLAINABLE && g->inferred < HGG_C_OTHER)
+	if (hgg_in_matrix(g))
 		x->confusion[g->cls][g->inferred]++;
 	return hg_settle(x, g->thread, err);
 }

@@ -106,6 +106,26 @@ struct hgg_gap {
 	struct hgg_comp comp[HGG_COMPS];
 };				/* 144 bytes */
 
+/*
+ * The judgement's two sets of gaps, for the merger's report and the exporters alike (one
+ * rule: the Perfetto trace's matrix and the KernelShark session's focus counted their own,
+ * and the session called a gap of class other explained, which the report does not):
+ *
+ * hgg_in_matrix - a gap the confusion matrix counts: involuntary, an actual class from
+ * switch_hg to other, an inferred one from switch_hg to hidden
+ * hgg_explained - a gap the kernel explains: involuntary, and neither hidden, other
+ * nor unexplainable (the report's "the kernel explains N of the M others")
+ */
+static inline int hgg_in_matrix(const struct hgg_gap *g)
+{
+	return !g->vol && g->cls < HGG_C_UNEXPLAINABLE && g->inferred < HGG_C_OTHER;
+}
+
+static inline int hgg_explained(const struct hgg_gap *g)
+{
+	return !g->vol && g->cls < HGG_C_HIDDEN;
+}
+
 struct hgg_trailer {
 	char magic[8];		/* "HGGEND\n" */
 	uint64_t nr_gaps;

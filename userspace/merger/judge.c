@@ -414,7 +414,7 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 		j->hidden_cycles += (double)len;
 	}
 	j->scored++;
-	if (g->cls < SCORED && g->inferred < INFERABLE)
+	if (hgg_in_matrix(g))
 		j->m[g->cls][g->inferred]++;
 	if (g->inferred == HGG_C_SWITCH_HG) {
 		quant_add(&j->sw, len);

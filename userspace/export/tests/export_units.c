@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ks_session.h"
 #include "pf_writer.h"
 #include "reorder.h"
 #include "tracedat_writer.h"
@@ -349,6 +350,35 @@ static void test_perfetto(void)
 	pfw_free(&w);
 }
 
+/* the session's focus: the first wrong inference among the gaps the kernel explains, in the
+ * report's sense (a gap of class other is not one: the session said it was until 2026-11-28) */
+static void test_focus(void)
+{
+	struct ks_focus tiers[KS_FOCUS_N] = { 0 };
+	struct hgg_gap g = { 0 };
+	const struct ks_focus *f;
+
+	ok(!ks_focus_pick(tiers), "focus: none without gaps");
+	g.cls = HGG_C_OTHER;
+	g.inferred = HGG_C_TIMER;
+	ks_focus_offer(tiers, &g, 100, 110);		/* misread, but not explained */
+	g.cls = HGG_C_HIDDEN;
+	ks_focus_offer(tiers, &g, 120, 130);		/* nor this */
+	f = ks_focus_pick(tiers);
+	ok(f && f->g0 == 100, "focus: the first gap when none is explained");
+	g.cls = HGG_C_INTERRUPT;
+	g.inferred = HGG_C_INTERRUPT;
+	ks_focus_offer(tiers, &g, 300, 310);		/* explained and right */
+	f = ks_focus_pick(tiers);
+	ok(f && f->g0 == 300, "focus: the first explained gap when none is wrong");
+	g.inferred = HGG_C_TIMER;
+	ks_focus_offer(tiers, &g, 500, 510);		/* explained and wrong */
+	g.vol = 1;
+	ks_focus_offer(tiers, &g, 50, 60);		/* voluntary: never explained */
+	f = ks_focus_pick(tiers);
+	ok(f && f->g0 == 500 && f->g1 == 510, "focus: the first explained gap inferred wrong, not the other's");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -358,6 +388,7 @@ int main(int argc, char **argv)
 	test_reorder();
 	test_reorder_deep();
 	test_tsc();
+	test_focus();
 	test_writer(argv[1]);
 	test_perfetto();
 	test_perfetto_file(argv[1]);
