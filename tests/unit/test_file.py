@@ -339,6 +339,13 @@ def test_dump_hourglass_trace(tmp_path, hgtrace_bin):
     assert t.info == info and t.complete and t.version == (1, 0)
     assert [(r.t0, r.thread, r.type, r.cpu) for r in t.records] == [(100, 0, 1, 0), (300, 1, 2, 1), (500, 1, 3, 1)]
     assert t.records[2].lateness_ns == -120
+    # --json says the flags by name too, so that no reader copies hourglass's bits
+    p = dump(hgtrace_bin, path, "--json")
+    assert p.returncode == 0, p.stderr
+    iv0, job, wake = [json.loads(line) for line in p.stdout.splitlines()[1:]]
+    assert (iv0["yield"], iv0["sleep"], iv0["last"], iv0["flags"]) == (False, False, True, 4)
+    assert (job["missed"], job["cut"]) == (True, False)
+    assert (wake["lateness_ns"], wake["timer"], wake["lat"], wake["t2"]) == (-120, "HR", True, 2**64 - 120)
     bad = tmp_path / "bad.hgl"
     bad.write_bytes(hgl_file([iv(1, 2, 7, 0)], info))
     p = dump(hgtrace_bin, bad)

@@ -55,6 +55,24 @@ static void json_record(struct jsonw *w, const struct hgl_rec *r)
 	jw_str(w, "kind", kinds[r->type]);
 	jw_uint(w, "flags", r->flags);
 	jw_uint(w, "cpu", r->cpu);
+	/* the flags by name, as the text says them, so that no reader copies the bits */
+	switch (r->type) {
+	case HGL_REC_INTERVAL:
+		jw_bool(w, "yield", r->flags & HGL_IV_YIELD);
+		jw_bool(w, "sleep", r->flags & HGL_IV_SLEEP);
+		jw_bool(w, "last", r->flags & HGL_IV_LAST);
+		break;
+	case HGL_REC_JOB:
+		jw_bool(w, "missed", r->flags & HGL_JOB_MISSED);
+		jw_bool(w, "cut", r->flags & HGL_JOB_CUT);
+		break;
+	case HGL_REC_WAKE:
+		jw_int(w, "lateness_ns", (int64_t)r->t2);
+		jw_str(w, "timer", (r->flags & 15) < sizeof(timers) / sizeof(timers[0]) ? timers[r->flags & 15] :
+			   "unknown");
+		jw_bool(w, "lat", r->flags & HGL_WAKE_LAT);
+		break;
+	}
 	jw_end_obj(w);
 }
 

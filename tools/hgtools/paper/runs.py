@@ -160,18 +160,13 @@ class RunDir:
             out.append({"thread": r["thread"], "release_ms": (r["t0"] - t0) / hz * 1e3,
                         "done_ms": None if done is None else (done - t0) / hz * 1e3,
                         "deadline_ms": (r["t2"] - t0) / hz * 1e3,
-                        "missed": bool(r["flags"] & 1), "cut": bool(r["flags"] & 2)})
+                        "missed": r["missed"], "cut": r["cut"]})
         return out
 
     def wakes(self) -> List[Dict[str, Any]]:
         """hourglass's WAKE records: thread, lateness in us, LAT sample or a job's release."""
-        return [{"thread": r["thread"], "late_us": _signed(r["t2"]) / 1e3, "lat": bool(r["flags"] & 0x10)}
+        return [{"thread": r["thread"], "late_us": r["lateness_ns"] / 1e3, "lat": r["lat"]}
                 for r in self.records("hourglass.hgl") if r.get("kind") == "wake"]
-
-
-def _signed(v: int) -> int:
-    """t2 of a WAKE record is a signed 64-bit lateness that the dump may print unsigned."""
-    return v - (1 << 64) if v >= 1 << 63 else v
 
 
 def find(root: str, kernel: str, guest: str, exp: str, run: str) -> Optional[RunDir]:
