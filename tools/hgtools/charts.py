@@ -293,7 +293,7 @@ def confusion(rep: Report) -> Optional[Chart]:
     fig, ax = _figure(1.2 + 0.45 * len(rows))
     ax.grid(False)
     top = max(m.max(), 1.0)
-    masked = np.ma.masked_where(m <= 0, m)
+    masked = np.ma.masked_where(m <= 0, m)  # type: ignore[no-untyped-call]  # numpy.ma is untyped
     # vmin below 1: a cell of one gap is tinted, never as white as an empty one
     im = ax.imshow(masked, cmap="Blues", norm=LogNorm(vmin=0.4, vmax=max(top, 10)), aspect="auto")
     norm = im.norm

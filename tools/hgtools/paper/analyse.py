@@ -63,8 +63,8 @@ def main(argv: List[str]) -> int:
     a = ap.parse_intermixed_args(argv)
     try:
         exps = plan.select(a.experiments)
-    except ValueError as e:
-        ap.error(str(e))
+    except ValueError as bad:
+        ap.error(str(bad))
     out = os.path.abspath(a.out)
     sections: List[Section] = []
     for e in exps:

@@ -122,8 +122,8 @@ def analyse(ctx: Ctx) -> Section:
         T = sum(x["T"] for x in xs)
         paper = "about 333 us at 100 KB (back-of-envelope); unpredictable past 128 KB" if kb <= 256 else \
             "unpredictable past 128 KB (half the 256 KB L2)"
-        t.add(kb, len(xs), *[y for key in ("C_paper_us", "C_cpu_us", "C_cpu_kernel_us")
-                             for y in ((cis[key].mean, cis[key].half) if cis[key] else (None, None))],
+        t.add(kb, len(xs), *[y for ci in (cis[key] for key in ("C_paper_us", "C_cpu_us", "C_cpu_kernel_us"))
+                             for y in ((ci.mean, ci.half) if ci else (None, None))],
               sum(x["N10_inferred"] for x in xs) / T, sum(x["N10_kernel"] for x in xs) / T,
               100 * sum(x["cpu_share10"] for x in xs) / len(xs), paper)
         points[kb] = {"trials": xs, **{k: (None if v is None else {"mean": v.mean, "half": v.half, "n": v.n})

@@ -38,7 +38,7 @@ def kernel_view(r: RunDir) -> Dict[int, Dict[str, int]]:
     names: Dict[int, str] = {}
     out = {k: {"out_runnable": 0, "replenished": 0} for k in tids.values()}
     fired: Dict[int, int] = collections.Counter()
-    votes: Dict[int, Dict[int, int]] = collections.defaultdict(collections.Counter)
+    votes: Dict[int, "collections.Counter[int]"] = collections.defaultdict(collections.Counter)
     pending: List[int] = []
     for rec in r.records("kernel.hgt"):
         kind = rec.get("kind")

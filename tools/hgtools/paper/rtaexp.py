@@ -91,7 +91,8 @@ def measured(r: RunDir) -> Dict[int, Dict[str, Any]]:
         t["late_ms"] = lat.get("max", 0) / 1e6
         st = stages.get(str(k)) or {}
         parts = [(st.get(x) or {}).get("max_us") for x in ("timer", "irq")]
-        t["jitter_ms"] = sum(parts) / 1e3 if all(p is not None for p in parts) else None
+        known = [float(p) for p in parts if p is not None]
+        t["jitter_ms"] = sum(known) / 1e3 if len(known) == len(parts) else None
         t["cost_ms"] = r.thread(k).get("amount_ns", 0) / 1e6
         t["period_ms"] = r.thread(k).get("period_ns", 0) / 1e6
     return out

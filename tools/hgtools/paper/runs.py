@@ -108,7 +108,7 @@ class RunDir:
         """The merger's report (JSON version 2)."""
         self.merge()
         try:
-            return report_json.load(self.file("report.json"))  # type: ignore[no-any-return]
+            return report_json.load(self.file("report.json"))
         except Exception as e:   # noqa: BLE001 - its own errors name the file
             raise RunError(f"{self.file('report.json')}: {e}")
 

@@ -21,7 +21,7 @@ window measured in which the thread got nothing at all (its blackout).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 @dataclass
@@ -113,7 +113,7 @@ def summarise(ds: Sequence[float], lower: Sequence[float], upper: Sequence[float
     return Summary(a, delta, au, beta, lo_h / H, up_h / H, blackout, H)
 
 
-def from_report(sbf: dict) -> Optional[Summary]:
+def from_report(sbf: Dict[str, Any]) -> Optional[Summary]:
     """The summary of one thread's entry of report JSON charts.sbf (times in ms); None if empty."""
     ds, lo, up = sbf.get("window_ms") or [], sbf.get("lower_ms") or [], sbf.get("upper_ms") or []
     if not ds:
