@@ -33,6 +33,8 @@ PY      := $(VENV)/bin/python
 B       := $(CURDIR)/build
 # make test runs as any user, also before make setup made the virtual environment
 PYTEST  := $(if $(wildcard $(PY)),$(PY),python3) -m pytest
+# hgtools' types (tools/pyproject.toml's [tool.mypy]); make setup installs the mypy it pins
+MYPY    := $(if $(wildcard $(PY)),$(PY),python3) -m mypy --config-file tools/pyproject.toml --cache-dir $(B)/mypy
 
 comma := ,
 field = $(subst $(comma), ,$(word $(2),$(subst :, ,$(1))))
@@ -164,6 +166,8 @@ test: userspace
 	@$(PYTEST) --version >/dev/null 2>&1 || { echo "make test: no pytest for $(firstword \
 	$(PYTEST)): make setup (or apt install python3-pytest)" >&2; exit 2; }
 	$(PYTEST) -q tests/unit
+	@if $(MYPY) --version >/dev/null 2>&1; then $(MYPY) tools/hgtools; \
+	else echo "make test: no mypy for $(firstword $(MYPY)) (make setup installs it): hgtools' types not checked" >&2; fi
 
 setup:
 	@scripts/setup.sh

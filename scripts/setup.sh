@@ -124,6 +124,13 @@ if ! "$venv/bin/python" -c "import perfetto.protos.perfetto.trace.perfetto_trace
 	"$venv/bin/pip" install -q --disable-pip-version-check perfetto protobuf
 fi
 
+# make test checks hgtools' types with mypy, pinned: a newer mypy's new checks are a change of
+# their own, not a failure of a tree that passed
+if ! "$venv/bin/python" -m mypy --version 2>/dev/null | grep -q "^mypy 1\.20\.2 "; then
+	echo "setup: installing mypy 1.20.2 into $venv (make test checks hgtools' types)"
+	"$venv/bin/pip" install -q --disable-pip-version-check mypy==1.20.2
+fi
+
 # tools/ as the hgtools package, editable: done when the environment already
 # imports it from this tree
 if [ -e "$top/tools/pyproject.toml" ]; then
