@@ -357,6 +357,21 @@ def test_everything_at_once(tmp_path):
     assert again == r
 
 
+def test_the_summary_counts_explained_gaps_among_the_involuntary(tmp_path):
+    """The summary's "the kernel explains N of the M others" counts involuntary gaps the
+    kernel explains (hgg_explained). It subtracted every hidden gap from the involuntary
+    ones until 2026-11-28, voluntary ones too: a yield with no kernel event in it made an
+    explained gap vanish (cpu-yield on 6.12 said 677 of 3929 for 738). Three gaps on one
+    CPU: 2000-3000 with nothing in it (hidden), 4000-5000 after a yield with nothing in it
+    (voluntary, hidden), 6000-7000 holding an irq (explained)."""
+    recs = [iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0, flags=1), iv(5000, 6000, 0, 0), iv(7000, 8000, 0, 0)]
+    chunks = [chunk(0, [rec(6200, IRQ_E, 30), rec(6600, IRQ_X, 30)])]
+    r = merged(tmp_path, recs, chunks, window=(0, 10**6)).report
+    assert r["gaps"]["total"] == 3 and r["gaps"]["voluntary"] == 1, r["gaps"]
+    assert r["summary"][0].startswith("gaps: 3 (1 voluntary); the kernel explains 1 of the 2 others "
+                                               "(50.0%)"), r["summary"]
+
+
 def test_per_gap_stream_binary_and_json_agree(tmp_path):
     m = merged(tmp_path, [iv(10000, 11000, 0, 0), iv(20000, 21000, 0, 0), iv(22000, 23000, 1, 0)],
                [chunk(0, [comm(11000, 555, "stress"), switch(11600, 100, 555), switch(19800, 555, 100),

@@ -121,6 +121,7 @@ struct judge {
 	struct run *r;
 	const char *tmpdir;
 	uint64_t total, voluntary, scored, unexpl[HGG_W_N], classes[HGG_C_N], rules[HGG_R_N];
+	uint64_t explained;		/* hgg_explained() gaps */
 	uint64_t m[SCORED][INFERABLE];
 	uint64_t hidden_gaps;
 	double hidden_cycles;
@@ -374,6 +375,7 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 	int i;
 
 	j->total++;
+	j->explained += hgg_explained(g);
 	j->classes[g->cls]++;
 	j->rules[g->rule]++;
 	if (!j->any_cpu || g->cpu > j->max_cpu)
@@ -881,8 +883,7 @@ int judge_summary(struct judge *j, char *line1, char *line2, size_t len)
 {
 	struct run *r = j->r;
 	struct scores s;
-	uint64_t explained = j->total - j->voluntary - j->classes[HGG_C_HIDDEN] - j->classes[HGG_C_OTHER] -
-			     j->classes[HGG_C_UNEXPLAINABLE];
+	uint64_t explained = j->explained;
 	uint64_t invol = j->total - j->voluntary;
 	double run_cycles = r->info->duration_ns * 1e-9 * r->hz;
 
