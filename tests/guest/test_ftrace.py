@@ -748,6 +748,26 @@ def test_ftrace_refusals(ctx):
     ctx.note("no tracefs: " + p.stderr.strip().splitlines()[-1])
 
 
+@once(20)
+def test_ftrace_cpu_set_any_size(ctx):
+    """-c takes the last CPU through the run-time sized set (no 256-CPU mask): only its
+    events are kept and the metadata's mask names it; a CPU the machine lacks is refused
+    by the kernel's count, one no CPU list can name by the parser."""
+    last = os.cpu_count() - 1
+    path = ctx.path("last.hgt")
+    ftrace("record", "-q", "-c", str(last), "-o", path, "--", "sh", "-c", HACKBENCH)
+    rec = read_hgt(path)
+    cpus = {e.cpu for e in rec.events if e.kind != "lost"}
+    assert rec.complete and cpus == {last}, f"-c {last} gave CPUs {cpus}"
+    assert int(rec.meta["cpumask"], 16) == 1 << last and len(rec.meta["cpumask"]) == 64, rec.meta["cpumask"]
+    for cpu in ("300", "8191"):
+        p = ftrace("record", "-c", cpu, "-o", ctx.path("x.hgt"), "--", "true", check=False)
+        assert p.returncode == 2 and f"CPU {cpu} does not exist here" in p.stderr, p.stderr
+    p = ftrace("record", "-c", "8192", "-o", ctx.path("x.hgt"), "--", "true", check=False)
+    assert p.returncode == 1 and "bad CPU list '8192'" in p.stderr, p.stderr
+    ctx.note(f"-c {last}: {len(rec.events)} records, all on CPU {last}")
+
+
 def test_ftrace_lockdown(ctx):
     """Booted with lockdown=confidentiality: tracefs is refused, and the recorder says why."""
     mode = open("/sys/kernel/security/lockdown").read()
@@ -771,7 +791,8 @@ def test_ftrace_lockdown_integrity(ctx):
 
 
 TESTS = [test_reader_placement_not_inherited, test_ftrace_module_agreement, test_ftrace_report_agrees, test_ftrace_losses_placed, test_ftrace_state_restored,
-         test_ftrace_hourglass_record, test_ftrace_dump_and_pack, test_ftrace_drain_at, test_ftrace_refusals]
+         test_ftrace_hourglass_record, test_ftrace_dump_and_pack, test_ftrace_drain_at, test_ftrace_refusals,
+         test_ftrace_cpu_set_any_size]
 LOCKDOWN = {"lockdown": [test_ftrace_lockdown], "integrity": [test_ftrace_lockdown_integrity]}
 
 if __name__ == "__main__":

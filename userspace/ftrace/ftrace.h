@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hg_cpulist.h"
 #include "hg_opts.h"
 
 /* the exit codes of hgtrace record (userspace/recorder/hgt_dev.h), and one more */
@@ -39,7 +40,7 @@ struct ft_opts {
 	const char *out;
 	struct hg_rec_opts rec;	/* -d -i -e -b -m -r -C; -m sets the instance's overwrite option,
 				   an -e group missing here is an error, not a warning */
-	uint64_t cpumask[4];	/* 256 bits, all zero = every CPU */
+	struct hg_cpuset cpus;	/* -c; empty = every CPU */
 	int quiet;
 	int compress;
 	enum ft_reader reader;
@@ -61,7 +62,7 @@ void ft_stage(const char *name);
 int ft_record(struct ft_opts *o);
 
 /* helpers shared by the parts */
-int ft_parse_cpus(const char *s, uint64_t mask[4]);
+int ft_parse_cpus(const char *s, struct hg_cpuset *cpus, const char **why);
 int ft_cpu_wanted(const struct ft_opts *o, int cpu);
 
 #endif

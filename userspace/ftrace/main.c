@@ -104,30 +104,28 @@ static void usage(FILE *f)
 "Lost events are counted per CPU in the summary and marked in the file.\n");
 }
 
-int ft_parse_cpus(const char *s, uint64_t mask[4])
+/* ft_parse_cpus - the library's parser, any CPU it takes; a list must name one (else *why) */
+int ft_parse_cpus(const char *s, struct hg_cpuset *cpus, const char **why)
 {
 	struct hg_cpuset set = { 0 };
-	const char *why = NULL;
-	unsigned cpu;
-	int ok;
 
-	/* the library's parser; this recorder's mask holds 256 CPUs */
-	ok = !hg_cpulist_parse(s, &set, &why) && hg_cpuset_count(&set) && set.nbits <= 256;
-	memset(mask, 0, 4 * sizeof(uint64_t));
-	for (cpu = 0; ok && cpu < set.nbits; cpu++)
-		if (hg_cpuset_has(&set, cpu))
-			mask[cpu / 64] |= 1ull << (cpu % 64);
-	hg_cpuset_free(&set);
-	return ok ? 0 : -1;
+	*why = NULL;
+	if (hg_cpulist_parse(s, &set, why) || !hg_cpuset_count(&set)) {
+		if (!*why)
+			*why = "no CPU in it";
+		hg_cpuset_free(&set);
+		return -1;
+	}
+	hg_cpuset_free(cpus);
+	*cpus = set;
+	return 0;
 }
 
 int ft_cpu_wanted(const struct ft_opts *o, int cpu)
 {
 	if (cpu < 0)
 		return 0;
-	if (!(o->cpumask[0] | o->cpumask[1] | o->cpumask[2] | o->cpumask[3]))
-		return 1;
-	return cpu < 256 && ((o->cpumask[cpu / 64] >> (cpu % 64)) & 1);
+	return !o->cpus.nbits || hg_cpuset_has(&o->cpus, (unsigned)cpu);
 }
 
 /* default_spool_max - a quarter of MemAvailable, at most 512 MiB, at least 16 MiB */
@@ -163,6 +161,7 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 		{ "drain-at", required_argument, 0, OPT_DRAIN_AT }, { "help", no_argument, 0, 'h' }, { 0 }
 	};
 	struct hg_err err;
+	const char *why;
 	char *end;
 	int c;
 
@@ -193,8 +192,8 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 				"no thread group to filter on; record everything (the CPU events are kept anyway)\n", c);
 			return -1;
 		case 'c':
-			if (ft_parse_cpus(optarg, o->cpumask)) {
-				fprintf(stderr, "hgtrace-ftrace: bad CPU list '%s' (e.g. 0,2-3)\n", optarg);
+			if (ft_parse_cpus(optarg, &o->cpus, &why)) {
+				fprintf(stderr, "hgtrace-ftrace: bad CPU list '%s': %s (e.g. 0,2-3)\n", optarg, why);
 				return -1;
 			}
 			break;
@@ -247,6 +246,7 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 int main(int argc, char **argv)
 {
 	struct ft_opts o;
+	int rc;
 
 	install_handlers();
 	if (argc >= 2 && !strcmp(argv[1], "--version")) {
@@ -266,5 +266,7 @@ int main(int argc, char **argv)
 		return FT_EXIT_USAGE;
 	o.argc = argc;
 	o.argv = argv;
-	return ft_record(&o);
+	rc = ft_record(&o);
+	hg_cpuset_free(&o.cpus);
+	return rc;
 }

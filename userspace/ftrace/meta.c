@@ -83,9 +83,10 @@ char *meta_build(const struct ft_opts *o, const struct tfs *t, uint32_t groups, 
 	fprintf(m, "buffer_bytes_per_cpu: %llu\n", (unsigned long long)t->buffer_kb * 1024);
 	fprintf(m, "events: 0x%x\n", groups);
 	fprintf(m, "compression: none\n");
-	fprintf(m, "cpumask: %016llx%016llx%016llx%016llx\n",
-		(unsigned long long)o->cpumask[3], (unsigned long long)o->cpumask[2],
-		(unsigned long long)o->cpumask[1], (unsigned long long)o->cpumask[0]);
+	/* all zero when no -c: every CPU */
+	fprintf(m, "cpumask: ");
+	hg_cpuset_fprint_mask(m, &o->cpus);
+	fprintf(m, "\n");
 	fprintf(m, "filter:\n");
 	fprintf(m, "tracefs_instance: %s\n", t->name);
 	fprintf(m, "reader: %s\n", readers[o->reader]);

@@ -176,12 +176,18 @@ int tfs_create(struct tfs *t)
 	return set(t, "tracing_on", "0", "stopping the new instance");
 }
 
-/* cpumask_hex - the kernel's format: 32-bit hex words, most significant first, comma-separated */
-static void cpumask_hex(const struct ft_opts *o, int ncpus, char *buf, size_t len)
+/*
+ * cpumask_hex - the kernel's format: 32-bit hex words, most significant first,
+ * comma-separated; NULL if memory ran out
+ */
+static char *cpumask_hex(const struct ft_opts *o, int ncpus)
 {
 	int words = (ncpus + 31) / 32, w;
-	size_t used = 0;
+	size_t used = 0, len = (size_t)words * 9 + 1;
+	char *buf = malloc(len);
 
+	if (!buf)
+		return NULL;
 	buf[0] = 0;
 	for (w = words - 1; w >= 0 && used < len; w--) {
 		uint32_t bits = 0;
@@ -192,6 +198,7 @@ static void cpumask_hex(const struct ft_opts *o, int ncpus, char *buf, size_t le
 				bits |= 1u << b;
 		used += snprintf(buf + used, len - used, "%s%x", used ? "," : "", bits);
 	}
+	return buf;
 }
 
 /*
@@ -221,18 +228,16 @@ static int want_kernel_wakes(struct tfs *t, const struct ft_opts *o)
 
 int tfs_configure(struct tfs *t, const struct ft_opts *o, const struct hgev_map *map)
 {
-	char buf[256], *clock;
+	char buf[256], *clock, *mask;
 	unsigned int i;
 	long long kb;
-	int cpu;
+	int cpu, rc;
 
-	for (i = 0; i < 4; i++)
-		for (cpu = 0; cpu < 64; cpu++)
-			if ((o->cpumask[i] >> cpu & 1) && (int)(i * 64 + cpu) >= t->ncpus) {
-				fprintf(stderr, "hgtrace-ftrace: CPU %u does not exist here (%d CPUs)\n",
-					i * 64 + cpu, t->ncpus);
-				return -1;
-			}
+	for (cpu = t->ncpus; cpu >= 0 && (unsigned)cpu < o->cpus.nbits; cpu++)
+		if (hg_cpuset_has(&o->cpus, cpu)) {
+			fprintf(stderr, "hgtrace-ftrace: CPU %d does not exist here (%d CPUs)\n", cpu, t->ncpus);
+			return -1;
+		}
 	if (set(t, "trace_clock", "x86-tsc", "choosing the TSC clock"))
 		return -1;
 	clock = tracefs_get_clock(t->inst);
@@ -255,8 +260,14 @@ int tfs_configure(struct tfs *t, const struct ft_opts *o, const struct hgev_map 
 		return -1;
 	if (want_kernel_wakes(t, o))
 		return -1;
-	cpumask_hex(o, t->ncpus, buf, sizeof(buf));
-	if (set(t, "tracing_cpumask", buf, "choosing the CPUs"))
+	mask = cpumask_hex(o, t->ncpus);
+	if (!mask) {
+		fprintf(stderr, "hgtrace-ftrace: out of memory choosing the CPUs\n");
+		return -1;
+	}
+	rc = set(t, "tracing_cpumask", mask, "choosing the CPUs");
+	free(mask);
+	if (rc)
 		return -1;
 	for (i = 0; i < hgev_nr_descs(); i++) {
 		const struct hgev_desc *d = hgev_desc(i);

@@ -68,6 +68,14 @@ void hg_cpuset_free(struct hg_cpuset *set)
 	set->nbits = 0;
 }
 
+void hg_cpuset_fprint_mask(FILE *f, const struct hg_cpuset *set)
+{
+	size_t have = WORDS(set->nbits), words = have > 4 ? have : 4, i;
+
+	for (i = words; i-- > 0;)
+		fprintf(f, "%016llx", (unsigned long long)(i < have ? set->bits[i] : 0));
+}
+
 /* number - a CPU number at *s: digits only, below HG_CPULIST_MAX */
 static int number(const char **s, unsigned *v, const char **why)
 {

@@ -7,6 +7,7 @@
 #define HG_CPULIST_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define HG_CPULIST_MAX 8192		/* CPUs a list may name: 0..8191 */
@@ -24,5 +25,11 @@ void hg_cpuset_add(struct hg_cpuset *set, unsigned cpu);
 /* hg_cpulist_format - "0,2-5" into @buf (truncated with "..." if too small) */
 void hg_cpulist_format(const struct hg_cpuset *set, char *buf, size_t len);
 void hg_cpuset_free(struct hg_cpuset *set);
+/*
+ * hg_cpuset_fprint_mask - @set in hex, CPU 0 last, as the .hgt metadata's cpumask
+ * line holds it: at least 256 bits (what its first readers took), more when the set
+ * names a higher CPU; an empty set prints zeros
+ */
+void hg_cpuset_fprint_mask(FILE *f, const struct hg_cpuset *set);
 
 #endif

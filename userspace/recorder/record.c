@@ -39,17 +39,11 @@
 
 #define READ_BYTES	(1 << 20)
 
-/* a CPU set as parsed: CPU n is bit n % 64 of bits[n / 64] */
-struct record_cpus {
-	uint64_t *bits;
-	unsigned int nbits;	/* 1 + the highest CPU named */
-};
-
 struct record_opts {
 	const char *out;
 	struct hg_rec_opts rec;	/* -d -i -e -b -m -r -C */
 	struct hgt_filter filter;
-	struct record_cpus cpus;	/* -c; nbits 0: every CPU */
+	struct hg_cpuset cpus;	/* -c; nbits 0: every CPU */
 	int filter_child;	/* add the command's pid to the filter */
 	int quiet;
 	int compress;
@@ -75,7 +69,7 @@ static void on_signal(int sig)
 struct saved_state {
 	int have;
 	struct hgt_config cfg;
-	struct record_cpus cpus;
+	struct hg_cpuset cpus;
 	struct hgt_filter filter;
 };
 
@@ -292,7 +286,7 @@ static void record_usage(FILE *f)
  * parse_cpus - "0,2-3" into a CPU set of any size (the library's parser, up to
  * HGT_CPUS_MAX_BITS CPUs); -1 if bad (said why)
  */
-static int parse_cpus(const char *s, struct record_cpus *cpus)
+static int parse_cpus(const char *s, struct hg_cpuset *cpus)
 {
 	struct hg_cpuset set = { 0 };
 	const char *why = NULL;
@@ -426,7 +420,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 
 /* build_meta - the provenance lines of the file header */
 static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
-			const struct hgt_config *cfg, const struct record_cpus *cpus,
+			const struct hgt_config *cfg, const struct hg_cpuset *cpus,
 			int argc, char **argv)
 {
 	struct utsname u;
@@ -456,9 +450,7 @@ static char *build_meta(const struct record_opts *o, const struct hgt_dev *d,
 	fprintf(m, "compression: none\n");	/* hgt_pack_file says so when it packs */
 	/* hex, CPU 0 last: 256 bits, or as many words as the machine's CPUs need */
 	fprintf(m, "cpumask: ");
-	for (i = (int)((cpus->nbits + 63) / 64 > 4 ? (cpus->nbits + 63) / 64 : 4) - 1; i >= 0; i--)
-		fprintf(m, "%016llx", (unsigned long long)((unsigned int)i < (cpus->nbits + 63) / 64 ?
-							      cpus->bits[i] : 0));
+	hg_cpuset_fprint_mask(m, cpus);
 	fprintf(m, "\n");
 	fprintf(m, "filter:");
 	for (i = 0; i < (int)o->filter.nr; i++)
@@ -609,7 +601,7 @@ int hgt_cmd_record(int argc, char **argv)
 	struct record_opts o;
 	struct hgt_dev d;
 	struct hgt_config cfg;
-	struct record_cpus cpus = { 0 };	/* as the module has them */
+	struct hg_cpuset cpus = { 0 };	/* as the module has them */
 	struct hgt_writer w;
 	struct hgt_file_window win = { 0, 0 };
 	struct sigaction sa = { .sa_handler = on_signal };

@@ -17,6 +17,23 @@ static void good(const char *s, unsigned count, unsigned nbits, const char *back
 	hg_cpuset_free(&set);
 }
 
+/* mask - what hg_cpuset_fprint_mask prints for @list */
+static void mask(const char *list, const char *want)
+{
+	struct hg_cpuset set = { 0 };
+	const char *why = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	hg_cpulist_parse(list, &set, &why);
+	hg_cpuset_fprint_mask(f, &set);
+	fclose(f);
+	ok(!strcmp(buf, want), "'%s' as a mask: %zu hex digits, ends %s", list, len, len > 20 ? buf + len - 20 : buf);
+	free(buf);
+	hg_cpuset_free(&set);
+}
+
 static void bad(const char *s, const char *want)
 {
 	struct hg_cpuset set;
@@ -53,6 +70,12 @@ int main(void)
 	bad("1-", "expected a CPU number");
 	bad("1\n2", "expected ','");
 	bad("0x1", "expected ','");
+
+	mask("", "0000000000000000000000000000000000000000000000000000000000000000");
+	mask("0", "0000000000000000000000000000000000000000000000000000000000000001");
+	mask("1,255", "8000000000000000000000000000000000000000000000000000000000000002");
+	mask("256", "00000000000000010000000000000000000000000000000000000000000000000000000000000000");
+	mask("4,319", "80000000000000000000000000000000000000000000000000000000000000000000000000000010");
 
 	hg_cpuset_add(&set, 3);
 	hg_cpuset_add(&set, 100);
