@@ -241,7 +241,7 @@ static long hgt_set_filter(const struct hgt_filter *flt)
 
 	if (hgt.running)
 		return -EBUSY;
-	if (flt->nr > HGT_FILTER_MAX)
+	if (flt->nr > HGT_FILTER_MAX || flt->flags)
 		return -EINVAL;
 	for (i = 0; i < flt->nr; i++)
 		if (flt->pids[i] <= 0)

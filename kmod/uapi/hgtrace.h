@@ -264,11 +264,17 @@ struct hgt_cpus {
  * because they explain what happened to a traced task that was switched out.
  * Microstates are kept for the tasks a filter selects, and only with a filter.
  * HGT_IOC_GET_FILTER (1.1) gives the filter in force back.
+ *
+ * flags is the structure's reserved room (an unchecked pad in the first 1.2
+ * modules): a later minor may give it a meaning (another kind of id, a larger
+ * set elsewhere), and a reader sets such a flag only on a module whose HELLO
+ * says that minor. The module refuses flags it does not know with EINVAL
+ * rather than filter on something else. No minor bump: no reader sets one.
  */
 #define HGT_FILTER_MAX		64
 struct hgt_filter {
 	__u32 nr;
-	__u32 pad;
+	__u32 flags;		/* none defined yet: 0 */
 	__s32 pids[HGT_FILTER_MAX];	/* pids or tgids */
 };
 

@@ -189,6 +189,8 @@ static int check(void)
 	expect(EINVAL, ioctl(fd, HGT_IOC_FILTER, &flt), "FILTER too many pids");
 	flt.nr = 1; flt.pids[0] = -5;
 	expect(EINVAL, ioctl(fd, HGT_IOC_FILTER, &flt), "FILTER negative pid");
+	flt.pids[0] = 1; flt.flags = 1;
+	expect(EINVAL, ioctl(fd, HGT_IOC_FILTER, &flt), "FILTER unknown flag");
 
 	memset(&st, 0, sizeof(st)); st.cpu = 100000;
 	expect(EINVAL, ioctl(fd, HGT_IOC_STATS, &st), "STATS of a CPU that does not exist");

@@ -165,7 +165,7 @@ static void *half_valid(unsigned int cmd)
 			a.reserved[below(2)] = 1;
 		memcpy(p, &a, size < sizeof(a) ? size : sizeof(a));
 	} else if (cmd == HGT_IOC_FILTER) {
-		struct hgt_filter f = { .nr = below(70) };
+		struct hgt_filter f = { .nr = below(70), .flags = below(4) ? 0 : (uint32_t)rnd() };
 		unsigned int i;
 
 		for (i = 0; i < HGT_FILTER_MAX; i++)
