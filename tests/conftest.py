@@ -1,10 +1,12 @@
-"""What `pytest tests` collects: tests/unit and tests/native.
+"""What `pytest tests` collects: tests/unit, tests/native and tests/guest.
+
+- tests/guest: the guest tests, a package so that its test_merge.py and
+  test_record_loads.py do not collide with tests/unit's. Outside a guest
+  booted by scripts/vm they are skipped, each naming the command that runs
+  it (tests/guest/conftest.py); scripts/check-kernels runs them with
+  tests/guest/run.py, as before.
 
 Not collected, on purpose:
-- tests/guest: harness modules that tests/guest/run.py runs inside a guest
-  kernel with the module loaded (scripts/check-kernels); their test_*
-  functions need root, hgtrace.ko and the guest's devices, and their
-  test_merge.py would collide with tests/unit/test_merge.py by name;
 - tests/demo: scripts run by `make check` after `make demo` on its output.
 """
-collect_ignore = ["guest", "demo"]
+collect_ignore = ["demo"]

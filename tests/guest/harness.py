@@ -91,6 +91,19 @@ def tick_ns():
         return 10e6
 
 
+def kernel_trouble(lines):
+    """(bad, traps) in kernel log @lines: what fails the test, and the faults of a
+    load's programs, not ours, which are only reported (USER_TRAP)."""
+    bad, traps = [], []
+    for line in lines:
+        m = USER_TRAP.search(line)
+        if m and not m.group(1).startswith(OURS):
+            traps.append(line)
+        elif BAD_DMESG.search(line) or m:
+            bad.append(line)
+    return bad, traps
+
+
 class Context:
     def __init__(self, name):
         self.name = name
@@ -131,13 +144,7 @@ def main(tests, note=None):
             unload()
         except AssertionError as e:
             err = err or AssertionError(f"module did not unload cleanly: {e}")
-        bad, traps = [], []
-        for line in dmesg_lines()[before:]:
-            m = USER_TRAP.search(line)
-            if m and not m.group(1).startswith(OURS):
-                traps.append(line)
-            elif BAD_DMESG.search(line) or m:
-                bad.append(line)
+        bad, traps = kernel_trouble(dmesg_lines()[before:])
         if bad and not err:
             err = AssertionError("kernel log shows trouble:\n" + "\n".join(bad[:30]))
         for line in traps[:5]:
