@@ -10,7 +10,7 @@ DEMO_DIR defaults to out/demo (what `make demo` leaves). The screenshots go
 to DEMO_DIR/screens/; --save also copies them to DIR (docs/img holds the
 ones the docs show). Prints TAP; exits 1 on any failure. Needs Xvfb,
 kernelshark, imagemagick (import, convert) and chromium-headless-shell:
-scripts/setup.sh installs them.
+scripts/setup.sh installs them; without one it exits 2, naming them.
 """
 import argparse
 import os

@@ -1,6 +1,7 @@
 """`pytest tests` collects everything (issue 14): the guest tests too, skipped
 with how to run them outside a guest, their test_merge.py and
-test_record_loads.py beside the unit tests' own."""
+test_record_loads.py beside the unit tests' own; the demo's checks, skipped
+without a demo."""
 import glob
 import importlib
 import os
@@ -14,9 +15,9 @@ import harness
 GUEST = os.path.join(TOP, "tests", "guest")
 
 
-def pytest(*args):
+def pytest(*args, env_add=None):
     # as on the host whatever runs this: no module for the guest tests to load
-    env = {k: v for k, v in os.environ.items() if k != "HGT_KO"}
+    env = {k: v for k, v in os.environ.items() if k != "HGT_KO"} | (env_add or {})
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=TOP, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -61,3 +62,9 @@ def test_kernel_trouble_fails_on_the_kernels_and_ours_only_reports_a_loads():
     ])
     assert [b[:6] for b in bad] == ["[  2.0", "[  4.0"] and [t[:6] for t in traps] == ["[  3.0"]
 
+
+def test_demo_checks_skip_without_a_demo(tmp_path):
+    p = pytest("-q", "-rs", "tests/demo", env_add={"HGT_DEMO_DIR": str(tmp_path)})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.strip().splitlines()[-1].startswith("3 skipped"), p.stdout
+    assert f"no demo output in {tmp_path}: make demo first" in p.stdout
