@@ -13,6 +13,9 @@ import pytest
 from hgtools import cli, engine, paths
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
+# `python3 -m hgtools` as the C hourglass runs it (run_tool): tools/ in PYTHONPATH, so that it
+# is this tree's package, installed (make setup) or not, and a git worktree's own
+HGTOOLS_ENV = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 TRACE_DAT = b"\x17\x08\x44tracing6\0"
 
 FAKE_HGMERGE = r'''#!/usr/bin/env python3
@@ -240,21 +243,22 @@ class _nothing:
 
 
 def test_the_module_runs_as_the_c_hourglass_runs_it(tmp_path):
-    """`python3 -m hgtools report FILE` from any directory, the package found as installed."""
+    """`python3 -m hgtools report FILE` from any directory, the package found as the C hourglass finds it."""
     rep = tmp_path / "r.json"
     shutil.copy(os.path.join(DATA, "report-deadlines.json"), rep)
     p = subprocess.run([sys.executable, "-m", "hgtools", "report", str(rep)], capture_output=True, text=True,
-                       cwd=str(tmp_path))
+                       cwd=str(tmp_path), env=HGTOOLS_ENV)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines()[0].startswith("gaps: 8945 on 1 CPU")
-    p = subprocess.run([sys.executable, "-m", "hgtools", "--help"], capture_output=True, text=True, cwd=str(tmp_path))
+    p = subprocess.run([sys.executable, "-m", "hgtools", "--help"], capture_output=True, text=True, cwd=str(tmp_path),
+                       env=HGTOOLS_ENV)
     assert p.returncode == 0 and "record" in p.stdout and "export" in p.stdout
 
 
 def test_report_to_a_closed_pipe_is_quiet(tmp_path):
     shutil.copy(os.path.join(DATA, "report-three.json"), tmp_path / "r.json")
     p = subprocess.run(f"{sys.executable} -m hgtools report {tmp_path}/r.json --disagreements 1000 | head -1",
-                       shell=True, capture_output=True, text=True)
+                       shell=True, capture_output=True, text=True, env=HGTOOLS_ENV)
     assert p.stdout.startswith("gaps: ") and p.stderr == ""
 
 
