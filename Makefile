@@ -31,7 +31,9 @@ KERNELS ?= 6.1 6.1-rt 6.12 6.12-rt
 VENV    := .venv
 PY      := $(VENV)/bin/python
 B       := $(CURDIR)/build
-# make test runs as any user, also before make setup made the virtual environment
+# make test runs as any user, also before make setup made the virtual environment: then
+# the tests that need what setup installs (matplotlib, Perfetto's definitions) are skipped,
+# each saying why (-rs)
 PYTEST  := $(if $(wildcard $(PY)),$(PY),python3) -m pytest
 # hgtools' types (tools/pyproject.toml's [tool.mypy]); make setup installs the mypy it pins
 MYPY    := $(if $(wildcard $(PY)),$(PY),python3) -m mypy --config-file tools/pyproject.toml --cache-dir $(B)/mypy
@@ -165,7 +167,7 @@ test: userspace
 	$(if $(call opt_targets,userspace/ftrace),$(MAKE) -s -C userspace/ftrace OUT=$(B) check)
 	@$(PYTEST) --version >/dev/null 2>&1 || { echo "make test: no pytest for $(firstword \
 	$(PYTEST)): make setup (or apt install python3-pytest)" >&2; exit 2; }
-	$(PYTEST) -q tests/unit
+	$(PYTEST) -q -rs tests/unit
 	@if $(MYPY) --version >/dev/null 2>&1; then $(MYPY) tools/hgtools; \
 	else echo "make test: no mypy for $(firstword $(MYPY)) (make setup installs it): hgtools' types not checked" >&2; fi
 
