@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 #include "hg_err.h"
+#include "hg_hgt.h"
 #include "hgtrace.h"
 #include "hgl_trace.h"
 #include "../merger/hg_gaps.h"
@@ -115,7 +116,5 @@ void pf_abort(struct pf_export *x);	/* instead of pf_finish: remove the file, fr
 /* names of the enums, shared by every output (defined in export_names.c) */
 extern const char *const hgg_class_name[HGG_C_N];	/* "switch_hg", ... "voluntary" */
 extern const char *const hgg_kind_name[HGG_KD_N];
-extern const char *const hgt_vector_name[HGT_VEC_MAX];	/* "local_timer", ... */
-extern const char *const softirq_name[10];		/* "HI", "TIMER", ... "RCU" */
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * export_names.c - the names of the per-gap enums and of the kernel's
- * vectors and softirqs: every output spells them the same way.
+ * export_names.c - the names of the per-gap enums: every output spells them the
+ * same way (the kernel's vectors and softirqs: the library, hg_hgt.h).
  */
 #include "export.h"
 
@@ -28,22 +28,4 @@ const char *const hgg_kind_name[HGG_KD_N] = {
 	[HGG_KD_HIDDEN] = "hidden",
 	[HGG_KD_OTHER] = "other",
 	[HGG_KD_UNEXPLAINABLE] = "unexplainable",
-};
-
-/* the kernel's irq_vectors tracepoints drop the _entry/_exit: "local_timer" */
-const char *const hgt_vector_name[HGT_VEC_MAX] = {
-	[HGT_VEC_LOCAL_TIMER] = "local_timer",
-	[HGT_VEC_RESCHEDULE] = "reschedule",
-	[HGT_VEC_CALL_FUNCTION] = "call_function",
-	[HGT_VEC_CALL_FUNCTION_SINGLE] = "call_function_single",
-	[HGT_VEC_IRQ_WORK] = "irq_work",
-	[HGT_VEC_X86_PLATFORM_IPI] = "x86_platform_ipi",
-	[HGT_VEC_SPURIOUS_APIC] = "spurious_apic",
-	[HGT_VEC_ERROR_APIC] = "error_apic",
-	[HGT_VEC_THERMAL_APIC] = "thermal_apic",
-};
-
-/* the kernel's softirq vectors (include/linux/interrupt.h), in order */
-const char *const softirq_name[10] = {
-	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
 };

@@ -72,9 +72,9 @@ int ks_events_declare(struct td_writer *w, struct ks_events *e, int *hg_buf, str
 	for (k = 0; k < HGT_VEC_MAX; k++) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "%s_entry", hgt_vector_name[k]);
+		snprintf(name, sizeof(name), "%s_entry", hgt_vec_name(k));
 		EV("irq_vectors", name, f_vector, "\"vector=%d\", REC->vector", &e->vec_entry[k]);
-		snprintf(name, sizeof(name), "%s_exit", hgt_vector_name[k]);
+		snprintf(name, sizeof(name), "%s_exit", hgt_vec_name(k));
 		EV("irq_vectors", name, f_vector, "\"vector=%d\", REC->vector", &e->vec_exit[k]);
 	}
 	EV("timer", "hrtimer_expire_entry", f_hrt_entry,

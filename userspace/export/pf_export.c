@@ -761,9 +761,9 @@ static void intern_fixed(struct pf_export *x)
 	x->lost_iid = fixed_iid(x, PF_EVENT_NAME, "events lost");
 	x->idle_iid = fixed_iid(x, PF_EVENT_NAME, "idle");
 	for (k = 0; k < HGT_VEC_MAX; k++)
-		x->vec_iid[k] = fixed_iid(x, PF_EVENT_NAME, hgt_vector_name[k]);
+		x->vec_iid[k] = fixed_iid(x, PF_EVENT_NAME, hgt_vec_name(k));
 	for (k = 0; k < 10; k++) {
-		snprintf(buf, sizeof(buf), "softirq %s", softirq_name[k]);
+		snprintf(buf, sizeof(buf), "softirq %s", hgt_softirq_name(k));
 		x->softirq_iid[k] = fixed_iid(x, PF_EVENT_NAME, buf);
 	}
 }

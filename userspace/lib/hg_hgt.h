@@ -101,5 +101,13 @@ uint64_t hgt_cpu_nr_records(const struct hgt_file *f, uint32_t cpu);
 uint64_t hgt_cut_offset(const struct hgt_file *f);
 /* hgt_type_name - "switch", "irq_entry"...; "unknown" for a type this ABI does not have */
 const char *hgt_type_name(unsigned type);
+/*
+ * hgt_vec_name - a vector record's kind (enum hgt_vec) as the kernel's
+ * irq_vectors tracepoints name it without _entry/_exit: "local_timer"...;
+ * NULL for a kind this ABI does not have
+ */
+const char *hgt_vec_name(unsigned vec);
+/* hgt_softirq_name - a softirq vector as include/linux/interrupt.h names it: "HI"... "RCU"; NULL beyond */
+const char *hgt_softirq_name(unsigned vec);
 
 #endif

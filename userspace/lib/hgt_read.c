@@ -119,6 +119,33 @@ const char *hgt_type_name(unsigned type)
 	return type < HGT_REC_MAX && type_names[type] ? type_names[type] : "unknown";
 }
 
+/* what the records' vector and softirq numbers mean: the dumps, the importer and the exports name them so */
+static const char *const vec_names[HGT_VEC_MAX] = {
+	[HGT_VEC_LOCAL_TIMER] = "local_timer",
+	[HGT_VEC_RESCHEDULE] = "reschedule",
+	[HGT_VEC_CALL_FUNCTION] = "call_function",
+	[HGT_VEC_CALL_FUNCTION_SINGLE] = "call_function_single",
+	[HGT_VEC_IRQ_WORK] = "irq_work",
+	[HGT_VEC_X86_PLATFORM_IPI] = "x86_platform_ipi",
+	[HGT_VEC_SPURIOUS_APIC] = "spurious_apic",
+	[HGT_VEC_ERROR_APIC] = "error_apic",
+	[HGT_VEC_THERMAL_APIC] = "thermal_apic",
+};
+
+static const char *const softirq_names[] = {
+	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+};
+
+const char *hgt_vec_name(unsigned vec)
+{
+	return vec < HGT_VEC_MAX ? vec_names[vec] : NULL;
+}
+
+const char *hgt_softirq_name(unsigned vec)
+{
+	return vec < sizeof(softirq_names) / sizeof(softirq_names[0]) ? softirq_names[vec] : NULL;
+}
+
 /* magic_str - a chunk magic for a message: hex, and its letters when they are printable */
 static const char *magic_str(char *buf, size_t len, uint32_t magic)
 {

@@ -13,7 +13,7 @@
 #include "engine.h"
 #include "export.h"
 
-/* hgg_class_name, hgg_kind_name, hgt_vector_name and softirq_name: export_names.c */
+/* hgg_class_name, hgg_kind_name: export_names.c; vector and softirq names: the library (hg_hgt.h) */
 const char *const why_text[HGG_W_N] = {
 	"", "outside the recording window", "the recorder lost events on this CPU during the gap",
 	"no kernel event at all: hypervisor, emulator, SMI", "kernel events but no handler or other task",
@@ -215,12 +215,12 @@ const char *names_task(int64_t pid, char *buf, size_t len)
 
 const char *vector_name(unsigned v)
 {
-	return v < HGT_VEC_MAX ? hgt_vector_name[v] : "vector";
+	return v < HGT_VEC_MAX ? hgt_vec_name(v) : "vector";
 }
 
 const char *softirq_text(unsigned v)
 {
-	return v < 10 ? softirq_name[v] : NULL;
+	return hgt_softirq_name(v);
 }
 
 const char *names_comp(uint8_t kind, int64_t id, char *buf, size_t len)
@@ -249,7 +249,7 @@ const char *names_comp(uint8_t kind, int64_t id, char *buf, size_t len)
 	}
 	case HGG_K_VEC:
 		if (id >= 0 && id < HGT_VEC_MAX)
-			snprintf(buf, len, "%s", hgt_vector_name[id]);
+			snprintf(buf, len, "%s", hgt_vec_name(id));
 		else
 			snprintf(buf, len, "vector kind %lld", (long long)id);
 		break;

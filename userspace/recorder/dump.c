@@ -72,7 +72,7 @@ static int print_payload(const struct hgt_rec *r)
 		break;
 	case HGT_REC_VEC_ENTRY: case HGT_REC_VEC_EXIT:
 		printf(" vector=%u kind=%s", r->arg,
-		       r->flags < HGT_VEC_MAX ? hgt_vec_names[r->flags] : "unknown");
+		       r->flags < HGT_VEC_MAX ? hgt_vec_name(r->flags) : "unknown");
 		break;
 	case HGT_REC_NMI: {
 		const struct hgt_nmi *n = p;

@@ -22,6 +22,4 @@ void dump_json_record(struct jsonw *w, uint32_t cpu, const struct hgt_rec *r, in
 /* dump_hgl - an hourglass trace, as text or JSON lines; returns the exit status */
 int dump_hgl(const char *path, const struct dump_opts *o);
 
-extern const char *const hgt_vec_names[HGT_VEC_MAX];
-
 #endif

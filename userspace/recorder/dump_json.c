@@ -15,11 +15,6 @@
 #include <string.h>
 #include "dump.h"
 
-const char *const hgt_vec_names[HGT_VEC_MAX] = {
-	"local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
-	"x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic",
-};
-
 void dump_json_header(struct jsonw *w, const struct hgt_file *f)
 {
 	const char *key, *val;
@@ -120,7 +115,7 @@ static void fields(struct jsonw *w, const struct hgt_rec *r)
 		break;
 	case HGT_REC_VEC_ENTRY: case HGT_REC_VEC_EXIT:
 		jw_uint(w, "vector", r->arg);
-		jw_str(w, "vec_kind", r->flags < HGT_VEC_MAX ? hgt_vec_names[r->flags] : "unknown");
+		jw_str(w, "vec_kind", r->flags < HGT_VEC_MAX ? hgt_vec_name(r->flags) : "unknown");
 		break;
 	case HGT_REC_NMI: {
 		const struct hgt_nmi *n = p;

@@ -59,12 +59,6 @@ static const struct { const char *system, *name; } fixed_events[EV_VEC_FIRST] = 
 	[EV_NMI] = { "nmi", "nmi_handler" },
 };
 
-/* the irq_vectors tracepoints, in enum hgt_vec order */
-static const char *const vec_names[HGT_VEC_MAX] = {
-	"local_timer", "reschedule", "call_function", "call_function_single", "irq_work",
-	"x86_platform_ipi", "spurious_apic", "error_apic", "thermal_apic",
-};
-
 struct cpu_out {
 	char *buf;		/* a chunk being filled: struct hgt_chunk, then records */
 	size_t used;
@@ -391,7 +385,7 @@ static void find_events(struct importer *im)
 		if (k < EV_VEC_FIRST) {
 			im->event[k] = tep_find_event_by_name(im->tep, fixed_events[k].system, fixed_events[k].name);
 		} else {
-			snprintf(name, sizeof(name), "%s_%s", vec_names[(k - EV_VEC_FIRST) / 2],
+			snprintf(name, sizeof(name), "%s_%s", hgt_vec_name((k - EV_VEC_FIRST) / 2),
 				 (k - EV_VEC_FIRST) % 2 ? "exit" : "entry");
 			im->event[k] = tep_find_event_by_name(im->tep, "irq_vectors", name);
 		}

@@ -100,7 +100,7 @@ static const char *cause(void *ctx, const struct hgg_gap *g, char *buf, unsigned
 		snprintf(buf, len, "irq %d %s", g->primary_id, irq(ctx, g->primary_id) ?: "");
 		break;
 	case HGG_KD_IPI:
-		snprintf(buf, len, "%s", hgt_vector_name[g->primary_id]);
+		snprintf(buf, len, "%s", hgt_vec_name(g->primary_id));
 		break;
 	case HGG_KD_TIMER:
 		snprintf(buf, len, "local_timer");

@@ -615,8 +615,27 @@ static void check_trailer(void)
 	free(r1.p);
 }
 
+/* the names every output gives the records' numbers: the kernel's own spellings */
+static void check_names(void)
+{
+	unsigned v, named = 0;
+
+	for (v = 0; v < HGT_VEC_MAX; v++)
+		named += hgt_vec_name(v) && *hgt_vec_name(v);
+	ok(named == HGT_VEC_MAX && !strcmp(hgt_vec_name(HGT_VEC_LOCAL_TIMER), "local_timer") &&
+	   !strcmp(hgt_vec_name(HGT_VEC_CALL_FUNCTION_SINGLE), "call_function_single") &&
+	   !strcmp(hgt_vec_name(HGT_VEC_THERMAL_APIC), "thermal_apic") && !hgt_vec_name(HGT_VEC_MAX),
+	   "vector kinds: %u of %d named, none beyond", named, HGT_VEC_MAX);
+	ok(!strcmp(hgt_softirq_name(0), "HI") && !strcmp(hgt_softirq_name(3), "NET_RX") &&
+	   !strcmp(hgt_softirq_name(9), "RCU") && !hgt_softirq_name(10),
+	   "softirq vectors: HI to RCU, none beyond 9");
+	ok(!strcmp(hgt_type_name(HGT_REC_VEC_ENTRY), "vec_entry") && !strcmp(hgt_type_name(999), "unknown"),
+	   "record types: vec_entry, unknown beyond");
+}
+
 int main(void)
 {
+	check_names();
 	check_good(PLAIN);
 	check_good(ZLIB);
 	check_good(PACKED);
