@@ -11,7 +11,6 @@
 #include "spool.h"
 #include "convert.h"
 
-#define CHUNK_BYTES	(64u << 10)	/* records per chunk in the file, as hgtrace-import */
 #define CANDIDATES	5		/* page boundaries a drop seen while reading may lie at */
 
 /*
@@ -421,30 +420,14 @@ static void drop_empty_lost(struct conv_cpu *c)
 int conv_flush(struct conv *cv, int cpu)
 {
 	struct conv_cpu *c = &cv->cpu[cpu];
-	size_t off = 0;
 
 	/* LOST records still waiting for their count stay until a drain's counters arrive */
 	if (c->nholes)
 		return 0;
 	drop_empty_lost(c);
-	while (off < c->used) {
-		struct hgt_chunk h = { .magic = HGT_CHUNK_MAGIC, .cpu = cpu };
-		size_t end = off;
-
-		while (end < c->used) {
-			const struct hgt_rec *r = (const void *)(c->out + end);
-
-			if (end > off && end - off + r->len > CHUNK_BYTES)
-				break;
-			end += r->len;
-			h.nr_records++;
-		}
-		h.nr_bytes = end - off;
-		if (hgt_writer_put(cv->w, &h, sizeof(h)) || hgt_writer_put(cv->w, c->out + off, end - off)) {
-			cv->error = 1;
-			return -1;
-		}
-		off = end;
+	if (hgt_writer_records(cv->w, cpu, c->out, c->used)) {
+		cv->error = 1;
+		return -1;
 	}
 	c->used = 0;
 	return 0;

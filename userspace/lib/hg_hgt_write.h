@@ -34,6 +34,13 @@ int hgt_writer_open(struct hgt_writer *w, const char *path, uint32_t version, co
 int hgt_writer_put(struct hgt_writer *w, const void *buf, size_t len);
 /* hgt_writer_chunks - write what read() returned: whole chunks, compressed if asked */
 int hgt_writer_chunks(struct hgt_writer *w, const char *buf, size_t len);
+/*
+ * hgt_writer_records - @len bytes of @cpu's whole records (each hgt_rec.len
+ * long, a multiple of 8) written as records chunks of at most
+ * HGT_WRITE_CHUNK_BYTES of records each, deflated when the writer compresses
+ */
+#define HGT_WRITE_CHUNK_BYTES	(64u << 10)
+int hgt_writer_records(struct hgt_writer *w, uint32_t cpu, const char *recs, size_t len);
 /* hgt_writer_trailer - the time chunk (none if @win is NULL), then a stats chunk for each of @cpus */
 int hgt_writer_trailer(struct hgt_writer *w, const struct hgt_file_window *win,
 		       const struct hgt_cpu_stats *stats, const uint32_t *cpus, size_t nstats);

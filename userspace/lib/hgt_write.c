@@ -61,12 +61,42 @@ int hgt_writer_put(struct hgt_writer *w, const void *buf, size_t len)
 }
 
 /*
- * hgt_writer_chunks - the chunks of one read(), as they are or deflated
+ * put_chunk - records chunk @c and its @c->nr_bytes of @data, as they are or deflated
  *
  * Each chunk is compressed on its own (zlib level 1: the recorder runs on the
  * machine under test, so it must stay cheap), so a damaged chunk loses only
  * itself and readers can still walk the file chunk by chunk.
  */
+static int put_chunk(struct hgt_writer *w, const struct hgt_chunk *c, const void *data)
+{
+	struct hgt_chunk zc = *c;
+	struct hgt_zchunk zh;
+	uLongf zlen;
+	size_t need = compressBound(c->nr_bytes);
+
+	if (!w->compress)
+		return hgt_writer_put(w, c, sizeof(*c)) || hgt_writer_put(w, data, c->nr_bytes) ? -1 : 0;
+	if (need > w->zcap) {
+		free(w->zbuf);
+		w->zbuf = malloc(need);
+		w->zcap = w->zbuf ? need : 0;
+		if (!w->zbuf)
+			return fail(w, ENOMEM, "compressing a chunk");
+	}
+	zlen = w->zcap;
+	if (compress2(w->zbuf, &zlen, data, c->nr_bytes, 1) != Z_OK)
+		return fail(w, 0, "compressing a chunk failed");
+	zh.raw_bytes = c->nr_bytes;
+	zh.z_bytes = zlen;
+	zc.magic = HGT_ZCHUNK_MAGIC;
+	zc.nr_bytes = sizeof(zh) + ((zlen + 7) & ~7ul);
+	if (hgt_writer_put(w, &zc, sizeof(zc)) || hgt_writer_put(w, &zh, sizeof(zh)) ||
+	    hgt_writer_put(w, w->zbuf, zlen) || hgt_writer_put(w, zeros, (8 - zlen % 8) % 8))
+		return -1;
+	return 0;
+}
+
+/* hgt_writer_chunks - the chunks of one read(), as they are or deflated */
 int hgt_writer_chunks(struct hgt_writer *w, const char *buf, size_t len)
 {
 	size_t off = 0;
@@ -75,31 +105,45 @@ int hgt_writer_chunks(struct hgt_writer *w, const char *buf, size_t len)
 		return hgt_writer_put(w, buf, len);
 	while (off + sizeof(struct hgt_chunk) <= len) {
 		const struct hgt_chunk *c = (const void *)(buf + off);
-		struct hgt_chunk zc = *c;
-		struct hgt_zchunk zh;
-		uLongf zlen;
-		size_t need = compressBound(c->nr_bytes);
 
 		if (c->nr_bytes > len - off - sizeof(*c))
 			return fail(w, 0, "a chunk longer than the buffer it came in");
-		if (need > w->zcap) {
-			free(w->zbuf);
-			w->zbuf = malloc(need);
-			w->zcap = w->zbuf ? need : 0;
-			if (!w->zbuf)
-				return fail(w, ENOMEM, "compressing a chunk");
-		}
-		zlen = w->zcap;
-		if (compress2(w->zbuf, &zlen, (const Bytef *)(c + 1), c->nr_bytes, 1) != Z_OK)
-			return fail(w, 0, "compressing a chunk failed");
-		zh.raw_bytes = c->nr_bytes;
-		zh.z_bytes = zlen;
-		zc.magic = HGT_ZCHUNK_MAGIC;
-		zc.nr_bytes = sizeof(zh) + ((zlen + 7) & ~7ul);
-		if (hgt_writer_put(w, &zc, sizeof(zc)) || hgt_writer_put(w, &zh, sizeof(zh)) ||
-		    hgt_writer_put(w, w->zbuf, zlen) || hgt_writer_put(w, zeros, (8 - zlen % 8) % 8))
+		if (put_chunk(w, c, c + 1))
 			return -1;
 		off += sizeof(*c) + c->nr_bytes;
+	}
+	return 0;
+}
+
+/*
+ * hgt_writer_records - whole records cut into chunks of at most
+ * HGT_WRITE_CHUNK_BYTES each, a record never straddling two (each is at
+ * most 248 bytes: hgt_rec.len is a byte). The recorders that convert events
+ * one by one (hgtrace-import, hgtrace-ftrace) chunk this way; hgtrace keeps
+ * the module's chunks as read() gives them.
+ */
+int hgt_writer_records(struct hgt_writer *w, uint32_t cpu, const char *recs, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct hgt_chunk h = { .magic = HGT_CHUNK_MAGIC, .cpu = cpu };
+		size_t end = off;
+
+		while (end < len) {
+			const struct hgt_rec *r = (const void *)(recs + end);
+
+			if (len - end < sizeof(*r) || r->len < sizeof(*r) || r->len % 8 || r->len > len - end)
+				return fail(w, 0, "records that do not walk (a length beyond the buffer or not a multiple of 8)");
+			if (end > off && end - off + r->len > HGT_WRITE_CHUNK_BYTES)
+				break;
+			end += r->len;
+			h.nr_records++;
+		}
+		h.nr_bytes = end - off;
+		if (put_chunk(w, &h, recs + off))
+			return -1;
+		off = end;
 	}
 	return 0;
 }

@@ -31,7 +31,6 @@
 #include "hg_hgt_write.h"
 #include "hg_sched_switch.h"
 
-#define CHUNK_BYTES	(64 << 10)
 #define MAX_PID		(1 << 22)	/* pid_max's ceiling on 64-bit */
 #define MAX_IRQ		4096
 
@@ -60,7 +59,7 @@ static const struct { const char *system, *name; } fixed_events[EV_VEC_FIRST] = 
 };
 
 struct cpu_out {
-	char *buf;		/* a chunk being filled: struct hgt_chunk, then records */
+	char *buf;		/* the records of the chunk being filled */
 	size_t used;
 	uint32_t records;
 	uint64_t last_off;	/* where the CPU's last record was in the file, plus one */
@@ -98,17 +97,12 @@ struct importer {
 static int flush_cpu(struct importer *im, int cpu)
 {
 	struct cpu_out *o = &im->cpu[cpu];
-	struct hgt_chunk *c = (struct hgt_chunk *)o->buf;
 
 	if (!o->records)
 		return 0;
-	c->magic = HGT_CHUNK_MAGIC;
-	c->cpu = cpu;
-	c->nr_bytes = o->used - sizeof(*c);
-	c->nr_records = o->records;
-	if (hgt_writer_chunks(&im->w, o->buf, o->used))
+	if (hgt_writer_records(&im->w, cpu, o->buf, o->used))
 		return -1;
-	o->used = sizeof(*c);
+	o->used = 0;
 	o->records = 0;
 	return 0;
 }
@@ -122,15 +116,16 @@ static int put_aux(struct importer *im, int cpu, uint64_t ts, int type, int flag
 
 	r.len = sizeof(r) + plen;
 	if (!o->buf) {
-		o->buf = malloc(CHUNK_BYTES);
+		o->buf = malloc(HGT_WRITE_CHUNK_BYTES);
 		if (!o->buf) {
 			im->failed = "out of memory";
 			return -1;
 		}
-		o->used = sizeof(struct hgt_chunk);
+		o->used = 0;
 		im->ncpus_seen++;
 	}
-	if (o->used + r.len > CHUNK_BYTES && flush_cpu(im, cpu)) {
+	/* 64 KiB chunks, header included, as this importer always wrote them: one chunk a flush */
+	if (o->used + r.len > HGT_WRITE_CHUNK_BYTES - sizeof(struct hgt_chunk) && flush_cpu(im, cpu)) {
 		im->failed = "a write error";
 		return -1;
 	}

@@ -109,6 +109,78 @@ static void check_roundtrip(int compress)
 	free(chunks.p);
 }
 
+/*
+ * hgt_writer_records - @n varied records of CPU 3 cut into chunks: each at
+ * most HGT_WRITE_CHUNK_BYTES, as full as the next record allows, read back
+ * byte for byte; records that do not walk are refused
+ */
+static void check_records(int compress, int n)
+{
+	struct hgt_writer w;
+	struct buf r = { 0 };
+	struct hgt_file *f;
+	struct hgt_cursor *c;
+	const struct hgt_rec *x;
+	struct hg_err e;
+	const char *path = compress ? "rz.hgt" : "r.hgt";
+	size_t pos = 0, off = 0, chunk_bytes = 0, i, want = 0, nchunks = 0, full = 1;
+	uint32_t per_chunk[64] = { 0 };		/* records in each chunk expected */
+	int rc, same = 1, got = 0;
+
+	varied(&r, n, 5);
+	/* the chunks expected: cut before the record that would pass the limit */
+	while (off < r.n) {
+		size_t len = r.p[off + 9];
+
+		if (chunk_bytes && chunk_bytes + len > HGT_WRITE_CHUNK_BYTES) {
+			want++;
+			chunk_bytes = 0;
+		}
+		chunk_bytes += len;
+		per_chunk[want]++;
+		off += len;
+	}
+	want += chunk_bytes > 0;
+	path = write_file(path, &(struct buf){ 0 });
+	ok(hgt_writer_open(&w, path, HGT_FILE_VERSION, "format: hgtrace 1\nnr_cpu_ids: 4\n") == 0, "open");
+	w.compress = compress;
+	ok(hgt_writer_records(&w, 3, (char *)r.p, r.n) == 0 && hgt_writer_end(&w) == 0 && hgt_writer_close(&w) == 0,
+	   "%d records (%zu bytes) written %s", n, r.n, compress ? "deflated" : "plain");
+	rc = hgt_open(&f, path, 0, &e);
+	ok(rc == 0, "  ... the reader opens them%s%s", rc ? ": " : "", rc ? e.msg : "");
+	if (rc)
+		return;
+	for (i = 0; i < hgt_nr_chunks(f); i++) {
+		const struct hgt_chunk_info *k = hgt_chunk(f, i);
+
+		if (k->magic != (compress ? HGT_ZCHUNK_MAGIC : HGT_CHUNK_MAGIC))
+			continue;
+		nchunks++;
+		/* uncompressed sizes are the limit's; a deflated chunk's header says its deflated size */
+		if (k->cpu != 3 || (!compress && k->nr_bytes > HGT_WRITE_CHUNK_BYTES) ||
+		    nchunks > 64 || k->nr_records != per_chunk[nchunks - 1])
+			full = 0;
+	}
+	ok(nchunks == want && full, "  ... in %zu chunks of CPU 3, each as full as %u bytes allow (expected %zu)", nchunks,
+	   HGT_WRITE_CHUNK_BYTES, want);
+	c = hgt_cursor_open(f, HGT_ALL_CPUS, &e);
+	while ((rc = hgt_cursor_next(c, &x, &e)) > 0) {
+		if (pos + x->len > r.n || memcmp(r.p + pos, x, x->len))
+			same = 0;
+		pos += x->len;
+		got++;
+	}
+	ok(rc == 0 && same && got == n && pos == r.n, "  ... every record back, byte for byte");
+	hgt_cursor_close(c);
+	hgt_close(f);
+	r.p[9] = 12;
+	ok(hgt_writer_open(&w, path, HGT_FILE_VERSION, "format: hgtrace 1\n") == 0 &&
+	   hgt_writer_records(&w, 0, (char *)r.p, r.n) == -1 && strstr(w.err.msg, "do not walk"),
+	   "  ... a record length not a multiple of 8 is refused: %s", w.err.msg);
+	hgt_writer_close(&w);
+	free(r.p);
+}
+
 static void check_pack(void)
 {
 	struct buf r = { 0 }, b = { 0 };
@@ -183,6 +255,9 @@ int main(void)
 {
 	check_roundtrip(0);
 	check_roundtrip(1);
+	check_records(0, 1);
+	check_records(0, 12000);
+	check_records(1, 12000);
 	check_pack();
 	check_failures();
 	check_sanitize();
