@@ -7,6 +7,7 @@ where either recorder reported a loss are excluded, as are events near or
 outside the edges of the module's start/stop window; every other event must
 find its partner.
 """
+import bisect
 from collections import defaultdict
 
 # ftrace event -> (hgtrace kind, key from ftrace fields, key from hgtrace fields)
@@ -33,15 +34,46 @@ def loss_windows_hgt(events):
 
 
 def loss_windows_ftrace(fevents, drops):
-    out = []
-    for cpu, _count, idx in drops:
-        prev = max((e["ts"] for e in fevents[:idx] if e["cpu"] == cpu), default=0)
-        out.append((cpu, prev, fevents[idx]["ts"] if idx < len(fevents) else 1 << 64))
-    return out
+    """(cpu, lo, hi) stretches hgtrace-ftrace reported as lost: after its previous
+    event on that CPU up to the event the LOST record stands before (one pass over
+    the events: a recording can hold a million events and a hundred LOST records)."""
+    prev, last, i = {}, {}, 0
+    for d, (cpu, _count, idx) in sorted(enumerate(drops), key=lambda x: x[1][2]):
+        for e in fevents[i:idx]:
+            last[e["cpu"]] = max(last.get(e["cpu"], 0), e["ts"])
+        i = max(i, idx)
+        prev[d] = last.get(cpu, 0)
+    return [(cpu, prev[d], fevents[idx]["ts"] if idx < len(fevents) else 1 << 64)
+            for d, (cpu, _count, idx) in enumerate(drops)]
 
 
-def _covered(cpu, ts, windows, slack):
-    return any(c == cpu and lo - slack <= ts <= hi + slack for c, lo, hi in windows)
+class Covered:
+    """Whether a stamp lies in a loss stretch, within @slack of either end: the
+    stretches widened by @slack and merged per CPU, so each look-up is a
+    bisection (a scan of every stretch per event was quadratic, and took ten
+    minutes of an emulated guest for 500 000 events and 90 stretches)."""
+
+    def __init__(self, windows, slack):
+        per = defaultdict(list)
+        for cpu, lo, hi in windows:
+            per[cpu].append((lo - slack, hi + slack))
+        self.lo, self.hi = {}, {}
+        for cpu, spans in per.items():
+            merged = []
+            for lo, hi in sorted(spans):
+                if merged and lo <= merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], hi)
+                else:
+                    merged.append([lo, hi])
+            self.lo[cpu] = [m[0] for m in merged]
+            self.hi[cpu] = [m[1] for m in merged]
+
+    def __call__(self, cpu, ts):
+        los = self.lo.get(cpu)
+        if not los:
+            return False
+        i = bisect.bisect_right(los, ts) - 1
+        return i >= 0 and ts <= self.hi[cpu][i]
 
 
 def _pair(fa, hb, tol):
@@ -80,14 +112,14 @@ def match(hgt_events, fevents, drops, window, tol, near=None):
     """
     lo, hi = window
     near = tol // 250 if near is None else near
-    losses = loss_windows_hgt(hgt_events) + loss_windows_ftrace(fevents, drops)
+    covered = Covered(loss_windows_hgt(hgt_events) + loss_windows_ftrace(fevents, drops), tol)
     a, b = defaultdict(list), defaultdict(list)      # (cpu, kind, key) -> [ts]
     excluded = 0
     judged = lambda ts: lo + tol <= ts <= hi - tol
     for e in fevents:
         if e["event"] not in KINDS or not lo <= e["ts"] <= hi:
             continue
-        if _covered(e["cpu"], e["ts"], losses, tol):
+        if covered(e["cpu"], e["ts"]):
             excluded += judged(e["ts"])
             continue
         kind, fkey, _ = KINDS[e["event"]]
@@ -95,7 +127,7 @@ def match(hgt_events, fevents, drops, window, tol, near=None):
     for e in hgt_events:
         if e.kind not in HGT_KIND or not lo <= e.tsc <= hi:
             continue
-        if _covered(e.cpu, e.tsc, losses, tol):
+        if covered(e.cpu, e.tsc):
             excluded += judged(e.tsc)
             continue
         b[(e.cpu, e.kind, HGT_KIND[e.kind][1](e.fields))].append(e.tsc)

@@ -7,6 +7,8 @@ Run by run.py in a guest booted with scripts/vm. The recorder must be built
     scripts/vm -k 6.1 -- tests/guest/run.py ftrace          # these tests
     HGT_VM_APPEND=lockdown=confidentiality scripts/vm -k 6.1 -- tests/guest/test_ftrace.py lockdown
 """
+import bisect
+import collections
 import contextlib
 import json
 import os
@@ -128,15 +130,23 @@ def _pairs_across_the_edge(res, mod, fev, drops, tol):
     same CPU, kind and key within @tol (the pairing's own reach: a stalled vCPU can
     hold the two probes of one event milliseconds apart) that the losses left out.
     Returns how many."""
-    losses = matching.loss_windows_hgt(mod.events) + matching.loss_windows_ftrace(fev, drops)
+    if not res["only_ftrace"] and not res["only_hgtrace"]:
+        return 0
+    covered = matching.Covered(matching.loss_windows_hgt(mod.events) + matching.loss_windows_ftrace(fev, drops), tol)
     other = {"only_ftrace": [(e.cpu, e.kind, KEYS[e.kind](e.fields), e.tsc) for e in mod.events if e.kind in KEYS],
              "only_hgtrace": [(e["cpu"], e["event"], KEYS[e["event"]](e["fields"]), e["ts"]) for e in fev]}
     n = 0
     for side, evs in other.items():
+        stamps = collections.defaultdict(list)      # (cpu, kind, key) -> the other side's stamps, sorted
+        for c, k, kk, t in evs:
+            stamps[(c, k, kk)].append(t)
+        for ts in stamps.values():
+            ts.sort()
         keep = []
         for (cpu, kind, key), ts in res[side]:
-            if any(c == cpu and k == kind and kk == key and abs(t - ts) <= tol and
-                   matching._covered(c, t, losses, tol) for c, k, kk, t in evs):
+            near = stamps.get((cpu, kind, key), [])
+            lo, hi = bisect.bisect_left(near, ts - tol), bisect.bisect_right(near, ts + tol)
+            if any(covered(cpu, t) for t in near[lo:hi]):
                 n += 1
                 res["ftrace" if side == "only_ftrace" else "hgtrace"] -= 1
             else:
@@ -281,7 +291,7 @@ def _r(rep, what):
     return sorted((x["cpu"], x["thread"], x["actual"], x["inferred"], round(x["length_us"], 1)) for x in listed)
 
 
-@once(180)
+@once(250)
 def test_ftrace_losses_placed(ctx):
     """Small buffers: losses counted exactly, and placed where the module's events are missing."""
     load()

@@ -90,3 +90,27 @@ def test_a_pair_across_the_trimmed_edge_is_a_pair():
     assert not r["only_ftrace"] and not r["only_hgtrace"]
     # the pair at 98999 is judged (its ftrace stamp is inside), the one at 999 is not
     assert r["matched"] == 2 and r["ftrace"] == 2 and r["hgtrace"] == 2
+
+
+def test_loss_stretches_looked_up_as_a_scan_would():
+    """Covered answers what a scan of every stretch answers, on overlapping, nested
+    and touching stretches of several CPUs, at their ends and slack's ends."""
+    import random
+    rnd = random.Random(7)
+    for _ in range(200):
+        spans = [(rnd.randint(0, 2), *sorted((rnd.randint(0, 5000), rnd.randint(0, 5000))))
+                 for _ in range(rnd.randint(0, 12))]
+        slack = rnd.randint(0, 200)
+        covered = matching.Covered(spans, slack)
+        for ts in range(-300, 5400, 7):
+            for cpu in range(4):
+                want = any(c == cpu and lo - slack <= ts <= hi + slack for c, lo, hi in spans)
+                assert covered(cpu, ts) == want, (cpu, ts, spans, slack)
+
+
+def test_ftrace_loss_stretch_starts_at_the_cpus_previous_event():
+    """A LOST record's stretch runs from its CPU's latest earlier event (any CPU's
+    events between do not count) to the event it stands before; at the end, to the end."""
+    f = [fsw(0, 100, 1, 2), fsw(1, 150, 1, 2), fsw(0, 90, 1, 2), fsw(1, 300, 1, 2), fsw(0, 400, 1, 2)]
+    drops = [(0, 5, 4), (1, 2, 3), (2, 1, 1), (1, 1, 5)]
+    assert matching.loss_windows_ftrace(f, drops) == [(0, 100, 400), (1, 150, 300), (2, 0, 150), (1, 300, 1 << 64)]
