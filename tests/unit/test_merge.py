@@ -116,6 +116,36 @@ def test_switch_between_hourglass_threads(tmp_path):
     assert m.comps(70000) == {"local_timer": 200, "self": 300, "task hg-thread-1": 500}
 
 
+def test_switch_path_is_hourglass_threads_own_time(tmp_path):
+    """Gap stream 1.1: a switch's own path is what the kernel charged to hourglass's threads: the
+    leaving one's self (100 before the tick, 200 after it), hg-thread-2 (1000) and the coming
+    hg-thread-1's kernel entry (7000); not the tick (200) nor ktimers (1500). tick_cycles is the
+    local timer's."""
+    m = merged(tmp_path, [iv(60000, 70000, 0, 0), iv(80000, 90000, 1, 0)],
+               [chunk(0, [comm(60000, 14, "ktimers/0"), rec(70100, VEC_E, 236), rec(70300, VEC_X, 236),
+                          switch(70500, 100, 14), switch(72000, 14, 102), switch(73000, 102, 101)])], threads=3)
+    g = m.gap(70000)
+    assert m.comps(70000) == {"self": 300, "local_timer": 200, "task ktimers/0:14": 1500,
+                              "task hg-thread-2": 1000, "task hg-thread-1": 7000}
+    assert g["actual"] == "switch_hg"
+    assert (g["switch_path_cycles"], g["tick_cycles"], g["tick"]) == (8300, 200, True)
+    assert (g["self_cycles"], g["handler_cycles"]) == (300, 200)
+
+
+def test_switch_path_and_tick_of_gaps_without_a_switch(tmp_path):
+    """Without a switch the path is the thread's self alone; a gap with no tick has tick_cycles 0;
+    a tick whose whole time an NMI took is still in the gap (tick), with 0 cycles."""
+    m = merged(tmp_path, [iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0), iv(5000, 6000, 0, 0)],
+               [chunk(0, [rec(2100, IRQ_E, 30), rec(2600, IRQ_X, 30),
+                          rec(4100, VEC_E, 236), rec(4300, NMI, 5, payload=struct.pack("<II", 200, 1)),
+                          rec(4300, VEC_X, 236)])], threads=1)
+    g = m.gap(2000)
+    assert (g["switch_path_cycles"], g["tick_cycles"], g["tick"]) == (500, 0, False)
+    g = m.gap(4000)
+    assert m.gap(4000)["components"] == {"nmi": 200, "self": 800, "local_timer": 0}
+    assert (g["switch_path_cycles"], g["tick_cycles"], g["tick"]) == (800, 0, True)
+
+
 def test_switch_between_hourglass_threads_via_a_kernel_thread(tmp_path):
     """PREEMPT_RT: the tick wakes ktimers, which runs before thread 1: still a
     switch between hourglass threads, with ktimers among its components."""
@@ -379,7 +409,7 @@ def test_per_gap_stream_binary_and_json_agree(tmp_path):
     run_merge(tmp_path, ["--gaps", str(tmp_path / "gaps.hgg")])
     data = (tmp_path / "gaps.hgg").read_bytes()
     magic, major, minor, size, hz, base, nthreads, ncpus = struct.unpack_from("<8sHHIdQII", data, 0)
-    assert magic == b"HGGAPS\n\0" and (major, size, hz, nthreads) == (1, 144, 1e9, 2)
+    assert magic == b"HGGAPS\n\0" and (major, minor, size, hz, nthreads) == (1, 1, 160, 1e9, 2)
     n = (len(data) - 40 - 16) // size
     assert n == len(m.gaps) == 2 and data[-16:-8] == b"HGGEND\n\0"
     assert struct.unpack_from("<Q", data, len(data) - 8)[0] == 2
@@ -388,6 +418,8 @@ def test_per_gap_stream_binary_and_json_agree(tmp_path):
         g0, g1, cpu, th, nxt, vol, inf, rule, cls = struct.unpack_from("<QQIHHBBBB", data, 40 + k * size)
         assert (g0, g1, cpu, th, nxt) == (g["g0"], g["g1"], g["cpu"], g["thread"], g["next_thread"])
         assert (classes[inf], classes[cls]) == (g["inferred"], g["actual"])
+        # 1.1's fields, after 1.0's 144 bytes
+        assert struct.unpack_from("<QQ", data, 40 + k * size + 144) == (g["switch_path_cycles"], g["tick_cycles"])
 
 
 def test_scores_per_class_and_macro_f1(tmp_path):

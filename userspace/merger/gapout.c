@@ -85,6 +85,9 @@ void gapout_gap(struct gapout *o, const struct hgg_gap *g, const struct gap_deta
 	jw_uint(&w, "self_cycles", g->self_cycles);
 	jw_uint(&w, "explained_cycles", g->explained_cycles);
 	jw_uint(&w, "handler_cycles", g->handler_cycles);
+	jw_uint(&w, "switch_path_cycles", g->switch_path_cycles);
+	jw_uint(&w, "tick_cycles", g->tick_cycles);
+	jw_bool(&w, "tick", g->flags & HGG_F_TICK);
 	jw_obj(&w, "components");
 	for (i = 0; i < d->ncomp; i++)
 		jw_uint(&w, names_comp(d->comp[i].kind, d->comp[i].id, buf, sizeof(buf)), d->comp[i].cycles);

@@ -16,7 +16,7 @@
 
 #define HGG_MAGIC	"HGGAPS\n"	/* 8 bytes with the NUL */
 #define HGG_MAJOR	1
-#define HGG_MINOR	0
+#define HGG_MINOR	1
 
 /* what a stretch of a gap is charged to */
 enum hgg_comp_kind {
@@ -63,6 +63,7 @@ enum hgg_why { HGG_W_NONE, HGG_W_WINDOW, HGG_W_LOST, HGG_W_HIDDEN, HGG_W_OTHER, 
 #define HGG_F_IN	0x04	/* the thread was switched back in within the gap */
 #define HGG_F_MIGRATED	0x08	/* a sched_migrate_task of the thread fell in the gap */
 #define HGG_F_PRIMARY	0x10	/* primary_* names the largest explained component */
+#define HGG_F_TICK	0x20	/* 1.1: the local timer's handler is among the components (tick_cycles) */
 
 #define HGG_COMPS	4	/* components listed, largest first */
 
@@ -104,7 +105,12 @@ struct hgg_gap {
 	uint64_t explained_cycles;	/* charged to anything else */
 	uint64_t handler_cycles;	/* of which irq, vector, softirq and NMI handlers */
 	struct hgg_comp comp[HGG_COMPS];
-};				/* 144 bytes */
+	/* 1.1 */
+	uint64_t switch_path_cycles;	/* charged to hourglass's threads: the leaving one's own time (self)
+					 * and any hourglass thread's kernel time in the gap (the coming one's
+					 * entry): a switch's own cost, without handlers or other tasks */
+	uint64_t tick_cycles;		/* charged to the local timer interrupt's handler */
+};				/* 160 bytes */
 
 /*
  * The judgement's two sets of gaps, for the merger's report and the exporters alike (one

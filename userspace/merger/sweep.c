@@ -239,7 +239,16 @@ static void judge_item(struct sweep *s, struct cpu_state *c, struct item *it)
 	for (i = 0; i < it->ncomp; i++) {
 		if (sc[i].kind == HGG_K_SELF) {
 			g.self_cycles += sc[i].cycles;
+			g.switch_path_cycles += sc[i].cycles;
 			continue;
+		}
+		/* a switch's own path: what the kernel charged to hourglass's threads themselves (the
+		 * leaving one above; the coming one's kernel entry here), not handlers or other tasks */
+		if (sc[i].kind == HGG_K_TASK && sc[i].id > 0 && thread_of_tid(r, (uint32_t)sc[i].id) >= 0)
+			g.switch_path_cycles += sc[i].cycles;
+		if (sc[i].kind == HGG_K_VEC && sc[i].id == HGT_VEC_LOCAL_TIMER) {
+			g.flags |= HGG_F_TICK;	/* even when an NMI took all of its time */
+			g.tick_cycles += sc[i].cycles;
 		}
 		if (!sc[i].cycles)
 			continue;
