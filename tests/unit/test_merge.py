@@ -146,6 +146,31 @@ def test_switch_path_and_tick_of_gaps_without_a_switch(tmp_path):
     assert (g["switch_path_cycles"], g["tick_cycles"], g["tick"]) == (800, 0, True)
 
 
+def test_kernel_tick_period_and_longest_handler_per_cpu(tmp_path):
+    """report 2.1's kernel_tick. CPU 0: timer gaps start at 1000, 5000, 9000 and 17000 (the tick at
+    13000 fell in a gap that was not the timer's): distances 4000, 4000, 8000, median 4000; its
+    longest handler 350. CPU 1: one timer gap (100 of tick): no period; an irq gap with 150 of tick
+    in it: the longest handler is any gap's."""
+    m = merged(tmp_path, [iv(0, 1000, 0, 0), iv(1500, 5000, 0, 0), iv(5500, 9000, 0, 0), iv(9500, 13000, 0, 0),
+                          iv(13500, 17000, 0, 0), iv(17500, 20000, 0, 0),
+                          iv(0, 2000, 1, 1), iv(2500, 4000, 1, 1), iv(5000, 8000, 1, 1)],
+               [chunk(0, [rec(1100, VEC_E, 236), rec(1400, VEC_X, 236), rec(5100, VEC_E, 236), rec(5300, VEC_X, 236),
+                          rec(9100, VEC_E, 236), rec(9400, VEC_X, 236), rec(13050, IRQ_E, 30),
+                          rec(13400, IRQ_X, 30), rec(13400, VEC_E, 236), rec(13450, VEC_X, 236),
+                          rec(17100, VEC_E, 236), rec(17450, VEC_X, 236)]),
+                chunk(1, [rec(2100, VEC_E, 236), rec(2200, VEC_X, 236), rec(4100, IRQ_E, 31), rec(4700, IRQ_X, 31),
+                          rec(4700, VEC_E, 236), rec(4850, VEC_X, 236)])])
+    assert [g["actual"] for g in m.gaps if g["cpu"] == 0] == ["timer", "timer", "timer", "interrupt", "timer"]
+    kt = m.report["kernel_tick"]
+    assert kt["0"] == {"timer_gaps": 4, "period_cycles": 4000, "period_ms": 0.004,
+                       "handler_max_cycles": 350, "handler_max_us": 0.35}
+    assert kt["1"] == {"timer_gaps": 1, "period_cycles": None, "period_ms": None,
+                       "handler_max_cycles": 150, "handler_max_us": 0.15}
+    assert m.report["report_minor"] == 1
+    assert m.report["gaps"]["class_order"] == ["switch_hg", "switch_other", "timer", "interrupt", "hidden",
+                                               "other", "unexplainable"]
+
+
 def test_switch_between_hourglass_threads_via_a_kernel_thread(tmp_path):
     """PREEMPT_RT: the tick wakes ktimers, which runs before thread 1: still a
     switch between hourglass threads, with ktimers among its components."""
@@ -304,6 +329,8 @@ def test_wakeup_decomposed_and_miss_explained(tmp_path):
     assert d["latency_us"] == pytest.approx(3.4) and d["complete"] and d["name"] == "hg-thread-0"
     t0 = m.report["latency"]["threads"]["0"]
     assert t0["wakeups"] == 1 and t0["decomposed"] == 1 and t0["sched"]["max_us"] == pytest.approx(2.2)
+    # report 2.1: the stages' names, in the order they happen, for every reader
+    assert m.report["latency"]["stages"] == ["timer", "irq", "sched", "return"]
     md = m.report["missed_deadlines"]
     assert md["count"] == 1
     [x] = md["listed"]
@@ -470,6 +497,8 @@ def test_cpu_numbers_change_nothing_but_names(tmp_path, cpus):
         ticks = r["inference"]["calibration"]["tick"]
         assert sorted(int(x) for x in ticks) == sorted(c), ticks
         r["inference"]["calibration"]["tick"] = [ticks[str(x)] for x in c]    # by thread
+        assert sorted(int(x) for x in r["kernel_tick"]) == sorted(c), r["kernel_tick"]
+        r["kernel_tick"] = [r["kernel_tick"][str(x)] for x in c]
         for k in ("merger", "run", "kernel_recording"):
             r.pop(k, None)
         return r

@@ -144,6 +144,9 @@ struct judge {
 	struct load_fig { uint64_t caused, touched; double caused_cycles, charged_cycles; struct quant len; } *load;
 	uint32_t max_cpu;
 	int any_cpu;
+	/* per CPU, the kernel's tick: the starts of its timer gaps' spacing, the longest handler */
+	struct ktick { int have; int64_t last; uint64_t gaps, handler_max; struct quant apart; } *ktick;
+	uint32_t nktick;
 };
 
 struct judge *judge_new(struct run *r, const char *tmpdir)
@@ -366,6 +369,35 @@ static void judge_loads(struct judge *j, const struct hgg_gap *g, int64_t pid, c
 	free(seen);
 }
 
+/*
+ * judge_tick - the tick as the kernel shows it, per CPU, from every gap (voluntary and unexplainable
+ * ones too): its period, the median distance between the starts of consecutive gaps the kernel
+ * classes timer (a tick that falls in a gap of another class leaves one distance of two periods);
+ * its longest handler, the most any one gap charged to the local timer interrupt
+ */
+static void judge_tick(struct judge *j, const struct hgg_gap *g)
+{
+	struct ktick *k;
+
+	if (g->cpu >= j->nktick) {
+		uint32_t n = g->cpu + 1;
+
+		j->ktick = xrealloc(j->ktick, n * sizeof(*j->ktick));
+		memset(j->ktick + j->nktick, 0, (n - j->nktick) * sizeof(*j->ktick));
+		j->nktick = n;
+	}
+	k = &j->ktick[g->cpu];
+	if (g->tick_cycles > k->handler_max)
+		k->handler_max = g->tick_cycles;
+	if (g->cls != HGG_C_TIMER)
+		return;
+	if (k->have)
+		quant_add(&k->apart, (int64_t)g->g0 - k->last);
+	k->have = 1;
+	k->last = (int64_t)g->g0;
+	k->gaps++;
+}
+
 void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d, struct infer *in)
 {
 	struct run *r = j->r;
@@ -382,6 +414,8 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 		j->max_cpu = g->cpu;
 	j->any_cpu = 1;
 	map_gap(j, g);
+	if (g->cls == HGG_C_TIMER || g->tick_cycles)
+		judge_tick(j, g);
 	loghist_add(&j->gap_hist[g->cls], us_of(r, (double)len));
 	/* the causes: what each gap went to, whole */
 	if (pid >= 0)
@@ -732,6 +766,48 @@ static void report_costs(struct judge *j, struct jsonw *w)
 	}
 }
 
+/* report_tick - "kernel_tick": per CPU, the tick's period and longest handler (judge_tick) */
+static void report_tick(struct judge *j, struct jsonw *w)
+{
+	struct run *r = j->r;
+	char key[16];
+	uint32_t c;
+	int any = 0;
+
+	for (c = 0; c < j->nktick; c++) {
+		struct ktick *k = &j->ktick[c];
+
+		if (!k->gaps && !k->handler_max)
+			continue;
+		if (!any++)
+			jw_obj(w, "kernel_tick");
+		snprintf(key, sizeof(key), "%u", c);
+		jw_obj(w, key);
+		jw_uint(w, "timer_gaps", k->gaps);
+		if (k->apart.n >= 2) {		/* three timer gaps at least */
+			double p = quant_at(&k->apart, 0.5);
+
+			jw_int(w, "period_cycles", (int64_t)p);
+			jw_numf(w, "period_ms", us_of(r, p) / 1e3, 6);
+		} else {
+			jw_null(w, "period_cycles");
+			jw_null(w, "period_ms");
+		}
+		if (k->handler_max) {
+			jw_uint(w, "handler_max_cycles", k->handler_max);
+			jw_numf(w, "handler_max_us", us_of(r, (double)k->handler_max), 3);
+		} else {
+			jw_null(w, "handler_max_cycles");
+			jw_null(w, "handler_max_us");
+		}
+		jw_end_obj(w);
+	}
+	if (any)
+		jw_end_obj(w);
+	else
+		jw_null(w, "kernel_tick");
+}
+
 static void report_loads(struct judge *j, struct jsonw *w)
 {
 	struct run *r = j->r;
@@ -804,6 +880,10 @@ void judge_report(struct judge *j, struct jsonw *w, struct infer *in)
 	if (j->unexpl[HGG_W_LOST])
 		jw_uint(w, why_text[HGG_W_LOST], j->unexpl[HGG_W_LOST]);
 	jw_end_obj(w);
+	jw_arr(w, "class_order");	/* report 2.1: every actual class, in the order tables list them */
+	for (c = 0; c < HGG_C_VOLUNTARY; c++)
+		jw_str(w, NULL, hgg_class_name[c]);
+	jw_end_arr(w);
 	jw_obj(w, "classes");
 	for (c = 0; c < HGG_C_VOLUNTARY; c++)
 		if (j->classes[c])
@@ -825,6 +905,7 @@ void judge_report(struct judge *j, struct jsonw *w, struct infer *in)
 		jw_null(w, "inference");
 	report_causes(j, w);
 	report_costs(j, w);
+	report_tick(j, w);
 	report_loads(j, w);
 	report_disagreements(j, w);
 }
@@ -920,6 +1001,9 @@ void judge_free(struct judge *j)
 	quant_free(&j->sw);
 	quant_free(&j->sw_handler);
 	quant_free(&j->sw_only);
+	for (i = 0; i < j->nktick; i++)
+		quant_free(&j->ktick[i].apart);
+	free(j->ktick);
 	for (i = 0; i < j->ndis_cpu; i++)
 		free(j->dis_cpu[i].v);
 	free(j->dis_cpu);

@@ -239,6 +239,10 @@ void latency_report(struct latency *l, struct jsonw *w)
 		jw_null(w, "latency");
 	} else {
 		jw_obj(w, "latency");
+		jw_arr(w, "stages");	/* report 2.1: the stages' names, in the order they happen */
+		for (i = 0; i < NSTAGE; i++)
+			jw_str(w, NULL, stage_name[i]);
+		jw_end_arr(w);
 		jw_obj(w, "threads");
 		for (k = 0; k < r->nthreads; k++) {
 			struct lat_thread *th = &l->th[k];

@@ -122,6 +122,7 @@ void report_write(struct report_in *in, FILE *f)
 	w.pretty = 1;
 	jw_obj(&w, NULL);
 	jw_int(&w, "report_version", 2);
+	jw_int(&w, "report_minor", 1);	/* 2.1: kernel_tick, gaps.class_order, latency.stages */
 	jw_obj(&w, "merger");
 	jw_str(&w, "program", "hgmerge");
 	jw_str(&w, "version", HGMERGE_VERSION);
