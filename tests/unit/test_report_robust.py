@@ -143,3 +143,22 @@ def test_hourglass_report_says_the_key(tmp_path, capsys):
     rc = cli.main(["report", p])
     err = capsys.readouterr().err
     assert rc == 3 and err == f"hourglass report: {p}: gaps.classes.timer is a string, not a count (a whole number)\n"
+
+
+def test_class_order_and_stages_are_the_reports():
+    """report 2.1 lists its class order and stage names; a 2.0 report gets those 2.0's merger wrote."""
+    old = {"report_version": 2, "gaps": {"total": 0}, "latency": {"threads": {}}}
+    assert report_json.classes(old) == ["switch_hg", "switch_other", "timer", "interrupt", "hidden", "other",
+                                        "unexplainable"]
+    assert report_json.stages(old) == ["timer", "irq", "sched", "return"] and report_json.minor(old) == 0
+    new = {"report_version": 2, "report_minor": 1, "gaps": {"class_order": ["timer", "new_class"]},
+           "latency": {"stages": ["timer", "wake"]}}
+    assert report_json.classes(new) == ["timer", "new_class"] and report_json.stages(new) == ["timer", "wake"]
+    assert report_json.minor(new) == 1
+
+
+def test_a_stage_the_report_names_is_checked(tmp_path):
+    rep = {"report_version": 2, "summary": [], "run": {}, "warnings": [],
+           "latency": {"stages": ["timer", "wake"], "threads": {"0": {"wake": {"max_us": "x"}}}}}
+    with pytest.raises(HgError, match=r"latency.threads.0.wake.max_us is a string"):
+        report_json.check(rep, "r.json")

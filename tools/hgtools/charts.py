@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import EXIT_ENV, HgError
-from .report_json import STAGES, Report, lat_threads, section, thread_name
+from .report_json import Report, lat_threads, section, thread_name
+from .report_json import stages as report_stages
 
 # one colour per class, the same in every chart and in the page's tables
 CLASS_COLORS = {
@@ -517,7 +518,8 @@ def latency_cdf(rep: Report) -> Optional[Chart]:
 
 def latency_stages(rep: Report) -> Optional[Chart]:
     """Median latency by stage (timer, irq, sched, return), stacked per thread."""
-    threads = [(k, s) for k, s in lat_threads(rep) if any(s.get(st) for st in STAGES)]
+    names = report_stages(rep)
+    threads = [(k, s) for k, s in lat_threads(rep) if any(s.get(st) for st in names)]
     if not threads:
         return None
     from matplotlib.patches import Patch
@@ -527,10 +529,10 @@ def latency_stages(rep: Report) -> Optional[Chart]:
     for row, (k, s) in enumerate(threads):
         y = len(threads) - 1 - row
         x = 0.0
-        for st in STAGES:
+        for st in names:
             v = float((s.get(st) or {}).get("median_us") or 0)
             if v > 0:
-                ax.barh(y, v, left=x, height=0.6, color=STAGE_COLORS[st])
+                ax.barh(y, v, left=x, height=0.6, color=STAGE_COLORS.get(st, "#7f7f7f"))
             x += v
         ax.annotate(f"{x:.1f} us", (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
         names.append(s.get("name") or thread_name(rep, k))
@@ -538,7 +540,7 @@ def latency_stages(rep: Report) -> Optional[Chart]:
     ax.set_yticklabels(list(reversed(names)))
     ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
     ax.set_xlabel("median of each stage (us)")
-    _legend_outside(ax, [Patch(color=STAGE_COLORS[st], label=st) for st in STAGES], title="stage")
+    _legend_outside(ax, [Patch(color=STAGE_COLORS.get(st, "#7f7f7f"), label=st) for st in names], title="stage")
     return Chart("stages", "Median wake-up latency by stage",
                  "Where a typical wake-up's time goes: the timer firing late (timer), the interrupt until the "
                  "thread is woken (irq), until it is switched in (sched), back to user space (return).", fig)

@@ -18,7 +18,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 from . import charts as _charts
 from . import report_text
 from .errors import cannot
-from .report_json import CLASSES, STAGES, Report, lat_threads, pct, run_label, section, t, thread_name
+from .report_json import Report, lat_threads, pct, run_label, section, t, thread_name
+from .report_json import classes as report_classes, stages as report_stages
 
 STYLE = """
 body{font-family:sans-serif;margin:20px auto;max-width:1100px;color:#222;line-height:1.35}
@@ -210,7 +211,8 @@ def _gaps(rep: Report, fig: Callable[[str], str]) -> str:
         return ""
     n = g.get("total", 0)
     cl = g.get("classes") or {}
-    rows = [[c, cl[c], f"{cl[c] / max(n, 1) * 100:.1f}%"] for c in list(CLASSES) + sorted(set(cl) - set(CLASSES))
+    order = report_classes(rep)
+    rows = [[c, cl[c], f"{cl[c] / max(n, 1) * 100:.1f}%"] for c in order + sorted(set(cl) - set(order))
             if cl.get(c)]
     out = [f"<h3>Gaps</h3><p>{esc(n)} gaps: {esc(g.get('voluntary', 0))} voluntary, {esc(g.get('scored', 0))} "
            f"scored, {esc(g.get('unexplainable', 0))} unexplainable</p>", table(["class", "gaps", "share"], rows)]
@@ -320,7 +322,7 @@ def _latency(rep: Report, fig: Callable[[str], str]) -> str:
         return ""
     rows = []
     for k, s in threads:
-        for st in STAGES + ("latency",):
+        for st in report_stages(rep) + ["latency"]:
             v = s.get(st)
             if v:
                 rows.append([s.get("name") or thread_name(rep, k), "total" if st == "latency" else st] +

@@ -2,6 +2,12 @@
 read and checked, and the few ways its figures are written for people
 (times on the one base, thread names, shares).
 
+Versions: report_version is the major (one this package reads); report_minor
+(absent: 0) grows when the merger adds keys. 2.1 added kernel_tick,
+gaps.class_order and latency.stages: the class order and the stage names
+are the merger's (classes() and stages() read them), and a 2.0 report,
+which does not list them, gets the ones the 2.0 merger wrote.
+
 load() checks every key the text and HTML renderers use, before they see
 the report: its type (a count is a whole number, a time a finite number,
 a name a string), its range where the format fixes one (shares 0..1,
@@ -23,9 +29,10 @@ from typing import Any, Callable, Dict, List, Optional
 from .errors import HgError, cannot
 
 REPORT_MAJOR = 2
-# the stages of a wake-up, in the order they happen
-STAGES = ("timer", "irq", "sched", "return")
-CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden", "other", "unexplainable")
+# what a report_version 2.0 report does not list itself: its wake-up stages, in the order they happen,
+# and its actual classes in the engine's order (2.1's latency.stages and gaps.class_order)
+STAGES_2_0 = ("timer", "irq", "sched", "return")
+CLASSES_2_0 = ("switch_hg", "switch_other", "timer", "interrupt", "hidden", "other", "unexplainable")
 
 Report = Dict[str, Any]
 
@@ -296,10 +303,21 @@ WORST = obj(required={"latency_us": NUM},
 HIST = obj(required={"edges_us": lst(POS), "counts": lst(COUNT)}, rule=_hist_rule)
 LAT_THREAD = obj(optional={
     "name": opt(text), "wakeups": opt(COUNT), "decomposed": opt(COUNT),
-    **{st: opt(STAT) for st in STAGES + ("latency",)},
-    "worst": opt(lst(WORST)), "hist": opt(HIST),
+    "latency": opt(STAT), "worst": opt(lst(WORST)), "hist": opt(HIST),
     "cdf": opt(lst(tup(NUM, num(above=0, hi=1)))),
 })
+
+
+def _stages_rule(v: Dict[str, Any], where: str) -> None:
+    """Each thread's figures of every stage the report names (2.0's when it names none)."""
+    names = v.get("stages") or STAGES_2_0
+    for k, th in (v.get("threads") or {}).items():
+        for st in names:
+            opt(STAT)(th.get(st), f"{where}.threads.{k}.{st}")
+
+
+KTICK = obj(optional={"timer_gaps": COUNT, "period_cycles": opt(COUNT), "period_ms": opt(POS),
+                      "handler_max_cycles": opt(COUNT), "handler_max_us": opt(POS)})
 INTERVAL = _all(tup(T, T), _pair_rule)
 MAP_GAP = either(_all(tup(T, T, text, boolean), _pair_rule), _all(tup(T, T, text), _pair_rule),
                  want="[t0, t1, class, wrong]")
@@ -314,12 +332,13 @@ REPORT = obj(
             "priority": PRINTABLE, "timer": PRINTABLE, "affinity": opt(PRINTABLE), "period_ms": opt(POS)}))),
     })},
     optional={
+        "report_minor": COUNT,
         "kernel_recording": opt(obj(optional={
             "path": opt(text), "recorder": opt(text), "events": opt(COUNT), "window": opt(lst(T, 2)),
             "lost": opt(dmap(COUNT)), "lost_total": opt(COUNT), "meta": opt(dmap(anything))})),
         "gaps": opt(obj(optional={
             "total": COUNT, "voluntary": COUNT, "scored": COUNT, "unexplainable": COUNT,
-            "unexplainable_why": opt(dmap(COUNT)), "classes": opt(dmap(COUNT))})),
+            "unexplainable_why": opt(dmap(COUNT)), "classes": opt(dmap(COUNT)), "class_order": lst(text)})),
         "steal": opt(obj(optional={"hidden_gaps": opt(COUNT), "hidden_ms": POS, "run_ms": POS,
                                    "share": opt(SHARE)})),
         "inference": opt(obj(required={"confusion": obj(
@@ -349,7 +368,9 @@ REPORT = obj(
             "name": opt(text), "thread": opt(THREAD), "kernel_ns": opt(NUM), "handlers_ns": opt(NUM),
             **{f"{k}_ns": opt(NUM) for k in ("intervals", "cputime", "schedstat", "rusage")},
             **{f"{k}_vs_kernel": opt(NUM) for k in ("intervals", "cputime", "schedstat", "rusage")}}))),
-        "latency": opt(obj(optional={"threads": opt(dmap(LAT_THREAD, index_keys=True)), "worst": opt(WORST)})),
+        "latency": opt(obj(optional={"stages": lst(text), "threads": opt(dmap(LAT_THREAD, index_keys=True)),
+                                     "worst": opt(WORST)}, rule=_stages_rule)),
+        "kernel_tick": opt(dmap(KTICK, index_keys=True)),
         "missed_deadlines": opt(obj(required={"count": COUNT}, optional={"listed": opt(lst(obj(optional={
             "t": T, "thread": opt(THREAD), "cpu": opt(PRINTABLE), "thread_ran_ms": NUM, "period_ms": NUM,
             "instead": opt(lst(obj(required={"what": text, "ms": NUM})))})))})),
@@ -407,6 +428,21 @@ def run_label(rep: Report) -> str:
     """A short name for the run: its directory's last part."""
     d = str(rep["run"].get("dir") or "run").rstrip("/")
     return d.rsplit("/", 1)[-1] or d
+
+
+def minor(rep: Report) -> int:
+    """The report's minor version (0 before 2.1, which first wrote it)."""
+    return int(rep.get("report_minor") or 0)
+
+
+def classes(rep: Report) -> List[str]:
+    """The actual classes in the merger's order (a 2.0 report's when it does not list them)."""
+    return list((rep.get("gaps") or {}).get("class_order") or CLASSES_2_0)
+
+
+def stages(rep: Report) -> List[str]:
+    """A wake-up's stages in the order they happen, as the merger names them (2.0's when it does not)."""
+    return list((rep.get("latency") or {}).get("stages") or STAGES_2_0)
 
 
 def lat_threads(rep: Report) -> List["tuple[int, Dict[str, Any]]"]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, TextIO
 
-from .report_json import CLASSES, STAGES, Report, lat_threads, pct, section, t, thread_name
+from .report_json import Report, lat_threads, pct, section, t, thread_name
+from .report_json import classes as report_classes, stages as report_stages
 
 
 def render(rep: Report, out: TextIO, max_dis: int = 20) -> None:
@@ -122,7 +123,8 @@ def _gaps(rep: Report, w: Writer) -> None:
     w(f"\ngaps: {n} ({g.get('voluntary', 0)} voluntary, {g.get('scored', 0)} scored, "
       f"{g.get('unexplainable', 0)} unexplainable)\n")
     cl = g.get("classes") or {}
-    for c in list(CLASSES) + sorted(set(cl) - set(CLASSES)):
+    order = report_classes(rep)
+    for c in order + sorted(set(cl) - set(order)):
         if cl.get(c):
             w(f"  {c:14s} {cl[c]:8d}  {cl[c] / max(n, 1) * 100:5.1f}%\n")
     why = {k: v for k, v in (g.get("unexplainable_why") or {}).items() if v}
@@ -267,7 +269,7 @@ def _latency(rep: Report, w: Writer) -> None:
         w(f"  {s.get('name') or thread_name(rep, k)}: {s.get('wakeups', 0)} wake-ups, "
           f"{s.get('decomposed', 0)} decomposed\n")
         w(f"    {'stage':8s} {'min':>9s} {'median':>9s} {'avg':>9s} {'p99':>9s} {'max':>9s}\n")
-        for st in STAGES + ("latency",):
+        for st in report_stages(rep) + ["latency"]:
             v = s.get(st)
             if not v:
                 continue
