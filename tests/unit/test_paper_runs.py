@@ -117,3 +117,29 @@ def test_many_runs_not_made_are_counted_not_listed():
     assert context.fold_not_run(missing) == [
         "this machine: not run: fig5/ws0k-n1-t0, fig5/ws1k-n1-t0, fig5/ws2k-n1-t0, fig5/ws3k-n1-t0, "
         "fig5/ws4k-n1-t0, fig5/ws5k-n1-t0 and 14 more (20 runs)"]
+
+
+def test_a_kept_merge_of_an_older_merger_is_merged_again(tmp_path, monkeypatch):
+    """report.json and gaps.jsonl newer than the recording are kept, unless an older hgmerge wrote them
+    (report 2.0): what the analysis reads (kernel_tick, switch_path_cycles) only the merger computes."""
+    r = run_dir(tmp_path, kernel_hgt="k", hourglass_hgl="h", gaps_jsonl="", report_json='{"report_version": 2}')
+    os.utime(r.file("paper-run.json"), (1, 1))
+    for f in ("kernel.hgt", "hourglass.hgl"):
+        os.utime(r.file(f), (1, 1))
+    merges = []
+
+    class Done:
+        returncode = 0
+
+    def fake_run(cmd, **kw):
+        merges.append(cmd)
+        for out in (cmd[cmd.index("--report") + 1], cmd[cmd.index("--gaps-json") + 1]):
+            with open(out, "w") as f:
+                f.write('{"report_version": 2, "report_minor": 1}' if "report" in out else "")
+        return Done()
+    monkeypatch.setattr(runs.paths, "require", lambda name: name)
+    monkeypatch.setattr(runs.subprocess, "run", fake_run)
+    r.merge()
+    assert len(merges) == 1 and json.load(open(r.file("report.json")))["report_minor"] == 1
+    r.merge()                       # now a 2.1 report: kept
+    assert len(merges) == 1

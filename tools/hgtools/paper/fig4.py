@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from . import figures, plan, stats
-from .rtaexp import switch_path_cycles
 from .context import Ctx
 from .model import Column, Section, Table
 from .runs import RunDir, RunError
@@ -56,7 +55,7 @@ def run_figures(r: RunDir) -> Dict[str, Any]:
             if g["thread"] != g["next_thread"]:
                 vol_switch.append(length)
                 if g["actual"] == "switch_hg":
-                    vol_k_path.append(_us(switch_path_cycles(g), hz))
+                    vol_k_path.append(_us(g["switch_path_cycles"], hz))
             else:
                 vol_same.append(length)
             continue
@@ -67,8 +66,8 @@ def run_figures(r: RunDir) -> Dict[str, Any]:
         if g["actual"] == "switch_hg" and g.get("preempted"):
             k_len.append(length)
             k_handler.append(_us(g["handler_cycles"], hz))
-            k_path.append(_us(switch_path_cycles(g), hz))
-            if any(c.startswith("local_timer") for c in (g.get("components") or {})):
+            k_path.append(_us(g["switch_path_cycles"], hz))
+            if g["tick"]:
                 with_tick += 1
     threads = hg["threads"]
     cpu_ms = sum(t["cpu_time_ns"] for t in threads) / 1e6

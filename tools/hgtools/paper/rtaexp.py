@@ -40,35 +40,22 @@ def _ms(cycles: float, hz: float) -> float:
     return cycles / hz * 1e3
 
 
-def switch_path_cycles(g: Dict[str, Any]) -> float:
-    """A switch gap's own cost: the time the kernel charged to the two hourglass threads themselves (the one
-    leaving: "self"; the one coming: its kernel time before user space), not to handlers or other tasks."""
-    return float(sum(v for c, v in (g.get("components") or {}).items()
-                     if c == "self" or c.startswith("task hg-thread-")))
-
-
 def overheads(r: RunDir) -> Dict[str, Optional[float]]:
-    """The kernel's recorded costs (ms): the longest tick handler, the longest switch path between
-    hourglass threads, and the tick's period as the kernel's timer interrupts show it."""
+    """The kernel's recorded costs (ms), as the merger measured them: the longest tick handler, the
+    longest switch path between hourglass threads, and the tick's period as the kernel's timer
+    interrupts show it (report's kernel_tick; gaps' switch_path_cycles: docs/gap-stream.md)."""
     hz = r.tsc_hz
-    tick, sw = [], []
-    tick_starts = []
-    for g in r.gaps():
-        comps = g.get("components") or {}
-        lt = sum(v for c, v in comps.items() if c.startswith("local_timer"))
-        if lt:
-            tick.append(_ms(lt, hz))
-        # a switch from one thread to the other: the two threads' own kernel time in the gap (what ran
-        # between them, idle or another task, and the handlers are not the switch)
-        if g["actual"] == "switch_hg" and g["thread"] != g["next_thread"]:
-            sw.append(_ms(switch_path_cycles(g), hz))
-        if g["actual"] == "timer":
-            tick_starts.append(g["g0"])
-    period = None
-    if len(tick_starts) > 2:
-        d = sorted(b - a for a, b in zip(tick_starts, tick_starts[1:]))
-        period = _ms(d[len(d) // 2], hz)
-    return {"tick_ms": max(tick) if tick else None, "switch_ms": max(sw) if sw else None, "tick_period_ms": period}
+    # a switch from one thread to the other: the two threads' own kernel time in the gap (what ran
+    # between them, idle or another task, and the handlers are not the switch)
+    sw = [_ms(g["switch_path_cycles"], hz) for g in r.gaps()
+          if g["actual"] == "switch_hg" and g["thread"] != g["next_thread"]]
+    ticks = list((r.report.get("kernel_tick") or {}).values())
+    handler = [t["handler_max_cycles"] for t in ticks if t.get("handler_max_cycles")]
+    # the tick of the CPU the tasks ran on: the one with the most timer gaps (the guest has one CPU)
+    cpu = max(ticks, key=lambda t: t.get("timer_gaps") or 0) if ticks else None
+    period = None if cpu is None or cpu.get("period_cycles") is None else _ms(cpu["period_cycles"], hz)
+    return {"tick_ms": _ms(max(handler), hz) if handler else None, "switch_ms": max(sw) if sw else None,
+            "tick_period_ms": period}
 
 
 def measured(r: RunDir) -> Dict[int, Dict[str, Any]]:

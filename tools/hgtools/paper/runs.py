@@ -19,6 +19,11 @@ from .. import paths
 from .. import report_json
 
 
+# the merger's outputs the analysis reads: report 2.1 and gap stream 1.1 (kernel_tick; each gap's
+# switch_path_cycles, tick_cycles, tick), which one merge writes together
+REPORT_MINOR = 1
+
+
 class RunError(Exception):
     """A run directory that cannot give a figure: the message says which and why."""
 
@@ -31,6 +36,16 @@ def _load_json(path: str) -> Any:
         raise RunError(f"{path}: {e.strerror or e}")
     except ValueError as e:
         raise RunError(f"{path}: not JSON ({e})")
+
+
+def _report_minor(path: str) -> int:
+    """The minor version of a kept report (-1 if unreadable: merged again). One merged by an older
+    hgmerge lacks what the analysis reads, which only the merger computes: it is merged again."""
+    try:
+        with open(path) as f:
+            return report_json.minor(json.load(f))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return -1
 
 
 class RunDir:
@@ -91,7 +106,7 @@ class RunDir:
             raise RunError(f"{self.path}: no recording to merge ({why})")
         src = max(os.path.getmtime(self.file(n)) for n in ("kernel.hgt", "hourglass.hgl", "paper-run.json"))
         if os.path.exists(rep) and os.path.exists(gaps) and os.path.getmtime(rep) >= src \
-                and os.path.getmtime(gaps) >= src:
+                and os.path.getmtime(gaps) >= src and _report_minor(rep) >= REPORT_MINOR:
             return
         cmd = [paths.require("hgmerge"), "--hgl", self.file("hourglass.hgl"), "--kernel", self.file("kernel.hgt"),
                "--report", rep + ".tmp", "--gaps-json", gaps + ".tmp", "--dir", self.path]

@@ -20,6 +20,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import figures, plan, stats
+from .. import report_json
 from .context import Ctx
 from .model import Column, Section, Table
 from .runs import RunDir, RunError
@@ -97,7 +98,9 @@ def lat_figures(r: RunDir) -> Dict[int, Dict[str, Any]]:
     def blame_of(w: Dict[str, Any]) -> str:
         b = w.get("blame") or "-"
         # the SCHED_IDLE probe beside the LAT thread runs whenever nothing else does: running it, the CPU
-        # was free, and what delayed the wake-up was nothing in the guest (an interrupt delivered late)
+        # was free, and what delayed the wake-up was nothing in the guest (an interrupt delivered late).
+        # This experiment's wording, not a rule about the kernel: the merger's blame names the thread
+        # that ran; only this run's setup makes an hourglass thread beside the LAT thread the idle probe
         if b.startswith("task hg-thread-"):
             return "nothing in the guest (the idle probe ran)"
         return b
@@ -112,8 +115,8 @@ def lat_figures(r: RunDir) -> Dict[int, Dict[str, Any]]:
                   "blame": blame_of(worst) if worst else None,
                   "stages_worst": worst.get("stages_us") if worst else None,
                   "top_blame": blames.most_common(1)[0][0] if blames else None,
-                  "stage_median": {s: (t.get(s) or {}).get("median_us") for s in ("timer", "irq", "sched", "return")},
-                  "decomposed": t.get("decomposed"), "steal": steal}
+                  "stage_median": {s: (t.get(s) or {}).get("median_us") for s in report_json.stages(rep)},
+                  "decomposed": t.get("decomposed"), "steal": steal, "stage_names": report_json.stages(rep)}
     return out
 
 
@@ -169,7 +172,7 @@ def analyse(ctx: Ctx) -> Section:
                     (f"seed 003 worst {SEED003[ld][0]} / {SEED003[ld][1]} us" if ld in SEED003 else "-")
                 st = f["stages_worst"] or {}
                 stages = " / ".join(f"{st[x]:.0f}" if st.get(x) is not None else "-"
-                                    for x in ("timer", "irq", "sched", "return")) if st else None
+                                    for x in f["stage_names"]) if st else None
                 t.add(k, ld, f["samples"], *f["above"], f["median_us"], f["worst_us"], f["kernel_worst_us"],
                       stages, f["largest_stage"], f["blame"], None if f["steal"] is None else 100 * f["steal"],
                       cyc["worst_us"] if cyc else None, cyc["above"][0] if cyc else None, paper)
