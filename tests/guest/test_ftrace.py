@@ -30,7 +30,8 @@ FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 TRACEFS = "/sys/kernel/tracing"
 HACKBENCH = "hackbench -l 60 -g 2"
-LOSS_LOAD = "; ".join([HACKBENCH] * 3)
+# the losses' load: 430 000 events a mode on 6.1 at full size, about a third of that when quick
+LOSS_LOAD = "; ".join([sized(HACKBENCH, "hackbench -l 20 -g 2")] * 3)
 # the agreement's load: 150 000 events at full size; 18 000 (6.1) to 62 000 (6.12-rt) when quick
 WORKLOAD = (sized(HACKBENCH, "hackbench -l 12 -g 2") + f"; dd if=/dev/zero of={{io}} bs=64k count={sized(200, 50)} "
             "conv=fsync 2>/dev/null; sleep 0.3; rm -f {io}")
@@ -291,7 +292,7 @@ def _r(rep, what):
     return sorted((x["cpu"], x["thread"], x["actual"], x["inferred"], round(x["length_us"], 1)) for x in listed)
 
 
-@once(250)
+@once(110)
 def test_ftrace_losses_placed(ctx):
     """Small buffers: losses counted exactly, and placed where the module's events are missing."""
     load()
