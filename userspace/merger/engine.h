@@ -109,6 +109,7 @@ struct run {
 
 void warn(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int thread_of_tid(const struct run *r, uint32_t tid);	/* -1 if not hourglass's */
+int comp_kind(const struct run *r, uint8_t kind, int64_t id);	/* enum hgg_kd of a component (sweep.c) */
 void set_tids(struct run *r);
 static inline double us_of(const struct run *r, double cycles) { return cycles / r->hz * 1e6; }
 static inline double t_of(const struct run *r, int64_t tsc) { return (double)(tsc - r->base) / r->hz; }

@@ -694,12 +694,7 @@ static void report_causes(struct judge *j, struct jsonw *w)
 			kind = "self";
 		} else {
 			names_comp(a->kind, a->id, name, sizeof(name));
-			kind = hgg_kind_name[a->kind == HGG_K_VEC ? (a->id == 0 ? HGG_KD_TIMER : HGG_KD_IPI) :
-					     a->kind == HGG_K_TASK ? (a->id == 0 ? HGG_KD_IDLE :
-								      a->id > 0 && thread_of_tid(r, a->id) >= 0 ?
-								      HGG_KD_SWITCH_HG : HGG_KD_SWITCH_OTHER) :
-					     a->kind == HGG_K_IRQ ? HGG_KD_IRQ : a->kind == HGG_K_SOFTIRQ ?
-					     HGG_KD_SOFTIRQ : HGG_KD_NMI];
+			kind = hgg_kind_name[comp_kind(r, a->kind, a->id)];
 		}
 		jw_obj(w, NULL);
 		jw_str(w, "what", name);

@@ -198,8 +198,9 @@ static int is_handler(uint8_t kind)
 	return kind == HGG_K_IRQ || kind == HGG_K_VEC || kind == HGG_K_SOFTIRQ || kind == HGG_K_NMI;
 }
 
-/* kind_of - the class a component gives a gap */
-static int kind_of(const struct run *r, uint8_t kind, int64_t id)
+/* comp_kind - the finer class (enum hgg_kd) a component gives a gap: the one rule, for the
+ * primary component here and for every component the report lists (judge.c) */
+int comp_kind(const struct run *r, uint8_t kind, int64_t id)
 {
 	switch (kind) {
 	case HGG_K_VEC:
@@ -237,6 +238,8 @@ static void judge_item(struct sweep *s, struct cpu_state *c, struct item *it)
 
 	memcpy(det.ev, it->ev, sizeof(det.ev));
 	for (i = 0; i < it->ncomp; i++) {
+		int kd;
+
 		if (sc[i].kind == HGG_K_SELF) {
 			g.self_cycles += sc[i].cycles;
 			g.switch_path_cycles += sc[i].cycles;
@@ -244,9 +247,10 @@ static void judge_item(struct sweep *s, struct cpu_state *c, struct item *it)
 		}
 		/* a switch's own path: what the kernel charged to hourglass's threads themselves (the
 		 * leaving one above; the coming one's kernel entry here), not handlers or other tasks */
-		if (sc[i].kind == HGG_K_TASK && sc[i].id > 0 && thread_of_tid(r, (uint32_t)sc[i].id) >= 0)
+		kd = comp_kind(r, sc[i].kind, sc[i].id);
+		if (kd == HGG_KD_SWITCH_HG)
 			g.switch_path_cycles += sc[i].cycles;
-		if (sc[i].kind == HGG_K_VEC && sc[i].id == HGT_VEC_LOCAL_TIMER) {
+		if (kd == HGG_KD_TIMER) {
 			g.flags |= HGG_F_TICK;	/* even when an NMI took all of its time */
 			g.tick_cycles += sc[i].cycles;
 		}
@@ -272,7 +276,7 @@ static void judge_item(struct sweep *s, struct cpu_state *c, struct item *it)
 		g.kind = it->n_events ? HGG_KD_OTHER : HGG_KD_HIDDEN;
 		g.why = it->n_events ? HGG_W_OTHER : HGG_W_HIDDEN;
 	} else {
-		g.kind = kind_of(r, sc[primary].kind, sc[primary].id);
+		g.kind = comp_kind(r, sc[primary].kind, sc[primary].id);
 	}
 	if (primary >= 0) {
 		g.flags |= HGG_F_PRIMARY;
