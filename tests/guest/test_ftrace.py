@@ -30,10 +30,14 @@ FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 TRACEFS = "/sys/kernel/tracing"
 HACKBENCH = "hackbench -l 60 -g 2"
-# the losses' load: 430 000 events a mode on 6.1 at full size, about a third of that when quick
-LOSS_LOAD = "; ".join([sized(HACKBENCH, "hackbench -l 20 -g 2")] * 3)
-# the agreement's load: 150 000 events at full size; 18 000 (6.1) to 62 000 (6.12-rt) when quick
-WORKLOAD = (sized(HACKBENCH, "hackbench -l 12 -g 2") + f"; dd if=/dev/zero of={{io}} bs=64k count={sized(200, 50)} "
+# the losses' load: 430 000 events a mode on 6.1 at full size; when quick, hackbench -l 20
+# twice (three times on 2026-11-29 lost 75 000 to 88 000 events a mode and matched 47 000
+# to 69 000 pairs on 6.1 and 6.12-rt, against floors of 1 and 1 000)
+LOSS_LOAD = "; ".join([sized(HACKBENCH, "hackbench -l 20 -g 2")] * sized(3, 2))
+# the agreement's load: 150 000 events at full size; when quick, 18 000 (6.1) to 61 000
+# (6.12-rt) pairs on 2026-11-29, most of them the guest's own (timers, the recorders' drains)
+# and not hackbench's (reading both files back and pairing them is most of the test's time)
+WORKLOAD = (sized(HACKBENCH, "hackbench -l 6 -g 2") + f"; dd if=/dev/zero of={{io}} bs=64k count={sized(200, 25)} "
             "conv=fsync 2>/dev/null; sleep 0.3; rm -f {io}")
 
 # Every record kind both recorders write for the same tracepoint call, and the
@@ -175,7 +179,9 @@ def test_ftrace_module_agreement(ctx):
     """The module and hgtrace-ftrace record one run: every event outside a reported loss is in both."""
     load()
     mod, ours = ctx.path("module.hgt"), ctx.path("ftrace.hgt")
-    p = run([HGTRACE, "record", "-q", "-b", "8192", "-o", mod, "--", FTRACE, "record", "-b", "8192", "-o", ours,
+    # hgtrace-ftrace outside: its set-up (seconds under TCG) is then not in the module's
+    # recording, which would hold it all and be read back for nothing (outside ours)
+    p = run([FTRACE, "record", "-b", "8192", "-o", ours, "--", HGTRACE, "record", "-q", "-b", "8192", "-o", mod,
              "--", "sh", "-c", WORKLOAD.format(io=ctx.path("io"))], timeout=900)
     open(ctx.path("ftrace.log"), "w").write(p.stderr)
     assert "events decoded, the kernel says" not in p.stderr, p.stderr
@@ -299,14 +305,15 @@ def test_ftrace_losses_placed(ctx):
     for mode in ("overwrite", "stop"):
         mod, ours = ctx.path(f"module-{mode}.hgt"), ctx.path(f"ftrace-{mode}.hgt")
         # Losses certain and a floor kept, whatever the host's speed: hackbench
-        # three times over (seconds, 5 to 25 thousand events a run) against 64 KiB
+        # over and over (LOSS_LOAD: seconds, 5 to 25 thousand events a run) against 64 KiB
         # per CPU (about 900 events) drained once a second by a SCHED_FIFO thread,
         # on its timer alone (--drain-at 0: no wake-up from the kernel at half full,
         # with which it keeps up). A normal-priority drain can be starved for the
         # whole run (598 events kept in stop mode on 3 kernels of one CI run); a fast
         # drain can keep up on a quick guest (none lost in stop mode at 50 ms on 6.12).
-        p = run([HGTRACE, "record", "-q", "-b", "16384", "-o", mod, "--", FTRACE, "record", "-m", mode, "-b", "64",
-                 "-i", "1s", "--drain-at", "0", "-r", "50", "-o", ours, "--", "sh", "-c", LOSS_LOAD], timeout=900)
+        # hgtrace-ftrace outside, so that its set-up is not in the module's recording (as above)
+        p = run([FTRACE, "record", "-m", mode, "-b", "64", "-i", "1s", "--drain-at", "0", "-r", "50", "-o", ours,
+                 "--", HGTRACE, "record", "-q", "-b", "16384", "-o", mod, "--", "sh", "-c", LOSS_LOAD], timeout=900)
         open(ctx.path(f"ftrace-{mode}.log"), "w").write(p.stderr)
         m, o = read_hgt(mod), read_hgt(ours)
         lost = invariants(o, mode)
