@@ -195,7 +195,7 @@ def test_ftrace_module_agreement(ctx):
     assert abs(ppm) < 1000, f"tsc_khz {o.meta['tsc_khz']} against the kernel's {m.tsc_khz}"
 
 
-@once(140)
+@once(150)
 def test_ftrace_report_agrees(ctx):
     """hourglass report explains each gap alike from the module's recording and from ours."""
     load()
@@ -298,7 +298,7 @@ def _r(rep, what):
     return sorted((x["cpu"], x["thread"], x["actual"], x["inferred"], round(x["length_us"], 1)) for x in listed)
 
 
-@once(110)
+@once(190)
 def test_ftrace_losses_placed(ctx):
     """Small buffers: losses counted exactly, and placed where the module's events are missing."""
     load()
@@ -409,6 +409,7 @@ def _wait_state(pid, want, what, timeout=120):
     raise AssertionError(f"the recorder never reached {what}")
 
 
+@once(85)
 def test_ftrace_state_restored(ctx):
     """tracefs is as found after a run, after an error, and after a signal at every stage."""
     with users_tracing():
@@ -525,7 +526,7 @@ def _left_running():
     return [(c, p) for c in ("hgtrace-ftrace", "hgtrace", "hourglass") for p in _procs(c)]
 
 
-@once(300)
+@once(155)
 def test_ftrace_hourglass_record(ctx):
     """hourglass record --ftrace-only and --ftrace run hgtrace-ftrace: the report and
     the exports read DIR/ftrace.hgt as they read the module's kernel.hgt, and
@@ -623,7 +624,7 @@ def test_ftrace_hourglass_record(ctx):
     ctx.note(f"tracefs as found, nothing left running, after each of: {'; '.join(cases)}")
 
 
-@once(27)
+@once(110)
 def test_ftrace_dump_and_pack(ctx):
     """hgtrace dump reads the file, and the packed file (-z) holds the same records."""
     plain, packed = ctx.path("plain.hgt"), ctx.path("packed.hgt")
@@ -677,7 +678,7 @@ def looks(stderr):
     return int(m.group(1)), int(m.group(2))
 
 
-@once(30)
+@once(50)
 def test_ftrace_drain_at(ctx):
     """--drain-at: a buffer less than that full is not read while the command runs, only after it;
     at 0 it is read at every look, as before; a small buffer is read during the run whatever it is,
@@ -766,7 +767,7 @@ def test_ftrace_refusals(ctx):
     ctx.note("no tracefs: " + p.stderr.strip().splitlines()[-1])
 
 
-@once(20)
+@once(30)
 def test_ftrace_cpu_set_any_size(ctx):
     """-c takes the last CPU through the run-time sized set (no 256-CPU mask): only its
     events are kept and the metadata's mask names it; a CPU the machine lacks is refused

@@ -168,7 +168,7 @@ def test_known_interrupt_source(ctx):
              f"{so.get('correct')} of {so.get('actual')}, precision {so.get('precision')}")
 
 
-@once(20)
+@once(35)
 def test_record_without_the_module(ctx):
     """--ftrace-only: hgtrace-ftrace alone records the ground truth, and the
     report judges the same way from its ftrace.hgt."""
@@ -189,7 +189,7 @@ def test_record_without_the_module(ctx):
              f"headline {inf['headline']['correct']}/{inf['headline']['gaps']}")
 
 
-@once(10)
+@once(15)
 def test_report_refuses_bad_input(ctx):
     """An aborted run, a truncated recording, a module of another ABI."""
     d = ctx.path("bad")

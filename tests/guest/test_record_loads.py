@@ -58,7 +58,7 @@ def _wait_for(cond, proc, timeout_s):
     return False
 
 
-@once(35)
+@once(30)
 def test_record_with_a_load(ctx):
     """A periodic task (FIFO 90, 300 us every 10 ms) beside hourglass on the last CPU for 2 s:
     record.json says what ran, the task is gone afterwards, and the report names its
@@ -98,7 +98,7 @@ def test_record_with_a_load(ctx):
              f"record said: {p.stderr.strip().splitlines()[-1]}")
 
 
-@once(35)
+@once(40)
 def test_ctrl_c_stops_the_loads(ctx):
     """Ctrl-C (SIGINT to the foreground group) while hourglass runs beside a stress-ng load that
     forks a worker: record exits 130, the directory is marked INCOMPLETE, every task of the
