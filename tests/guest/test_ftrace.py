@@ -30,6 +30,9 @@ FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 TRACEFS = "/sys/kernel/tracing"
 HACKBENCH = "hackbench -l 60 -g 2"
+# -c's check needs a few thousand records on the CPU named: -l 60 wrote 3.5 MB (110 s of
+# reading back on 6.1-rt) where, when quick, -l 10 is plenty
+SMALL_LOAD = sized(HACKBENCH, "hackbench -l 10 -g 2")
 # the losses' load: 430 000 events a mode on 6.1 at full size; when quick, hackbench -l 20
 # twice (three times on 2026-11-29 lost 75 000 to 88 000 events a mode and matched 47 000
 # to 69 000 pairs on 6.1 and 6.12-rt, against floors of 1 and 1 000)
@@ -185,6 +188,11 @@ def test_ftrace_module_agreement(ctx):
              "--", "sh", "-c", WORKLOAD.format(io=ctx.path("io"))], timeout=900)
     open(ctx.path("ftrace.log"), "w").write(p.stderr)
     assert "events decoded, the kernel says" not in p.stderr, p.stderr
+    ctx.on_host(module_agreement_checked, mod, ours)
+
+
+def module_agreement_checked(ctx, mod, ours):
+    """test_ftrace_module_agreement's host half: both files read back and paired."""
     m, o = read_hgt(mod), read_hgt(ours)
     assert o.meta["recorder"].startswith("ftrace (libtracefs "), o.meta
     invariants(o, "hgtrace-ftrace")
@@ -205,6 +213,11 @@ def test_ftrace_report_agrees(ctx):
     run([HGTRACE, "record", "-q", "-b", "8192", "-o", f"{d}/kernel.hgt", "--", FTRACE, "record", "-q", "-b", "8192",
          "-o", f"{d}/ftrace.hgt", "--", HOURGLASS, *args, "--trace", f"{d}/hourglass.hgl",
          "--json", f"{d}/hourglass.json", "-o", f"{d}/hourglass.txt"], timeout=900)
+    ctx.on_host(report_agrees_checked, d)
+
+
+def report_agrees_checked(ctx, d):
+    """test_ftrace_report_agrees' host half: a report from each recording, compared."""
     reports = {}
     for name, kernel in (("module", []), ("ftrace", ["--kernel", f"{d}/ftrace.hgt"])):
         js = f"{d}/report-{name}.json"
@@ -315,11 +328,20 @@ def test_ftrace_losses_placed(ctx):
         p = run([FTRACE, "record", "-m", mode, "-b", "64", "-i", "1s", "--drain-at", "0", "-r", "50", "-o", ours,
                  "--", HGTRACE, "record", "-q", "-b", "16384", "-o", mod, "--", "sh", "-c", LOSS_LOAD], timeout=900)
         open(ctx.path(f"ftrace-{mode}.log"), "w").write(p.stderr)
+        assert "events decoded, the kernel says" not in p.stderr, p.stderr
+    ctx.on_host(losses_placed_checked)
+
+
+def losses_placed_checked(ctx):
+    """test_ftrace_losses_placed's host half: each mode's two files read back and paired."""
+    for mode in ("overwrite", "stop"):
+        mod, ours = ctx.path(f"module-{mode}.hgt"), ctx.path(f"ftrace-{mode}.hgt")
+        with open(ctx.path(f"ftrace-{mode}.log")) as f:
+            stderr = f.read()
         m, o = read_hgt(mod), read_hgt(ours)
         lost = invariants(o, mode)
         assert lost > 0, f"{mode}: a 64 KiB buffer lost nothing under hackbench: the test checked nothing"
-        assert "events decoded, the kernel says" not in p.stderr, p.stderr
-        est = [l for l in p.stderr.splitlines() if "by estimate" in l]
+        est = [l for l in stderr.splitlines() if "by estimate" in l]
         # most events are lost here: the agreement's floor is this test's own, below
         res = agreement(ctx, m, o, f"{mode}, 64 KiB", least=1000)
         ctx.note(f"{mode}: {lost} events lost in {sum(1 for e in o.events if e.kind == 'lost')} LOST records"
@@ -629,6 +651,13 @@ def test_ftrace_dump_and_pack(ctx):
     """hgtrace dump reads the file, and the packed file (-z) holds the same records."""
     plain, packed = ctx.path("plain.hgt"), ctx.path("packed.hgt")
     ftrace("record", "-q", "-o", plain, "--", "sh", "-c", HACKBENCH)
+    # through hgtrace itself, packed
+    run([HGTRACE, "record", "--ftrace", "-q", "-z", "-o", packed, "--", "sh", "-c", "sleep 0.2"])
+    ctx.on_host(dump_and_pack_checked, plain, packed)
+
+
+def dump_and_pack_checked(ctx, plain, packed):
+    """test_ftrace_dump_and_pack's host half: dump's text against the file's records."""
     rec = read_hgt(plain)
     p = run([HGTRACE, "dump", "-m", "-s", plain])
     lines = [l for l in p.stdout.splitlines() if not l.startswith("#")]
@@ -637,8 +666,6 @@ def test_ftrace_dump_and_pack(ctx):
     kinds = {l.split()[2] for l in lines}
     for k in ("switch", "waking", "wakeup", "irq_entry", "softirq_entry", "vec_entry", "hrtimer_entry", "comm"):
         assert k in kinds, f"no {k} record in {sorted(kinds)}"
-    # through hgtrace itself, packed
-    run([HGTRACE, "record", "--ftrace", "-q", "-z", "-o", packed, "--", "sh", "-c", "sleep 0.2"])
     assert read_hgt(packed).meta["compression"].startswith("packed"), read_hgt(packed).meta
     p = run([HGTRACE, "dump", packed])
     ctx.note(f"dump: {len(lines)} records of {len(kinds)} kinds; hgtrace record --ftrace -z: "
@@ -774,7 +801,7 @@ def test_ftrace_cpu_set_any_size(ctx):
     by the kernel's count, one no CPU list can name by the parser."""
     last = os.cpu_count() - 1
     path = ctx.path("last.hgt")
-    ftrace("record", "-q", "-c", str(last), "-o", path, "--", "sh", "-c", HACKBENCH)
+    ftrace("record", "-q", "-c", str(last), "-o", path, "--", "sh", "-c", SMALL_LOAD)
     rec = read_hgt(path)
     cpus = {e.cpu for e in rec.events if e.kind != "lost"}
     assert rec.complete and cpus == {last}, f"-c {last} gave CPUs {cpus}"

@@ -236,10 +236,22 @@ def test_overwrite_ring(ctx):
     path = ctx.path("live.hgt")
     run([HGTRACE, "record", "-q", "-m", "overwrite", "-b", "8", "-i", "10ms", "-o", path, "--",
          "sh", "-c", sized("hackbench -l 100 -g 2", "hackbench -l 50 -g 2")])
+    st = _status()
+    assert st["store"] == "hgtrace ring", st
+    # drained every 60 s (the longest period hgtrace takes), by a workload of 1 to 3 s:
+    # read once, when it ends. At 10 s a loaded 6.1-rt guest drained mid-run in one CI
+    # run, and the file held 170648 bytes from two reads of the 64 KiB ring.
+    flight = ctx.path("flight.hgt")
+    run([HGTRACE, "record", "-q", "-m", "overwrite", "-b", "64", "-i", "60s", "-o", flight, "--",
+         "sh", "-c", "hackbench -l 40 -g 2"])
+    ctx.on_host(overwrite_ring_checked, path, flight, st["reader_overtaken"])
+
+
+def overwrite_ring_checked(ctx, path, flight, overtaken):
+    """test_overwrite_ring's host half: both files' accounting and streams."""
     rec = _check_accounting(path, "overwrite, live reader")
     _stream_sound(rec, "overwrite, live reader")
-    st = _status()
-    assert rec.meta["mode"] == "overwrite" and st["store"] == "hgtrace ring", (rec.meta["mode"], st)
+    assert rec.meta["mode"] == "overwrite", rec.meta["mode"]
     for cpu, x in rec.stats.items():
         assert x["produced"] == x["written"] + x["refused"], f"cpu {cpu}: {x}"
         assert x["written"] == x["read"] + x["overwritten"] + x["reader_fault"], f"cpu {cpu}: {x}"
@@ -247,15 +259,8 @@ def test_overwrite_ring(ctx):
     assert ovw > 0, "an 8 KiB ring drained every 10 ms under hackbench overwrote nothing: nothing was checked"
     ctx.note(f"live reader, 8 KiB: produced {sum(x['produced'] for x in rec.stats.values())}, overwritten {ovw}, "
              f"delivered {sum(x['read'] for x in rec.stats.values())}; reads overtaken by a writer: "
-             f"{st['reader_overtaken']}")
-
-    # drained every 60 s (the longest period hgtrace takes), by a workload of 1 to 3 s:
-    # read once, when it ends. At 10 s a loaded 6.1-rt guest drained mid-run in one CI
-    # run, and the file held 170648 bytes from two reads of the 64 KiB ring.
-    path = ctx.path("flight.hgt")
-    run([HGTRACE, "record", "-q", "-m", "overwrite", "-b", "64", "-i", "60s", "-o", path, "--",
-         "sh", "-c", "hackbench -l 40 -g 2"])
-    rec = _check_accounting(path, "flight recorder")
+             f"{overtaken}")
+    rec = _check_accounting(flight, "flight recorder")
     _stream_sound(rec, "flight recorder")
     for cpu, x in rec.stats.items():
         evs = [e for e in rec.events if e.cpu == cpu]
@@ -460,6 +465,12 @@ def test_lat_on_cpu_time_is_schedstat(ctx):
     shutil.rmtree(d, ignore_errors=True)
     run([os.path.join(TOP, "build", "hourglass"), "record", "-o", d, "--", "-n", "1", "-d", "3s", "-e", "2000000",
          "-t", "0", "-p", "RTHIGH", "-w", "LAT", "1ms", "-i", "HR", "--affinity", "1"], timeout=300)
+    ctx.on_host(lat_on_cpu_checked, d, sched_clock_stable())
+
+
+def lat_on_cpu_checked(ctx, d, stable):
+    """test_lat_on_cpu_time_is_schedstat's host half: the run's report, and the
+    recording's switches summed; @stable: the guest's scheduler's clock was the TSC."""
     run([os.path.join(TOP, "build", "hourglass"), "report", d, "--json", os.path.join(d, "report.json")],
         timeout=300)
     with open(os.path.join(d, "report.json")) as f:
@@ -487,7 +498,6 @@ def test_lat_on_cpu_time_is_schedstat(ctx):
     # held within a tick of the wall clock: a host stall while the thread runs is
     # counted by the TSC and cut from the scheduler's clock, which may then only fall
     # short of the switches, held to 15%
-    stable = sched_clock_stable()
     over = 0.02 if stable else 0.15
     cpu = m["cputime_ns"] / 1e6
     for name, v in (("schedstat", sched), ("the thread's CPU clock", cpu)):

@@ -51,7 +51,18 @@ def test_record_report_three_threads(ctx):
         assert os.path.exists(os.path.join(d, f)), f"{f} missing"
     assert not os.path.exists(os.path.join(d, "INCOMPLETE"))
     unload()
-    if not QUICK:
+    # the scheduler's own clock of the thread, against its switches: where that clock is
+    # filtered (an unstable TSC, the 6.1 guests) it may lag the TSC by up to a tick (6.1-rt
+    # once: 2.4 ms short of 28.0 ms for the LOW thread)
+    stable = sched_clock_stable()
+    ctx.on_host(three_threads_checked, d, stable, 1e6 + (0 if stable else tick_ns()), QUICK)
+
+
+def three_threads_checked(ctx, d, stable, slack, quick):
+    """test_record_report_three_threads' host half: the run's report, and what it says;
+    @slack: what the thread's CPU clock may part from its switches by, in ns; @quick:
+    the guest half ran quick (no hgtrace-ftrace beside the module)."""
+    if not quick:
         assert read_hgt(os.path.join(d, "ftrace.hgt")).meta["recorder"].startswith("ftrace")
     text, js = report(ctx, d)
     for line in ("inferred (columns", "recall", "precision", "accuracy:", "actual causes"):
@@ -83,11 +94,6 @@ def test_record_report_three_threads(ctx):
     # ran another thread (docs/testing.md, open); they are printed.
     ms = js["microstates"]
     assert len(ms) == 3
-    # the scheduler's own clock of the thread, against its switches: where that clock is
-    # filtered (an unstable TSC, the 6.1 guests) it may lag the TSC by up to a tick (6.1-rt
-    # once: 2.4 ms short of 28.0 ms for the LOW thread)
-    stable = sched_clock_stable()
-    slack = 1e6 + (0 if stable else tick_ns())
     for m in ms:
         assert m["kernel_switches_in"] >= 1 and m["kernel_ns"] > 0
         assert abs(m["cputime_ns"] - m["kernel_ns"]) <= 0.02 * m["kernel_ns"] + slack, \
@@ -99,7 +105,7 @@ def test_record_report_three_threads(ctx):
     # lines of trace-cmd report take a minute a kernel under TCG, and the exporter does
     # not change with the kernel: make check reads the demo's and
     # test_ftrace_hourglass_record's exports)
-    if QUICK:
+    if quick:
         ctx.note("hgtrace-ftrace beside the module, and this run's export read back: make check-full only")
         return
     # hgtrace-ftrace's recording, the independent ground truth, tells the same story
@@ -140,6 +146,13 @@ def test_known_interrupt_source(ctx):
     finally:
         run(["kill", cyc], check=False)
     unload()
+    ctx.on_host(interrupt_source_checked, d, sorted(tids))
+
+
+def interrupt_source_checked(ctx, d, tids):
+    """test_known_interrupt_source's host half: the report against the recording;
+    @tids: cyclictest's threads."""
+    tids = set(tids)
     text, js = report(ctx, d)
     assert not [w for w in js["warnings"] if "back in time" in w], js["warnings"]
     hg = js["run"]["threads"][0]["tid"]
