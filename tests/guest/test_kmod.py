@@ -62,16 +62,21 @@ def test_abi_old_recorder_new_module(ctx):
     assert f"abi: {ABI}" in p.stdout, p.stdout
     path = ctx.path("old-recorder.hgt")
     run([OLD_HGTRACE, "record", "-q", "-c", "0", "-o", path, "--", "sh", "-c", HACKBENCH])
-    rec = _check_accounting(path, "1.0 recorder")
-    assert rec.meta["abi"] == ABI, rec.meta["abi"]
-    assert {e.cpu for e in rec.events} == {0}, "1.0's CPU mask (-c 0) was not applied"
-    assert len(rec.events) > 500, len(rec.events)
     st = _status()
     assert st["state"] == "stopped" and st["cpus"] == "0", st
     # its CONFIG with no CPU named selects them all again
     run([OLD_HGTRACE, "record", "-q", "-d", "50ms", "-o", ctx.path("old-all.hgt")])
     every = f"0-{os.cpu_count() - 1}" if os.cpu_count() > 1 else "0"
     assert _status()["cpus"] == every, _status()["cpus"]
+    ctx.on_host(old_recorder_checked, path)
+
+
+def old_recorder_checked(ctx, path):
+    """test_abi_old_recorder_new_module's host half: 1.0's file from this module."""
+    rec = _check_accounting(path, "1.0 recorder")
+    assert rec.meta["abi"] == ABI, rec.meta["abi"]
+    assert {e.cpu for e in rec.events} == {0}, "1.0's CPU mask (-c 0) was not applied"
+    assert len(rec.events) > 500, len(rec.events)
     ctx.note(f"1.0 recorder on the {ABI} module: {len(rec.events)} records on CPU 0, accounting exact")
 
 
@@ -84,11 +89,6 @@ def test_abi_new_recorder_old_module(ctx):
     path = ctx.path("new-recorder.hgt")
     last = os.cpu_count() - 1
     run([HGTRACE, "record", "-q", "-c", str(last), "-o", path, "--", "sh", "-c", HACKBENCH])
-    rec = _check_accounting(path, "1.1 recorder on a 1.0 module")
-    assert rec.meta["abi"] == "1.0", rec.meta["abi"]
-    assert {e.cpu for e in rec.events} == {last}, f"-c {last} gave CPUs {({e.cpu for e in rec.events})}"
-    mask = int(rec.meta["cpumask"], 16)
-    assert mask == 1 << last and len(rec.meta["cpumask"]) == 64, rec.meta["cpumask"]
     # microstates through 1.0's MSA ioctl: the traced shell asks for its own
     p = run([HGTRACE, "record", "-q", "-F", "-o", ctx.path("msa.hgt"), "--",
              "sh", "-c", f"sleep 0.05; {HGTRACE} msa $$"])
@@ -96,6 +96,16 @@ def test_abi_new_recorder_old_module(ctx):
     assert len(rows) == 1 and int(rows[0][-1]) > 0 and int(rows[0][3]) > 0, f"hgtrace msa: {p.stdout} {p.stderr}"
     p = run([HGTRACE, "record", "-q", "-c", "300", "-d", "10ms", "-o", ctx.path("x.hgt")], check=False)
     assert p.returncode == 2 and "CPU 300 does not exist" in p.stderr, p.stderr
+    ctx.on_host(new_recorder_checked, path, last)
+
+
+def new_recorder_checked(ctx, path, last):
+    """test_abi_new_recorder_old_module's host half: this recorder's file from 1.0's module."""
+    rec = _check_accounting(path, "1.1 recorder on a 1.0 module")
+    assert rec.meta["abi"] == "1.0", rec.meta["abi"]
+    assert {e.cpu for e in rec.events} == {last}, f"-c {last} gave CPUs {({e.cpu for e in rec.events})}"
+    mask = int(rec.meta["cpumask"], 16)
+    assert mask == 1 << last and len(rec.meta["cpumask"]) == 64, rec.meta["cpumask"]
     ctx.note(f"{ABI} recorder on the 1.0 module: {len(rec.events)} records on CPU {last}, accounting exact")
 
 
@@ -105,15 +115,20 @@ def test_cpu_set_any_size(ctx):
     last = os.cpu_count() - 1
     path = ctx.path("last.hgt")
     run([HGTRACE, "record", "-q", "-c", str(last), "-o", path, "--", "sh", "-c", HACKBENCH])
-    rec = _check_accounting(path, f"-c {last}")
-    assert {e.cpu for e in rec.events} == {last}, {e.cpu for e in rec.events}
-    assert int(rec.meta["cpumask"], 16) == 1 << last, rec.meta["cpumask"]
     for bad in ("4000", "8191"):
         p = run([HGTRACE, "record", "-q", "-c", bad, "-d", "10ms", "-o", ctx.path("x.hgt")], check=False)
         assert p.returncode == 2 and f"CPU {bad} does not exist" in p.stderr, p.stderr
     p = run([HGTRACE, "record", "-q", "-c", "8192", "-d", "10ms", "-o", ctx.path("x.hgt")], check=False)
     assert p.returncode == 1 and "bad CPU list" in p.stderr, p.stderr
     assert _status()["state"] == "stopped"
+    ctx.on_host(cpu_set_checked, path, last)
+
+
+def cpu_set_checked(ctx, path, last):
+    """test_cpu_set_any_size's host half: only the CPU named, in the file and its mask."""
+    rec = _check_accounting(path, f"-c {last}")
+    assert {e.cpu for e in rec.events} == {last}, {e.cpu for e in rec.events}
+    assert int(rec.meta["cpumask"], 16) == 1 << last, rec.meta["cpumask"]
     ctx.note(f"-c {last}: {len(rec.events)} records, all on CPU {last}")
 
 
@@ -122,6 +137,12 @@ def test_callback_names(ctx):
     load()
     path = ctx.path("names.hgt")
     run([HGTRACE, "record", "-q", "-o", path, "--", "sh", "-c", "for i in 1 2 3 4 5; do sleep 0.02; done"])
+    assert int(_status()["funcs_unnamed"]) == 0
+    ctx.on_host(callback_names_checked, path)
+
+
+def callback_names_checked(ctx, path):
+    """test_callback_names' host half: every callback in the file has its NAME record."""
     rec = _check_accounting(path, "names")
     funcs = {e.fields["id"]: e.fields["name"] for e in rec.events if e.kind == "name" and e.fields["name_kind"] == "func"}
     used = {e.fields["func"] for e in rec.events if e.kind == "hrtimer_entry"}
@@ -130,7 +151,6 @@ def test_callback_names(ctx):
     names = set(funcs.values())
     assert all(n and not n.startswith("0x") for n in names), names
     assert "hrtimer_wakeup" in names, f"nanosleep's callback not among {sorted(names)}"
-    assert int(_status()["funcs_unnamed"]) == 0
     ctx.note(f"{len(funcs)} callbacks named: {', '.join(sorted(names))}")
 
 
@@ -162,6 +182,11 @@ def _module_still_works(ctx):
         f.write("0")
     path = ctx.path("after.hgt")
     run([HGTRACE, "record", "-q", "-o", path, "--", "sh", "-c", HACKBENCH])
+    ctx.on_host(still_works_checked, path)
+
+
+def still_works_checked(ctx, path):
+    """The hostile-call tests' host half: the recording after the abuse, accounting exact."""
     rec = _check_accounting(path, "after the abuse")
     assert len(rec.events) > 500, len(rec.events)
 
@@ -198,6 +223,13 @@ def test_all_cpus_accounting(ctx):
     ncpu = os.cpu_count()
     path = ctx.path("all.hgt")
     p = run([HGTRACE, "record", "-o", path, "--", "hackbench", "-g", str(2 * ncpu), "-l", sized("40", "10")], timeout=1800)
+    drains = "; ".join(l for l in p.stderr.splitlines() if " events, " in l or "final drain" in l)
+    ctx.on_host(all_cpus_checked, path, ncpu, drains)
+
+
+def all_cpus_checked(ctx, path, ncpu, drains):
+    """test_all_cpus_accounting's host half: each of the guest's @ncpu CPUs recorded, none lost;
+    @drains: what the recorder said of its drains."""
     rec = _check_accounting(path, f"{ncpu} CPUs")
     assert sorted(rec.stats) == list(range(ncpu)), f"stats for CPUs {sorted(rec.stats)}, the guest has {ncpu}"
     for cpu, st in sorted(rec.stats.items()):
@@ -207,7 +239,7 @@ def test_all_cpus_accounting(ctx):
     rates = [st["produced"] / span for _, st in sorted(rec.stats.items())]
     ctx.note(f"{ncpu} CPUs, {span:.1f} s: produced per CPU {' '.join(str(st['produced']) for _, st in sorted(rec.stats.items()))}, "
              f"none lost; {min(rates) / 1e3:.1f} to {max(rates) / 1e3:.1f} k events/s a CPU")
-    ctx.note("; ".join(l for l in p.stderr.splitlines() if " events, " in l or "final drain" in l))
+    ctx.note(drains)
 
 
 REC_BYTES = dict(switch=32, waking=24, wakeup=24, wakeup_new=24, migrate=24, exit=16, irq_entry=16, irq_exit=16,
@@ -338,16 +370,25 @@ def _interrupt(ctx, n, args, when):
         # or interrupted before it changed anything
         assert proc.returncode == -signal.SIGINT or (proc.returncode == 2 and "no file written" in err), \
             f"point {n}: no file, exit {proc.returncode}: {err}"
-        return "killed before main()" if proc.returncode < 0 else "no file"
+        return ("killed before main()" if proc.returncode < 0 else "no file"), None, err
     assert proc.returncode == 0, f"point {n}: exit {proc.returncode}: {err}"
-    p = run([HGTRACE, "dump", out], check=False, timeout=600)
-    assert p.returncode == 0, f"point {n}: hgtrace dump failed ({p.returncode}): {p.stderr[-500:]}"
-    rec = _check_accounting(out, f"point {n}")
-    assert rec.complete, f"point {n}: the file has no END marker: {err}"
-    os.remove(out)
     kind = ("empty" if "holds no events" in err else "packed" if "packed" in err and "-z" in args else
             "interrupted" if "interrupted" in err else "finished")
-    return f"{hit}: {kind}, {len(rec.events)} records"
+    return f"{hit}: {kind}", out, err
+
+
+def interrupted_files_checked(ctx, points):
+    """test_ctrl_c_anywhere's host half: each point's file (what, path or None, the
+    recorder's stderr) dumps, is finished, and its accounting is exact."""
+    for n, (what, out, err) in enumerate(points):
+        if out is None:
+            ctx.note(f"point {n}: {what}")
+            continue
+        p = run([HGTRACE, "dump", out], check=False, timeout=600)
+        assert p.returncode == 0, f"point {n}: hgtrace dump failed ({p.returncode}): {p.stderr[-500:]}"
+        rec = _check_accounting(out, f"point {n}")
+        assert rec.complete, f"point {n}: the file has no END marker: {err}"
+        ctx.note(f"point {n}: {what}, {len(rec.events)} records")
 
 
 @once(75)
@@ -402,10 +443,9 @@ def test_ctrl_c_anywhere(ctx):
             return "packing" if got and proc.poll() is None else "after packing"
         results.append(_interrupt(ctx, n, ["-z", "--", "hackbench", "-l", sized("300", "100"), "-g", sized("2", "1")], packing))
         n += 1
-    for i, r in enumerate(results):
-        ctx.note(f"point {i}: {r}")
-    hit = " ".join(results)
+    hit = " ".join(what for what, _out, _err in results)
     assert "recording" in hit, "no interruption landed while recording"
+    ctx.on_host(interrupted_files_checked, results)
 
 
 def _on_cpu_ms(rec, tid, t0, t1, lags):

@@ -140,16 +140,31 @@ def test_breaktrace_freezes_the_recording_at_the_intruder(ctx):
     assert "frozen by SIGUSR1" in log, log[-1500:]
     hg = json.load(open(os.path.join(d, "hourglass.json")))
     b = hg["breaktrace"]
-    tid = hg["threads"][0]["tid"]
     assert b["kind"] == "gap" and b["value_ns"] > BREAK_US * 1000 and b["recorder_pid"] > 0, b
     unload()
+    # the same recording without -b runs until hourglass has exited
+    load()
+    d2 = ctx.path("nobreak")
+    shutil.rmtree(d2, ignore_errors=True)
+    run([HOURGLASS, "record", "--dir", d2, "--", "-n", "1", "-d", "1s", "-a", "-p", "RTLOW", "--affinity", "1",
+         "-q"], timeout=300)
+    unload()
+    ctx.on_host(breaktrace_checked, d, d2, intruder.pid, hg_pid)
+
+
+def breaktrace_checked(ctx, d, d2, intruder, hg_pid):
+    """test_breaktrace_freezes_the_recording_at_the_intruder's host half: the frozen
+    recording, its report, and the unfrozen one; @intruder, @hg_pid: the pids."""
+    hg = json.load(open(os.path.join(d, "hourglass.json")))
+    b = hg["breaktrace"]
+    tid = hg["threads"][0]["tid"]
     rec = read_hgt(os.path.join(d, "kernel.hgt"))
     assert rec.meta.get("mode") == "overwrite", rec.meta
     # the intruder ran on CPU 1 inside the gap that tripped: switched in from hourglass's
     # thread, or on PREEMPT_RT from the irq or timer thread that preempted it first
     taken = [e for e in rec.events if e.kind == "switch" and e.cpu == 1
-             and e.fields["next_pid"] == intruder.pid and b["t0_tsc"] <= e.tsc <= b["t1_tsc"]]
-    assert taken, (f"no switch from hourglass {tid} or another to the intruder {intruder.pid} in the gap "
+             and e.fields["next_pid"] == intruder and b["t0_tsc"] <= e.tsc <= b["t1_tsc"]]
+    assert taken, (f"no switch from hourglass {tid} or another to the intruder {intruder} in the gap "
                    f"{b['t0_tsc']}..{b['t1_tsc']}; switches on CPU 1 near it: "
                    f"{[(e.tsc, e.fields) for e in rec.events if e.kind == 'switch' and e.cpu == 1][-5:]}")
     # frozen at the trip: hourglass wrote its files and exited later, unrecorded
@@ -162,7 +177,7 @@ def test_breaktrace_freezes_the_recording_at_the_intruder(ctx):
     kernel_says = [l for l in lines[1:] if l.startswith("  the kernel: ")]
     # by pid: its name is the one the module saw first (the forking harness's, or chrt's, or python3's)
     # on PREEMPT_RT the gap may be named after the irq thread that ran first, the intruder its largest part
-    assert any(re.search(rf"(switched to|task) \S+:{intruder.pid}\b", l) for l in kernel_says), (intruder.pid, lines[:8])
+    assert any(re.search(rf"(switched to|task) \S+:{intruder}\b", l) for l in kernel_says), (intruder, lines[:8])
     with open(os.path.join(d, "report.json")) as f:
         rb = json.load(f)["breaktrace"]
     assert rb["kind"] == "gap" and rb["value_us"] == b["value_ns"] / 1e3 and rb["gaps"], rb
@@ -175,13 +190,7 @@ def test_breaktrace_freezes_the_recording_at_the_intruder(ctx):
              f"{(min(woke) - b['t1_tsc']) / ms if woke else float('nan'):.3f} ms after it, the last event "
              f"{(last - b['t1_tsc']) / ms:.3f} ms after it "
              f"({sum(1 for e in rec.events if e.tsc > b['t1_tsc'])} events); {len(rec.events)} events kept")
-    # the same recording without -b runs until hourglass has exited
-    load()
-    d2 = ctx.path("nobreak")
-    shutil.rmtree(d2, ignore_errors=True)
-    p = run([HOURGLASS, "record", "--dir", d2, "--", "-n", "1", "-d", "1s", "-a", "-p", "RTLOW", "--affinity", "1",
-             "-q"], timeout=300)
-    unload()
+    # the same recording without -b ran until hourglass had exited
     tid2 = json.load(open(os.path.join(d2, "hourglass.json")))["threads"][0]["tid"]
     rec2 = read_hgt(os.path.join(d2, "kernel.hgt"))
     comm = [e for e in rec2.events if e.kind == "comm" and e.arg == tid2]
