@@ -203,7 +203,7 @@ def module_agreement_checked(ctx, mod, ours):
     assert abs(ppm) < 1000, f"tsc_khz {o.meta['tsc_khz']} against the kernel's {m.tsc_khz}"
 
 
-@once(150)
+@once(30)
 def test_ftrace_report_agrees(ctx):
     """hourglass report explains each gap alike from the module's recording and from ours."""
     load()
@@ -311,7 +311,7 @@ def _r(rep, what):
     return sorted((x["cpu"], x["thread"], x["actual"], x["inferred"], round(x["length_us"], 1)) for x in listed)
 
 
-@once(190)
+@once(30)
 def test_ftrace_losses_placed(ctx):
     """Small buffers: losses counted exactly, and placed where the module's events are missing."""
     load()
@@ -548,7 +548,7 @@ def _left_running():
     return [(c, p) for c in ("hgtrace-ftrace", "hgtrace", "hourglass") for p in _procs(c)]
 
 
-@once(155)
+@once(120)
 def test_ftrace_hourglass_record(ctx):
     """hourglass record --ftrace-only and --ftrace run hgtrace-ftrace: the report and
     the exports read DIR/ftrace.hgt as they read the module's kernel.hgt, and
@@ -652,7 +652,7 @@ def hourglass_record_checked(ctx, only, both):
     assert kr["path"].endswith("kernel.hgt") and kr["recorder"] == "hgtrace.ko", kr
 
 
-@once(110)
+@once(30)
 def test_ftrace_dump_and_pack(ctx):
     """hgtrace dump reads the file, and the packed file (-z) holds the same records."""
     plain, packed = ctx.path("plain.hgt"), ctx.path("packed.hgt")
@@ -711,7 +711,7 @@ def looks(stderr):
     return int(m.group(1)), int(m.group(2))
 
 
-@once(50)
+@once(110)
 def test_ftrace_drain_at(ctx):
     """--drain-at: a buffer less than that full is not read while the command runs, only after it;
     at 0 it is read at every look, as before; a small buffer is read during the run whatever it is,
@@ -800,7 +800,7 @@ def test_ftrace_refusals(ctx):
     ctx.note("no tracefs: " + p.stderr.strip().splitlines()[-1])
 
 
-@once(30)
+@once(35)
 def test_ftrace_cpu_set_any_size(ctx):
     """-c takes the last CPU through the run-time sized set (no 256-CPU mask): only its
     events are kept and the metadata's mask names it; a CPU the machine lacks is refused

@@ -391,7 +391,7 @@ def interrupted_files_checked(ctx, points):
         ctx.note(f"point {n}: {what}, {len(rec.events)} records")
 
 
-@once(75)
+@once(55)
 def test_ctrl_c_anywhere(ctx):
     """Ctrl-C before the command starts, while recording, while draining, while packing:
     the module is put back as found (stopped, settings, CPUs, filter) and the file is finished."""

@@ -58,7 +58,7 @@ def _wait_for(cond, proc, timeout_s):
     return False
 
 
-@once(30)
+@once(35)
 def test_record_with_a_load(ctx):
     """A periodic task (FIFO 90, 300 us every 10 ms) beside hourglass on the last CPU for 2 s:
     record.json says what ran, the task is gone afterwards, and the report names its

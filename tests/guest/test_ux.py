@@ -115,7 +115,7 @@ def start_breaktrace_run(ctx, d):
                          f"{BREAK_US} us on this host")
 
 
-@once(95)
+@once(40)
 def test_breaktrace_freezes_the_recording_at_the_intruder(ctx):
     d = ctx.path("break")
     mask = os.sched_getaffinity(0)
@@ -236,7 +236,7 @@ def interrupt_record(ctx, name, when):
     return d, p.returncode, err
 
 
-@once(55)
+@once(75)
 def test_ctrl_c_anywhere_in_record(ctx):
     """Whenever it comes, Ctrl-C ends `hourglass record` with 130, leaves no
     hgtrace or hourglass running, the module stopped, the directory (if made)
