@@ -147,6 +147,21 @@ class Context:
         json.dumps(self.host_half)          # refused here, in the guest, if JSON cannot keep it
 
 
+def failure(e):
+    """An exception as the test's failure: an assertion's own message, else the traceback
+    (a test's own crash is a failure too)."""
+    return e if isinstance(e, AssertionError) else AssertionError(traceback.format_exc())
+
+
+def print_result(i, name, seconds, ctx, err):
+    """A test's TAP line, its notes, and what failed (its first 60 lines)."""
+    print(f"{'ok' if not err else 'not ok'} {i} - {name} ({seconds:.1f}s)", flush=True)
+    for n in ctx.notes:
+        print(f"#   {n}", flush=True)
+    for line in str(err).splitlines()[:60] if err else ():
+        print(f"#   {line}", flush=True)
+
+
 def main(tests, note=None):
     """Run tests (list of functions) and print TAP; exit 0 iff all passed.
     @note: what this run leaves out (a TAP comment)."""
@@ -166,7 +181,7 @@ def main(tests, note=None):
         try:
             test(ctx)
         except Exception as e:  # noqa: BLE001 - a test's own crash is a failure too
-            err = e if isinstance(e, AssertionError) else AssertionError(traceback.format_exc())
+            err = failure(e)
         try:
             unload()
         except AssertionError as e:
@@ -176,18 +191,13 @@ def main(tests, note=None):
             err = AssertionError("kernel log shows trouble:\n" + "\n".join(bad[:30]))
         for line in traps[:5]:
             ctx.note(f"a program of the load faulted (the kernel is fine): {line.strip()}")
-        status = "ok" if not err else "not ok"
         if ctx.host_half and not err:
             with open(halves, "a") as f:
                 f.write(json.dumps(ctx.host_half) + "\n")
             ctx.note("its files are checked on the host after the boot: its host half")
-        print(f"{status} {i} - {name} ({time.monotonic() - t0:.1f}s)", flush=True)
-        for n in ctx.notes:
-            print(f"#   {n}", flush=True)
+        print_result(i, name, time.monotonic() - t0, ctx, err)
         if err:
             failed += 1
-            for line in str(err).splitlines()[:60]:
-                print(f"#   {line}", flush=True)
             with open(ctx.path("dmesg.txt"), "w") as f:
                 f.write("\n".join(dmesg_lines()[before:]))
     print(f"# {len(tests) - failed} passed, {failed} failed on {KREL}", flush=True)

@@ -21,7 +21,6 @@ import json
 import os
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,7 +41,6 @@ def main(out):
     print(f"1..{len(halves)}", flush=True)
     failed = 0
     for i, h in enumerate(halves, 1):
-        name = f"{h['test']}: host half"
         ctx = harness.Context(h["test"], fresh=False)
         t0 = time.monotonic()
         err = None
@@ -50,14 +48,9 @@ def main(out):
             check = getattr(importlib.import_module(h["module"]), h["func"])
             check(ctx, *h["args"])
         except Exception as e:  # noqa: BLE001 - a check's own crash is a failure too
-            err = e if isinstance(e, AssertionError) else AssertionError(traceback.format_exc())
-        print(f"{'ok' if not err else 'not ok'} {i} - {name} ({time.monotonic() - t0:.1f}s)", flush=True)
-        for n in ctx.notes:
-            print(f"#   {n}", flush=True)
-        if err:
-            failed += 1
-            for line in str(err).splitlines()[:60]:
-                print(f"#   {line}", flush=True)
+            err = harness.failure(e)
+        harness.print_result(i, f"{h['test']}: host half", time.monotonic() - t0, ctx, err)
+        failed += bool(err)
     print(f"# host halves: {len(halves) - failed} passed, {failed} failed", flush=True)
     return 0 if failed == 0 else 1
 

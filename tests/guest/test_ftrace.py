@@ -39,7 +39,7 @@ SMALL_LOAD = sized(HACKBENCH, "hackbench -l 10 -g 2")
 LOSS_LOAD = "; ".join([sized(HACKBENCH, "hackbench -l 20 -g 2")] * sized(3, 2))
 # the agreement's load: 150 000 events at full size; when quick, 18 000 (6.1) to 61 000
 # (6.12-rt) pairs on 2026-11-29, most of them the guest's own (timers, the recorders' drains)
-# and not hackbench's (reading both files back and pairing them is most of the test's time)
+# and not hackbench's (reading both files back and pairing them is the host half's)
 WORKLOAD = (sized(HACKBENCH, "hackbench -l 6 -g 2") + f"; dd if=/dev/zero of={{io}} bs=64k count={sized(200, 25)} "
             "conv=fsync 2>/dev/null; sleep 0.3; rm -f {io}")
 

@@ -18,8 +18,8 @@ import matching
 KO_ABI99 = os.environ.get("HGT_KO_ABI99", "")
 HACKBENCH = "hackbench -l 60 -g 2"
 # the agreement's load: 52 000 events at full size; when quick, with an eighth of the dd,
-# 6 500 (6.1) to 16 500 (6.12-rt) pairs on 2026-11-29 (reading and pairing them dominates
-# the time; 2000 a side are needed)
+# 6 500 (6.1) to 16 500 (6.12-rt) pairs on 2026-11-29 (2000 a side are needed; reading
+# and pairing them, most of the test's time in the guest, is now its host half's)
 AGREE_LOAD = sized(HACKBENCH, "hackbench -l 6 -g 2")
 # -c 0's load: when quick, a few thousand records on CPU 0 are plenty (-l 60 gave 42 000 to
 # 59 000 on 2026-11-29); CPU 1 must be busy too, so that dropping its events is checked
