@@ -7,7 +7,7 @@ scripts/vm runs it after a guest that ran tests/guest/run.py exits: OUT is
 that boot's output folder (HGT_OUT), where the harness listed, in
 host-halves.jsonl, each test whose guest half passed and left its checks to
 the host (harness.Context.on_host). Each runs here, on the same files, as
-ctx.check(ctx, *args), and prints a TAP line of its own ("test_x: host
+check(ctx, *args), and prints a TAP line of its own ("test_x: host
 half"). Exits 0 iff all passed (and when the guest left none).
 
 Why: under TCG, Python reading a recording back (hgtrace dump --json, one

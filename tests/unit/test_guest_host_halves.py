@@ -7,9 +7,6 @@ import json
 import pytest
 
 HALVES = '''
-import os
-
-
 def recorded(ctx):
     with open(ctx.path("data.txt"), "w") as f:
         f.write("3\\n")
