@@ -35,6 +35,9 @@ B       := $(CURDIR)/build
 # the tests that need what setup installs (matplotlib, Perfetto's definitions) are skipped,
 # each saying why (-rs)
 PYTEST  := $(if $(wildcard $(PY)),$(PY),python3) -m pytest
+# ... on every CPU it may use, with pytest-xdist (make setup installs it; one process where it
+# is missing): 2 minutes on one of this project's 2-CPU machines, 1 on both
+XDIST    = $(shell $(firstword $(PYTEST)) -c 'import xdist; print("-n auto")' 2>/dev/null)
 # hgtools' types (tools/pyproject.toml's [tool.mypy]); make setup installs the mypy it pins
 MYPY    := $(if $(wildcard $(PY)),$(PY),python3) -m mypy --config-file tools/pyproject.toml --cache-dir $(B)/mypy
 
@@ -162,12 +165,15 @@ endef
 $(foreach e,$(MAN_LINKS),$(eval $(call man-link,$(call field,$(e),1),$(call field,$(e),2))))
 
 # the unit tests only: C (the library's, once it exists) and Python; no root, no guest
-test: userspace
+test: userspace man
 	$(if $(wildcard userspace/lib/Makefile),$(MAKE) -s -C userspace/lib test)
 	$(if $(call opt_targets,userspace/ftrace),$(MAKE) -s -C userspace/ftrace OUT=$(B) check)
+	@# what the tests' fixtures build, built before the workers start: two of them must never
+	@# write one file at once (each fixture's make then finds nothing to do)
+	$(if $(HAVE_EXPORT),$(MAKE) -s -C userspace/export OUT=$(B) tests)
 	@$(PYTEST) --version >/dev/null 2>&1 || { echo "make test: no pytest for $(firstword \
 	$(PYTEST)): make setup (or apt install python3-pytest)" >&2; exit 2; }
-	$(PYTEST) -q -rs tests/unit
+	$(PYTEST) -q -rs $(XDIST) tests/unit
 	@if $(MYPY) --version >/dev/null 2>&1; then $(MYPY) tools/hgtools; \
 	else echo "make test: no mypy for $(firstword $(MYPY)) (make setup installs it): hgtools' types not checked" >&2; fi
 

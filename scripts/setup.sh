@@ -28,7 +28,7 @@
 #     unit tests render each (man -l, groff) and lint it (mandoc -T lint);
 #   - with --fuzz, only clang and its compiler-rt (libclang-rt-N-dev: libFuzzer and
 #     the sanitizers), and atheris in build/fuzz/pyenv, for make fuzz (tests/fuzz);
-#   - virtme-ng and pytest in a virtual environment at $HG_VENV (default
+#   - virtme-ng, pytest and pytest-xdist in a virtual environment at $HG_VENV (default
 #     .venv), and the hgtools package from tools/, installed editable, so
 #     that `python -m hgtools` runs the tree's code as it is.
 set -euo pipefail
@@ -116,6 +116,12 @@ if [ ! -x "$venv/bin/vng" ] || [ ! -x "$venv/bin/pytest" ]; then
 	echo "setup: creating $venv with virtme-ng"
 	/usr/bin/python3 -m venv --system-site-packages "$venv"
 	"$venv/bin/pip" install -q --disable-pip-version-check virtme-ng pytest
+fi
+
+# make test runs the unit tests on every CPU it may use (pinned, as mypy below)
+if ! "$venv/bin/python" -c 'import xdist, sys; sys.exit(xdist.__version__ != "3.8.0")' 2>/dev/null; then
+	echo "setup: installing pytest-xdist 3.8.0 into $venv (make test on every CPU)"
+	"$venv/bin/pip" install -q --disable-pip-version-check pytest-xdist==3.8.0
 fi
 
 # the tests read the Perfetto export with Perfetto's own compiled protos
