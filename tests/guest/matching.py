@@ -96,8 +96,9 @@ def _pair(fa, hb, tol):
 
 
 def match(hgt_events, fevents, drops, window, tol, near=None):
-    """Match; returns a dict of counts, the pairs' stamp differences, the pairs
-    as (cpu, ftrace stamp, module stamp) and the unmatched events as (key, stamp).
+    """Match; returns a dict of counts, the pairs' stamp differences (all, and by
+    (cpu, kind) in dts_by), the pairs as (cpu, ftrace stamp, module stamp) and the
+    unmatched events as (key, stamp).
 
     Pairing runs in two passes per (cpu, kind, identity): first in order
     within near (default tol / 250), where almost every pair lies, then what
@@ -133,7 +134,7 @@ def match(hgt_events, fevents, drops, window, tol, near=None):
         b[(e.cpu, e.kind, HGT_KIND[e.kind][1](e.fields))].append(e.tsc)
 
     res = dict(ftrace=0, hgtrace=0, matched=0, excluded=excluded, max_dt=0, dts=[], pairs=[],
-               only_ftrace=[], only_hgtrace=[])
+               only_ftrace=[], only_hgtrace=[], dts_by=defaultdict(list))
     for key in set(a) | set(b):
         close, rest_f, rest_h = _pair(sorted(a.get(key, [])), sorted(b.get(key, [])), near)
         far, rest_f, rest_h = _pair(rest_f, rest_h, tol)
@@ -143,6 +144,7 @@ def match(hgt_events, fevents, drops, window, tol, near=None):
         only_h = [t for t in rest_h if judged(t)]
         res["matched"] += len(dts)
         res["dts"] += dts
+        res["dts_by"][key[:2]] += dts
         res["ftrace"] += len(dts) + len(only_f)
         res["hgtrace"] += len(dts) + len(only_h)
         res["only_ftrace"] += [(key, t) for t in only_f]
