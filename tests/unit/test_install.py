@@ -39,7 +39,7 @@ def test_installed_hourglass_reports_and_exports_from_anywhere(tmp_path):
     env = installed_env(prefix, tmp_path)
     p = subprocess.run(["hourglass", "report", str(run)], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    # the generator's gaps (bench/merge_speed.py): every one explained, and judged right
+    # the generator's gaps (bench/merge_speed.py), each with its cause in the kernel's recording
     assert "the kernel explains 3998 of the 3998 others" in p.stdout, p.stdout[:400]
     p = subprocess.run(["hourglass", "export", str(run), "--json", "r.json", "--kernelshark", "m.dat",
                         "--perfetto", "t.pf", "--html", "r.html"],
