@@ -145,11 +145,15 @@ static int check_outputs(struct hg_config *cfg, FILE **text, FILE **json)
 	return 0;
 }
 
-static void calibrate(struct hg_run *run)
+static int calibrate(struct hg_run *run)
 {
 	uint64_t over;
 
-	run->hz_pre = hg_tsc_calibrate(100, &run->cal0, &run->cal1);
+	run->hz = hg_tsc_calibrate(100, &run->cal0, &run->cal1);
+	if (!(run->hz > 0)) {
+		fprintf(stderr, "hourglass: cannot calibrate the TSC: it did not advance against CLOCK_MONOTONIC_RAW over 100 ms\n");
+		return -1;
+	}
 	run->loop_cycles = hg_measure_loop(&over);
 	if (run->cfg->gap_override_ns >= 0)
 		run->gap_cycles = hg_ns_to_cycles(run, (uint64_t)run->cfg->gap_override_ns);
@@ -158,6 +162,7 @@ static void calibrate(struct hg_run *run)
 	if (run->gap_cycles <= (uint64_t)run->loop_cycles)
 		hg_warn(run, "GAP (%llu cycles) is not above the loop time (%.0f cycles): every iteration may count as a gap",
 			(unsigned long long)run->gap_cycles, run->loop_cycles);
+	return 0;
 }
 
 /* start_threads - create every thread; they set themselves up and wait. */
@@ -262,14 +267,16 @@ static int finish(struct hg_run *run, FILE *text, FILE *json)
 	uint64_t dropped = 0;
 	int k, rc = HG_EXIT_OK;
 
-	/* the frequency over the whole run: a long baseline, a precise rate */
+	/*
+	 * The rate over the whole run, a check of the run's rate only: the run's
+	 * durations were made with the rate measured before it, and reporting them
+	 * at another would make them contradict the options that asked for them
+	 */
 	hg_tsc_pair(CLOCK_MONOTONIC_RAW, &run->cal_end);
-	run->hz = hg_tsc_fit_hz(&run->cal0, &run->cal_end);
-	if (run->hz <= 0)
-		run->hz = run->hz_pre;
-	if (run->hz_pre > 0 && (run->hz / run->hz_pre > 1.001 || run->hz / run->hz_pre < 0.999))
+	run->hz_over_run = hg_tsc_fit_hz(&run->cal0, &run->cal_end);
+	if (run->hz_over_run > 0 && (run->hz_over_run / run->hz > 1.001 || run->hz_over_run / run->hz < 0.999))
 		hg_warn(run, "the TSC ran at %.3f MHz over the run but %.3f MHz before it: not a constant-rate TSC",
-			run->hz / 1e6, run->hz_pre / 1e6);
+			run->hz_over_run / 1e6, run->hz / 1e6);
 	if (hg_stats_compute(run, &st)) {
 		fprintf(stderr, "hourglass: out of memory while summarising the run\n");
 		return HG_EXIT_ENV;
@@ -348,7 +355,8 @@ static int plain_run(int argc, char **argv)
 		return HG_EXIT_ENV;
 	}
 	rc = lock_memory(&run) ? HG_EXIT_ENV : HG_EXIT_OK;
-	calibrate(&run);
+	if (calibrate(&run))
+		return HG_EXIT_ENV;
 	if (cfg.break_ns)
 		run.break_cycles = hg_ns_to_cycles(&run, cfg.break_ns);
 	/* even after a refusal: every missing privilege is named at once */

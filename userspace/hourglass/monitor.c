@@ -95,7 +95,7 @@ static void print_live(struct hg_run *run, FILE *f, bool tty, bool redraw)
 {
 	const struct hg_config *cfg = run->cfg;
 	const char *clear = tty ? "\r\033[K" : "";
-	double hz = run->hz_pre, now_s;
+	double hz = run->hz, now_s;
 	int k;
 
 	if (tty && redraw)

@@ -257,7 +257,7 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 	jw_end_obj(&w);
 	jw_obj(&w, "tsc");
 	jw_num(&w, "hz", run->hz);
-	jw_num(&w, "hz_before_run", run->hz_pre);
+	jw_num(&w, "hz_over_run", run->hz_over_run);
 	jw_bool(&w, "invariant", run->tsc.invariant);
 	jw_bool(&w, "constant", run->tsc.constant);
 	jw_bool(&w, "nonstop", run->tsc.nonstop);

@@ -18,7 +18,7 @@
 
 uint64_t hg_ns_to_cycles(const struct hg_run *run, uint64_t ns)
 {
-	return (uint64_t)((double)ns * run->hz_pre / 1e9);
+	return (uint64_t)((double)ns * run->hz / 1e9);
 }
 
 /* hg_rec_refill - take the next chunk of the shared pool; count a drop if none. */
@@ -82,7 +82,7 @@ void hg_gap_seen(struct hg_thread *t, uint64_t last, uint64_t now, uint32_t cpu)
 	if (g > t->live_gap_max)
 		hg_live_set(t->live_gap_max, g);
 	if (t->run->break_cycles && g > t->run->break_cycles)
-		hg_trip(t, HG_TRIP_GAP, last, now, (uint64_t)((double)g * 1e9 / t->run->hz_pre), cpu);
+		hg_trip(t, HG_TRIP_GAP, last, now, (uint64_t)((double)g * 1e9 / t->run->hz), cpu);
 }
 
 /* wake_record - note when a timer wake-up was due and when it happened. */
