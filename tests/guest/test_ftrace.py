@@ -263,8 +263,10 @@ def _stamps_apart_in_gap(a, b, key, pairs, tsc_khz):
     x = {(y["cpu"], y["thread"], y["next_thread"], y["length_us"]): y
          for rep in (b, a) for y in _r(rep, "listed")}[key]
     hz = a["run"]["tsc_hz"]
-    g0 = a["run"]["base_tsc"] + x["t"] * hz
-    g1 = g0 + x["length_us"] * hz / 1e6
+    # the listing prints t to the microsecond and length_us to the nanosecond: the gap's
+    # ends are known to half of each, so its own events at either end are kept in it
+    g0 = a["run"]["base_tsc"] + (x["t"] - 0.5e-6) * hz
+    g1 = a["run"]["base_tsc"] + (x["t"] + 0.5e-6) * hz + (x["length_us"] + 0.5e-3) * hz / 1e6
     d = [abs(h - f) for cpu, f, h in pairs if cpu == x["cpu"] and (g0 <= f <= g1 or g0 <= h <= g1)]
     return max(d, default=0) * 1000 / tsc_khz
 
