@@ -2,15 +2,18 @@
 /*
  * compat.h - every kernel API difference hgtrace.ko depends on, in one place.
  *
- * Each entry names the release that changed the thing. Logic files never test
- * LINUX_VERSION_CODE themselves; they call the wrappers below. Supported:
- * 6.1 and 6.12, plain and PREEMPT_RT (Debian's packages).
+ * Each entry names the release that changed the thing, or, where the thing
+ * itself can be asked (a tracepoint's prototype), asks it. Logic files never
+ * test LINUX_VERSION_CODE themselves; they call the wrappers below. Validated:
+ * 6.1, 6.12 and 7.3, plain and PREEMPT_RT (Debian's packages; docs/testing.md).
  */
 #ifndef HGT_COMPAT_H
 #define HGT_COMPAT_H
 
 #include <linux/version.h>
 #include <linux/sched.h>
+#include <linux/hrtimer.h>
+#include <generated/utsrelease.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
 #error "hgtrace needs Linux 6.1 or later"
@@ -47,18 +50,68 @@ static inline u64 hgt_sched_exec_start(const struct task_struct *p)
 }
 
 /*
- * Releases this module was validated on: 6.1 and 6.12. Newer ones build, with
- * a notice at build time (main.c) and at load, not an error, so that -Werror
- * builds still work. The one change known to matter: since 6.13 syscall
- * tracepoints may call their probes preemptible. Ours hold interrupts off
- * from their stamp to their write (probes.c, HGT_IRQS_OFF), so the CPU they
- * write to cannot change under them, but nobody has run them there.
+ * hrtimer::function became __private after 6.12 (7.3's own tracepoints read it
+ * with ACCESS_PRIVATE). Reading it through ACCESS_PRIVATE is right on every
+ * release: where the field is a plain one the macro is a cast to its own type.
  */
-#define HGT_VALIDATED_RELEASES	"6.1, 6.12"
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-#define HGT_RELEASE_UNVALIDATED	1
-#else
-#define HGT_RELEASE_UNVALIDATED	0
-#endif
+static inline void *hgt_hrtimer_function(struct hrtimer *t)
+{
+	return READ_ONCE(ACCESS_PRIVATE(t, function));
+}
+
+/*
+ * Tracepoint prototypes, asked of the kernel itself. Each tracepoint declares
+ * check_trace_callback_type_NAME(void (*cb)(void *data, PROTO)); HGT_TP_TAKES(name,
+ * fn) is true when probe fn has exactly that type. Where a prototype changed,
+ * probes.c has one probe for each form and HGT_TP_PICK() registers the one this
+ * kernel takes: keyed on the prototype, not on a version number, so a distribution
+ * kernel that took a change early (a backport) or late still gets the right probe.
+ * Changes known (6.12 has the first form of each, 7.3 the second; which release
+ * in between made each was not checked, and need not be: the prototype decides):
+ *
+ *   sched_process_exit     (p)  ->  (p, bool group_dead)
+ *   hrtimer_expire_entry   (t, ktime_t *now)  ->  (t, ktime_t now)
+ *
+ * The probes read neither group_dead nor now, so both forms record the same.
+ *
+ * A kernel whose tracepoint matches no probe fails the build with one line from
+ * HGT_TP_CHECK naming the tracepoint, the kernel and what to do, not a wall of
+ * compiler errors. `make HGT_TP_SKIP="name ..."` builds the module without those
+ * probes: it loads, says in dmesg and /proc/hgtrace/status that their events are
+ * not recorded, and readers see them missing from the events available.
+ */
+#define HGT_TP_TAKES(name, fn) \
+	__builtin_types_compatible_p(typeof(&check_trace_callback_type_##name), \
+				     void (*)(typeof(&(fn))))
+/* 1 when the build was asked to leave tracepoint name out (HGT_TP_SKIP) */
+#define HGT_TP_SKIPPED(name)	__is_defined(HGT_SKIP_##name)
+#define HGT_TP_CHECK(name, ...) \
+	_Static_assert(HGT_TP_SKIPPED(name) || HGT_TP_ANY(name, __VA_ARGS__), \
+		       "hgtrace: tracepoint " #name " of Linux " UTS_RELEASE \
+		       " takes arguments no probe of this module takes: kmod/compat.h lists the " \
+		       "forms it knows; add this one there (and a probe in probes.c), or build " \
+		       "without it: make HGT_TP_SKIP=" #name " (its events are then not recorded)")
+#define HGT_TP_ANY(name, ...) \
+	CONCATENATE(HGT_TP_ANY_, COUNT_ARGS(__VA_ARGS__))(name, __VA_ARGS__)
+#define HGT_TP_ANY_1(name, a)		HGT_TP_TAKES(name, a)
+#define HGT_TP_ANY_2(name, a, b)	(HGT_TP_TAKES(name, a) || HGT_TP_TAKES(name, b))
+/* the probe this kernel takes of two forms (the first where neither fits: HGT_TP_CHECK fails) */
+#define HGT_TP_PICK(name, a, b) \
+	__builtin_choose_expr(HGT_TP_TAKES(name, b), (void *)(b), (void *)(a))
+/* the probe to register for name: NULL when the build left it out (HGT_TP_SKIP) */
+#define HGT_TP_PROBE(name, p)	(HGT_TP_SKIPPED(name) ? NULL : (p))
+
+/*
+ * Releases this module was validated on (docs/testing.md): 6.1, 6.12 and 7.3,
+ * plain and PREEMPT_RT. Others build, with a notice at build time (main.c) and
+ * at load, not an error, so that -Werror builds still work. Known to matter
+ * since 6.13: syscall tracepoints may call their probes preemptible; ours hold
+ * interrupts off from their stamp to their write (probes.c, HGT_IRQS_OFF), so
+ * the CPU they write to cannot change under them (checked on 7.3).
+ */
+#define HGT_VALIDATED_RELEASES	"6.1, 6.12, 7.3"
+#define HGT_RELEASE_IS(a, b) \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, 0) && LINUX_VERSION_CODE < KERNEL_VERSION(a, b + 1, 0))
+#define HGT_RELEASE_UNVALIDATED	(!HGT_RELEASE_IS(6, 1) && !HGT_RELEASE_IS(6, 12) && !HGT_RELEASE_IS(7, 3))
 
 #endif /* HGT_COMPAT_H */

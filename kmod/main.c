@@ -21,8 +21,8 @@
 
 /* a notice, not #warning: -Werror must not stop a build for a newer kernel */
 #if HGT_RELEASE_UNVALIDATED && !defined(__clang__)
-#pragma message("hgtrace: this kernel is newer than the releases the module was validated on (" \
-		HGT_VALIDATED_RELEASES "); see compat.h")
+#pragma message("hgtrace: Linux " UTS_RELEASE " is not one of the releases the module was validated on (" \
+		HGT_VALIDATED_RELEASES "): it builds, untested there; see kmod/compat.h")
 #endif
 /* clang reports #pragma message as a warning, which -Werror makes an error: the load-time notice must do */
 
@@ -121,8 +121,8 @@ static int __init hgt_init(void)
 	pr_info(HGT_NAME ": ABI %u.%u, %lu KiB per CPU, TSC %u kHz, events 0x%x of 0x%x\n",
 		HGT_ABI_MAJOR, HGT_ABI_MINOR, buffer_kb, tsc_khz, hgt.events, HGT_EV_ALL);
 	if (HGT_RELEASE_UNVALIDATED)
-		pr_notice(HGT_NAME ": Linux %s is newer than the releases this module was validated "
-			  "on (" HGT_VALIDATED_RELEASES "); see compat.h\n", init_utsname()->release);
+		pr_notice(HGT_NAME ": Linux %s is not one of the releases this module was validated "
+			  "on (" HGT_VALIDATED_RELEASES "): untested here; see kmod/compat.h\n", init_utsname()->release);
 	return 0;
 
 err_proc:

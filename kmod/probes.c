@@ -5,8 +5,8 @@
  * Every probe reads the TSC first, so the stamp is as close as possible to
  * the kernel's own tracepoint (trace-cmd's x86-tsc clock reads the same
  * counter a few instructions later). The kernel headers trace/events/NAME.h are
- * included so that hgt_check_types() stops the build, not the machine, when a
- * tracepoint's prototype changes in some release.
+ * included so that HGT_TP_CHECK (compat.h) stops the build, not the machine, when
+ * a tracepoint's prototype changes in some release.
  */
 #include <linux/sched.h>
 #include <linux/interrupt.h>
@@ -395,7 +395,13 @@ static void sched_exit_record(u64 tsc, struct task_struct *p)
 	hgt_emit(&r, sizeof(r));
 }
 
+/* sched_process_exit in its two forms (compat.h): group_dead is not recorded */
 static void probe_sched_exit(void *data, struct task_struct *p)
+{
+	HGT_IRQS_OFF(sched_exit_record(rdtsc_ordered(), p));
+}
+
+static void probe_sched_exit_group(void *data, struct task_struct *p, bool group_dead)
 {
 	HGT_IRQS_OFF(sched_exit_record(rdtsc_ordered(), p));
 }
@@ -459,7 +465,7 @@ static void hrtimer_entry_record(u64 tsc, struct hrtimer *t)
 
 	if (!hgt_cpu_on())
 		return;
-	fn = READ_ONCE(t->function);
+	fn = hgt_hrtimer_function(t);
 	hgt_hdr(&r.h, tsc, HGT_REC_HRTIMER_ENTRY, hgt_ptr_id(t));
 	r.t.func_id = hgt_ptr_id(fn);
 	r.t.pad = 0;
@@ -467,7 +473,13 @@ static void hrtimer_entry_record(u64 tsc, struct hrtimer *t)
 	hgt_emit(&r, sizeof(r));
 }
 
+/* hrtimer_expire_entry in its two forms (compat.h): now is not recorded */
 static void probe_hrtimer_entry(void *data, struct hrtimer *t, ktime_t *now)
+{
+	HGT_IRQS_OFF(hrtimer_entry_record(rdtsc_ordered(), t));
+}
+
+static void probe_hrtimer_entry_now(void *data, struct hrtimer *t, ktime_t now)
 {
 	HGT_IRQS_OFF(hrtimer_entry_record(rdtsc_ordered(), t));
 }
@@ -525,44 +537,48 @@ static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 	HGT_IRQS_OFF(sys_exit_record(rdtsc_ordered(), ret));
 }
 
-/* hgt_check_types - never called: fails the build if a prototype changed */
-static void __maybe_unused hgt_check_types(void)
-{
-	check_trace_callback_type_sched_switch(probe_sched_switch);
-	check_trace_callback_type_sched_waking(probe_sched_wake);
-	check_trace_callback_type_sched_wakeup(probe_sched_wake);
-	check_trace_callback_type_sched_wakeup_new(probe_sched_wake);
-	check_trace_callback_type_sched_migrate_task(probe_sched_migrate);
-	check_trace_callback_type_sched_process_exit(probe_sched_exit);
-	check_trace_callback_type_irq_handler_entry(probe_irq_entry);
-	check_trace_callback_type_irq_handler_exit(probe_irq_exit);
-	check_trace_callback_type_softirq_entry(probe_softirq);
-	check_trace_callback_type_softirq_exit(probe_softirq);
-	check_trace_callback_type_local_timer_entry(probe_vec_entry);
-	check_trace_callback_type_local_timer_exit(probe_vec_exit);
-	check_trace_callback_type_nmi_handler(probe_nmi);
-	check_trace_callback_type_hrtimer_expire_entry(probe_hrtimer_entry);
-	check_trace_callback_type_hrtimer_expire_exit(probe_hrtimer_exit);
-	check_trace_callback_type_sys_enter(probe_sys_enter);
-	check_trace_callback_type_sys_exit(probe_sys_exit);
-}
+/*
+ * Every probe against the kernel's own prototype of its tracepoint (compat.h):
+ * one line naming the tracepoint and the kernel where none fits. The x86 vector
+ * probes share one prototype; local_timer stands for them all.
+ */
+HGT_TP_CHECK(sched_switch, probe_sched_switch);
+HGT_TP_CHECK(sched_waking, probe_sched_wake);
+HGT_TP_CHECK(sched_wakeup, probe_sched_wake);
+HGT_TP_CHECK(sched_wakeup_new, probe_sched_wake);
+HGT_TP_CHECK(sched_migrate_task, probe_sched_migrate);
+HGT_TP_CHECK(sched_process_exit, probe_sched_exit, probe_sched_exit_group);
+HGT_TP_CHECK(irq_handler_entry, probe_irq_entry);
+HGT_TP_CHECK(irq_handler_exit, probe_irq_exit);
+HGT_TP_CHECK(softirq_entry, probe_softirq);
+HGT_TP_CHECK(softirq_exit, probe_softirq);
+HGT_TP_CHECK(local_timer_entry, probe_vec_entry);
+HGT_TP_CHECK(local_timer_exit, probe_vec_exit);
+HGT_TP_CHECK(nmi_handler, probe_nmi);
+HGT_TP_CHECK(hrtimer_expire_entry, probe_hrtimer_entry, probe_hrtimer_entry_now);
+HGT_TP_CHECK(hrtimer_expire_exit, probe_hrtimer_exit);
+HGT_TP_CHECK(sys_enter, probe_sys_enter);
+HGT_TP_CHECK(sys_exit, probe_sys_exit);
 
 #define T(type)	((void *)(unsigned long)(type))
+/* a tracepoint's entry: its probe, or none where the build left it out (HGT_TP_SKIP) */
+#define TP(name, probe, data, ev)	{ #name, HGT_TP_PROBE(name, probe), data, ev }
 #define VEC(name, kind) \
-	{ #name "_entry", probe_vec_entry, T(kind), HGT_EV_VECTORS }, \
-	{ #name "_exit", probe_vec_exit, T(kind), HGT_EV_VECTORS }
+	TP(name##_entry, probe_vec_entry, T(kind), HGT_EV_VECTORS), \
+	TP(name##_exit, probe_vec_exit, T(kind), HGT_EV_VECTORS)
 
 const struct hgt_probe_desc hgt_probes[] = {
-	{ "sched_switch", probe_sched_switch, NULL, HGT_EV_SCHED },
-	{ "sched_waking", probe_sched_wake, T(HGT_REC_WAKING), HGT_EV_SCHED },
-	{ "sched_wakeup", probe_sched_wake, T(HGT_REC_WAKEUP), HGT_EV_SCHED },
-	{ "sched_wakeup_new", probe_sched_wake, T(HGT_REC_WAKEUP_NEW), HGT_EV_SCHED },
-	{ "sched_migrate_task", probe_sched_migrate, NULL, HGT_EV_SCHED },
-	{ "sched_process_exit", probe_sched_exit, NULL, HGT_EV_SCHED },
-	{ "irq_handler_entry", probe_irq_entry, NULL, HGT_EV_IRQ },
-	{ "irq_handler_exit", probe_irq_exit, NULL, HGT_EV_IRQ },
-	{ "softirq_entry", probe_softirq, T(HGT_REC_SOFTIRQ_ENTRY), HGT_EV_SOFTIRQ },
-	{ "softirq_exit", probe_softirq, T(HGT_REC_SOFTIRQ_EXIT), HGT_EV_SOFTIRQ },
+	TP(sched_switch, probe_sched_switch, NULL, HGT_EV_SCHED),
+	TP(sched_waking, probe_sched_wake, T(HGT_REC_WAKING), HGT_EV_SCHED),
+	TP(sched_wakeup, probe_sched_wake, T(HGT_REC_WAKEUP), HGT_EV_SCHED),
+	TP(sched_wakeup_new, probe_sched_wake, T(HGT_REC_WAKEUP_NEW), HGT_EV_SCHED),
+	TP(sched_migrate_task, probe_sched_migrate, NULL, HGT_EV_SCHED),
+	TP(sched_process_exit, HGT_TP_PICK(sched_process_exit, probe_sched_exit, probe_sched_exit_group),
+	   NULL, HGT_EV_SCHED),
+	TP(irq_handler_entry, probe_irq_entry, NULL, HGT_EV_IRQ),
+	TP(irq_handler_exit, probe_irq_exit, NULL, HGT_EV_IRQ),
+	TP(softirq_entry, probe_softirq, T(HGT_REC_SOFTIRQ_ENTRY), HGT_EV_SOFTIRQ),
+	TP(softirq_exit, probe_softirq, T(HGT_REC_SOFTIRQ_EXIT), HGT_EV_SOFTIRQ),
 	VEC(local_timer, HGT_VEC_LOCAL_TIMER),
 	VEC(reschedule, HGT_VEC_RESCHEDULE),
 	VEC(call_function, HGT_VEC_CALL_FUNCTION),
@@ -572,11 +588,12 @@ const struct hgt_probe_desc hgt_probes[] = {
 	VEC(spurious_apic, HGT_VEC_SPURIOUS_APIC),
 	VEC(error_apic, HGT_VEC_ERROR_APIC),
 	VEC(thermal_apic, HGT_VEC_THERMAL_APIC),
-	{ "nmi_handler", probe_nmi, NULL, HGT_EV_NMI },
-	{ "hrtimer_expire_entry", probe_hrtimer_entry, NULL, HGT_EV_HRTIMER },
-	{ "hrtimer_expire_exit", probe_hrtimer_exit, NULL, HGT_EV_HRTIMER },
-	{ "sys_enter", probe_sys_enter, NULL, HGT_EV_SYSCALLS },
-	{ "sys_exit", probe_sys_exit, NULL, HGT_EV_SYSCALLS },
+	TP(nmi_handler, probe_nmi, NULL, HGT_EV_NMI),
+	TP(hrtimer_expire_entry, HGT_TP_PICK(hrtimer_expire_entry, probe_hrtimer_entry, probe_hrtimer_entry_now),
+	   NULL, HGT_EV_HRTIMER),
+	TP(hrtimer_expire_exit, probe_hrtimer_exit, NULL, HGT_EV_HRTIMER),
+	TP(sys_enter, probe_sys_enter, NULL, HGT_EV_SYSCALLS),
+	TP(sys_exit, probe_sys_exit, NULL, HGT_EV_SYSCALLS),
 };
 const unsigned int hgt_nr_probes = ARRAY_SIZE(hgt_probes);
 

@@ -22,7 +22,7 @@ static void match_tracepoint(struct tracepoint *tp, void *priv)
 	unsigned int i;
 
 	for (i = 0; i < hgt_nr_probes; i++)
-		if (!found[i] && !strcmp(tp->name, hgt_probes[i].name))
+		if (!found[i] && hgt_probes[i].probe && !strcmp(tp->name, hgt_probes[i].name))
 			found[i] = tp;
 }
 
@@ -36,7 +36,11 @@ int hgt_tracepoints_find(void)
 		return -E2BIG;
 	for_each_kernel_tracepoint(match_tracepoint, NULL);
 	for (i = 0; i < hgt_nr_probes; i++) {
-		if (!found[i]) {
+		if (!hgt_probes[i].probe) {
+			pr_notice(HGT_NAME ": tracepoint %s left out of this build (HGT_TP_SKIP); its events are not recorded\n",
+				  hgt_probes[i].name);
+			missing++;
+		} else if (!found[i]) {
 			pr_info(HGT_NAME ": tracepoint %s not found on this kernel; its events are not recorded\n",
 				hgt_probes[i].name);
 			missing++;
@@ -117,5 +121,6 @@ void hgt_tracepoints_show(struct seq_file *m)
 
 	for (i = 0; i < hgt_nr_probes; i++)
 		seq_printf(m, "tracepoint %-28s %s%s\n", hgt_probes[i].name,
+			   !hgt_probes[i].probe ? "skipped (left out of this build)" :
 			   found[i] ? "found" : "missing", attached[i] ? " attached" : "");
 }
