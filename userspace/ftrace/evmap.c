@@ -135,7 +135,8 @@ static void find_field(struct tep_event *ev, const char *name, struct field *f, 
 	struct tep_format_field *tf = name ? tep_find_field(ev, name) : NULL;
 
 	memset(f, 0, sizeof(*f));
-	/* only plain numbers and fixed arrays; anything else reads as "missing" */
+	/* only plain numbers and fixed arrays; anything else reads as "missing" (a comm that
+	 * is a __string is read on its own, comm_read) */
 	if (!tf || (tf->flags & TEP_FIELD_IS_DYNAMIC) || tf->size <= 0 || tf->offset < 0 ||
 	    tf->offset + tf->size > 0xffff)
 		return;
@@ -276,24 +277,52 @@ static inline char *put_hdr(char *out, uint64_t ts, uint8_t type, uint8_t len, u
 	return out + sizeof(r);
 }
 
+/*
+ * comm_read - field @k of @c's comms (prev and next for a switch) into @comm. A fixed
+ * array is copied; a __string (sched_waking, sched_wakeup and sched_migrate_task carry
+ * comm as one after 6.12; 7.3 does) goes through libtraceevent,
+ * which knows both __data_loc and __rel_loc; this runs on a pid's first sighting only.
+ */
+static void comm_read(struct hgev_map *m, const struct conv *c, int k, const void *data, int size,
+		      char *comm, size_t n)
+{
+	const struct field *f = &c->comm[k];
+	const char *name = kind_comm[c->e->kind][k];
+	struct tep_event *ev;
+	struct tep_record rec;
+	const char *p;
+	int len = 0;
+
+	memset(comm, 0, n);
+	if (f->size) {
+		memcpy(comm, (const unsigned char *)data + f->off, f->size < n ? f->size : n);
+	} else if (name && (ev = tep_find_event_by_name(m->tep, c->e->d.system, c->e->d.name))) {
+		memset(&rec, 0, sizeof(rec));
+		rec.data = (void *)data;
+		rec.size = size;
+		p = tep_get_field_raw(NULL, ev, name, &rec, &len, 0);
+		if (p && len > 0)
+			memcpy(comm, p, (size_t)len < n ? (size_t)len : n);
+	}
+	comm[n - 1] = 0;
+}
+
 /* comm_once - a COMM record the first time @pid appears, as the module writes */
 static char *comm_once(struct hgev_map *m, char *out, unsigned int *nrec, uint64_t ts, uint64_t pid,
-		       const struct field *f, const unsigned char *d)
+		       const struct conv *c, int k, const void *data, int size)
 {
-	struct hgt_comm c;
+	struct hgt_comm cm;
 
 	if (pid >= PID_LIMIT || (m->pid_seen[pid / 8] & (1u << (pid % 8))))
 		return out;
 	m->pid_seen[pid / 8] |= 1u << (pid % 8);
-	memset(&c, 0, sizeof(c));
-	c.tgid = m->tgid_fn ? m->tgid_fn(pid, m->tgid_ctx) : 0;
-	if (f->size)
-		memcpy(c.comm, d + f->off, f->size < sizeof(c.comm) ? f->size : sizeof(c.comm));
-	c.comm[sizeof(c.comm) - 1] = 0;
-	out = put_hdr(out, ts, HGT_REC_COMM, sizeof(struct hgt_rec) + sizeof(c), 0, 0, pid);
-	memcpy(out, &c, sizeof(c));
+	memset(&cm, 0, sizeof(cm));
+	cm.tgid = m->tgid_fn ? m->tgid_fn(pid, m->tgid_ctx) : 0;
+	comm_read(m, c, k, data, size, cm.comm, sizeof(cm.comm));
+	out = put_hdr(out, ts, HGT_REC_COMM, sizeof(struct hgt_rec) + sizeof(cm), 0, 0, pid);
+	memcpy(out, &cm, sizeof(cm));
 	(*nrec)++;
-	return out + sizeof(c);
+	return out + sizeof(cm);
 }
 
 size_t hgev_name_rec(char *out, uint64_t ts, unsigned int kind, uint32_t id, const char *name)
@@ -373,8 +402,8 @@ size_t hgev_convert(struct hgev_map *m, const void *data, int size, uint64_t ts,
 		int64_t nprio = (int64_t)val(&c->f[4], d);
 		struct hg_switch_state st = hg_switch_from_ftrace(val(&c->f[1], d), nprio);
 
-		p = comm_once(m, p, nrec, ts, prev, &c->comm[0], d);
-		p = comm_once(m, p, nrec, ts, next, &c->comm[1], d);
+		p = comm_once(m, p, nrec, ts, prev, c, 0, data, size);
+		p = comm_once(m, p, nrec, ts, next, c, 1, data, size);
 		memset(&s, 0, sizeof(s));
 		s.prev_pid = prev;
 		s.prev_state = st.prev_state;
@@ -392,7 +421,7 @@ size_t hgev_convert(struct hgev_map *m, const void *data, int size, uint64_t ts,
 		struct hgt_wake w;
 		uint64_t pid = val(&c->f[0], d);
 
-		p = comm_once(m, p, nrec, ts, pid, &c->comm[0], d);
+		p = comm_once(m, p, nrec, ts, pid, c, 0, data, size);
 		memset(&w, 0, sizeof(w));
 		w.target_cpu = val(&c->f[1], d);
 		w.prio = (int16_t)val(&c->f[2], d);
@@ -405,7 +434,7 @@ size_t hgev_convert(struct hgev_map *m, const void *data, int size, uint64_t ts,
 		struct hgt_migrate mg;
 		uint64_t pid = val(&c->f[0], d);
 
-		p = comm_once(m, p, nrec, ts, pid, &c->comm[0], d);
+		p = comm_once(m, p, nrec, ts, pid, c, 0, data, size);
 		memset(&mg, 0, sizeof(mg));
 		mg.orig_cpu = val(&c->f[1], d);
 		mg.dest_cpu = val(&c->f[2], d);
@@ -417,7 +446,7 @@ size_t hgev_convert(struct hgev_map *m, const void *data, int size, uint64_t ts,
 	case K_EXIT: {
 		uint64_t pid = val(&c->f[0], d);
 
-		p = comm_once(m, p, nrec, ts, pid, &c->comm[0], d);
+		p = comm_once(m, p, nrec, ts, pid, c, 0, data, size);
 		p = put_hdr(p, ts, HGT_REC_EXIT, sizeof(struct hgt_rec), 0, 0, pid);
 		break;
 	}

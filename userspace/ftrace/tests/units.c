@@ -76,6 +76,14 @@ static const char fmt_hrtimer[] = "name: hrtimer_expire_entry\nID: 459\n" COMMON
 	"\tfield:void * function;\toffset:24;\tsize:8;\tsigned:0;\n\n"
 	"print fmt: \"hrtimer=%p\", REC->hrtimer\n";
 
+/* 7.3's sched_waking: comm became a __string (a __data_loc word: offset, then length) */
+static const char fmt_waking_73[] = "name: sched_waking\nID: 380\n" COMMON
+	"\tfield:__data_loc char[] comm;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+	"\tfield:int prio;\toffset:16;\tsize:4;\tsigned:1;\n"
+	"\tfield:int target_cpu;\toffset:20;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"comm=%s pid=%d\", __get_str(comm), REC->pid\n";
+
 static struct tep_handle *make_tep(void)
 {
 	struct tep_handle *tep = tep_alloc();
@@ -84,7 +92,8 @@ static struct tep_handle *make_tep(void)
 	    tep_parse_event(tep, fmt_switch, sizeof(fmt_switch) - 1, "sched") ||
 	    tep_parse_event(tep, fmt_irq_entry, sizeof(fmt_irq_entry) - 1, "irq") ||
 	    tep_parse_event(tep, fmt_irq_exit, sizeof(fmt_irq_exit) - 1, "irq") ||
-	    tep_parse_event(tep, fmt_hrtimer, sizeof(fmt_hrtimer) - 1, "timer")) {
+	    tep_parse_event(tep, fmt_hrtimer, sizeof(fmt_hrtimer) - 1, "timer") ||
+	    tep_parse_event(tep, fmt_waking_73, sizeof(fmt_waking_73) - 1, "sched")) {
 		printf("FAIL: libtraceevent did not parse the test formats\n");
 		exit(1);
 	}
@@ -175,6 +184,20 @@ static void test_evmap(struct tep_handle *tep)
 	CHECK(((const struct hgt_switch *)(r + 1))->prev_state == 0x80 && r->aux == 6, "dying switch");
 	/* a short event is not converted */
 	CHECK(hgev_convert(m, d, 40, 1003, 0, out, &nrec) == 0, "a sched_switch of 40 bytes was converted");
+	/* 7.3's sched_waking: the COMM of a first sighting named from its __string comm */
+	memset(d, 0, sizeof(d));
+	memcpy(d, &(uint16_t){ 380 }, 2);
+	memcpy(d + 8, &(uint32_t){ 24 | (6 << 16) }, 4);
+	memcpy(d + 12, &(int){ 12 }, 4);
+	memcpy(d + 16, &(int){ 100 }, 4);
+	memcpy(d + 20, &(int){ 1 }, 4);
+	memcpy(d + 24, "stress", 6);
+	n = hgev_convert(m, d, 30, 1003, 0, out, &nrec);
+	r = (const void *)out;
+	CHECK(nrec == 2 && r->type == HGT_REC_COMM && r->arg == 12 &&
+	      !strcmp(((const struct hgt_comm *)(r + 1))->comm, "stress") && rec_at(out, n, 1)->type == HGT_REC_WAKING &&
+	      ((const struct hgt_wake *)(rec_at(out, n, 1) + 1))->target_cpu == 1,
+	      "7.3 waking: %u records, comm '%s'", nrec, nrec ? ((const struct hgt_comm *)(r + 1))->comm : "");
 	/* irq entry: NAME from the __data_loc string, once */
 	memset(d, 0, sizeof(d));
 	memcpy(d, &(uint16_t){ 225 }, 2);
