@@ -6,8 +6,10 @@
 # machines run as root); prints what it would install otherwise.
 #
 # What it installs and why:
-#   - the four guest kernels with matching headers (6.1, 6.1 PREEMPT_RT, 6.12,
-#     6.12 PREEMPT_RT): the module is built for and tested inside each;
+#   - the six guest kernels (scripts/kernels): Debian 12's four with matching headers
+#     (6.1, 6.1 PREEMPT_RT, 6.12, 6.12 PREEMPT_RT), and Debian 13's backported 7.3 and
+#     7.3 PREEMPT_RT, whose headers build only in a Debian 13 root (scripts/setup-trixie,
+#     with debootstrap); the module is built for and tested inside each;
 #   - qemu-system-x86: virtme-ng boots those kernels under TCG emulation;
 #     busybox-static: virtme-ng builds the guest's initramfs from it;
 #   - trace-cmd, rt-tests (hackbench, cyclictest), stress-ng: loads and the
@@ -83,7 +85,7 @@ pkgs=(
 	linux-image-rt-amd64 linux-headers-rt-amd64
 	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64
-	qemu-system-x86 busybox-static trace-cmd rt-tests stress-ng kmod kernelshark
+	debootstrap qemu-system-x86 busybox-static trace-cmd rt-tests stress-ng kmod kernelshark
 	xvfb imagemagick chromium-headless-shell librsvg2-bin
 	gcc make python3-venv libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config
 	python3-matplotlib man-db groff-base mandoc
@@ -103,6 +105,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Debian 13's backported kernels: their images here, their headers in a Debian 13 root
+if [ "$(id -u)" -eq 0 ]; then
+	"$top/scripts/setup-trixie"
+else
+	"$top/scripts/setup-trixie" 2>/dev/null || echo "setup: the 7.3 kernels need root once: sudo $top/scripts/setup-trixie" >&2
 fi
 
 # An environment made before matplotlib was needed does not see the system's
@@ -152,4 +161,4 @@ fi
 "$venv/bin/python" -c 'import matplotlib' 2>/dev/null ||
 	{ echo "setup: $venv cannot import matplotlib (python3-matplotlib)" >&2; exit 1; }
 
-echo "setup: ok ($(ls /boot/vmlinuz-* | wc -l) kernels, $("$venv/bin/vng" --version 2>&1 | head -1))"
+echo "setup: ok ($("$top/scripts/vm" --list | grep -vc 'not installed') kernels, $("$venv/bin/vng" --version 2>&1 | head -1))"
