@@ -27,7 +27,10 @@
 # Module tests need a kernel that loads modules: this machine's does not, so
 # they run in guests booted by scripts/vm (virtme-ng, TCG emulation).
 
-KERNELS ?= 6.1 6.1-rt 6.12 6.12-rt
+# the guest kernels (scripts/kernels: one list for every script) and the Debian 13 root
+# that builds the module for those whose build programs need Debian 13 (kmod/Makefile)
+KERNELS ?= $(shell . scripts/kernels && echo $$HG_KERNELS)
+export HG_KBUILD_ROOT := $(shell . scripts/kernels && echo $$HG_KBUILD_ROOT)
 VENV    := .venv
 PY      := $(VENV)/bin/python
 B       := $(CURDIR)/build
@@ -70,10 +73,18 @@ VM_LIST  := $(shell scripts/vm --list | awk -v want="$(KERNELS)" 'BEGIN { n = sp
 	for (i = 1; i <= n; i++) k[w[i]] = 1 } ($$1 in k) { print (NF == 2 ? $$2 : "-" $$1) }')
 uniq      = $(if $(1),$(firstword $(1)) $(call uniq,$(filter-out $(firstword $(1)),$(1))))
 KVERS    := $(call uniq,$(RUNNING) $(filter-out -%,$(VM_LIST)))
-MOD_KVERS := $(foreach k,$(KVERS),$(if $(wildcard /lib/modules/$(k)/build/Makefile),$(k)))
-SKIPPED  += $(foreach k,$(filter-out $(MOD_KVERS),$(KVERS)),'skipped hgtrace.ko for $(k)$(if \
+# headers here, or in the Debian 13 build root for Debian 13's kernels (make setup makes it;
+# building there is a chroot: root only)
+ROOT_KVERS := $(foreach k,$(KVERS),$(if $(wildcard /lib/modules/$(k)/build/Makefile),,$(if $(wildcard \
+	$(HG_KBUILD_ROOT)/lib/modules/$(k)/build/Makefile),$(k))))
+IS_ROOT  := $(filter 0,$(shell id -u))
+MOD_KVERS := $(foreach k,$(KVERS),$(if $(wildcard /lib/modules/$(k)/build/Makefile),$(k))) $(if $(IS_ROOT),$(ROOT_KVERS))
+SKIPPED  += $(if $(IS_ROOT),,$(foreach k,$(ROOT_KVERS),'skipped hgtrace.ko for $(k): its headers are in \
+	$(HG_KBUILD_ROOT), where building is a chroot (as root: make modules)'))
+SKIPPED  += $(foreach k,$(filter-out $(MOD_KVERS) $(ROOT_KVERS),$(KVERS)),'skipped hgtrace.ko for $(k)$(if \
 	$(filter $(RUNNING),$(k)), (the running kernel)): no headers at /lib/modules/$(k)/build \
-	(install them, e.g. apt install linux-headers-$(k))')
+	$(if $(findstring +deb13,$(k)),nor in $(HG_KBUILD_ROOT) (make setup builds Debian 13 kernels there),(install \
+	them, e.g. apt install linux-headers-$(k)))')
 SKIPPED  += $(foreach k,$(patsubst -%,%,$(filter -%,$(VM_LIST))),'skipped hgtrace.ko for guest \
 	kernel $(k): not installed (make setup installs it)')
 endif

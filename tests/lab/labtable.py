@@ -11,7 +11,7 @@ import os
 from typing import Any, Dict, List, Optional
 
 CLASS_COLS = ("switch_hg", "switch_other", "timer", "interrupt", "hidden")
-KERNEL_ORDER = ("6.1", "6.1-rt", "6.12", "6.12-rt")
+KERNEL_ORDER = ("6.1", "6.1-rt", "6.12", "6.12-rt", "7.3", "7.3-rt")   # scripts/kernels' order
 
 
 def _order(r: Dict[str, Any]) -> tuple:

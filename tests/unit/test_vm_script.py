@@ -24,7 +24,23 @@ def test_bad_input(args, msg):
     assert msg in p.stderr, p.stderr
 
 
-def test_list_names_the_four_aliases():
+def _kernels():
+    p = subprocess.run(["bash", "-c", f". {os.path.dirname(VM)}/kernels && echo $HG_KERNELS"],
+                       capture_output=True, text=True, check=True)
+    return p.stdout.split()
+
+
+def test_list_names_the_six_aliases():
     p = vm("--list")
     assert p.returncode == 0, p.stderr
-    assert [line.split()[0] for line in p.stdout.splitlines()] == ["6.1", "6.1-rt", "6.12", "6.12-rt"], p.stdout
+    assert [line.split()[0] for line in p.stdout.splitlines()] == _kernels() == \
+        ["6.1", "6.1-rt", "6.12", "6.12-rt", "7.3", "7.3-rt"], p.stdout
+
+
+def test_python_copies_of_the_kernel_list():
+    """scripts/kernels is the one list; the Python tables that order or colour kernels follow it."""
+    from hgtools.paper import figures, plan
+    from lab import labtable
+    assert list(plan.KERNELS) == _kernels()
+    assert list(labtable.KERNEL_ORDER) == _kernels()
+    assert set(_kernels()) <= set(figures.KERNEL_COLORS)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 from .model import Figure
 
 KERNEL_COLORS = {"6.1": "#1f77b4", "6.1-rt": "#d62728", "6.12": "#2ca02c", "6.12-rt": "#9467bd",
-                 "native": "#ff7f0e"}
+                 "7.3": "#8c564b", "7.3-rt": "#e377c2", "native": "#ff7f0e"}
 WIDTH_IN = 9.0
 
 

@@ -20,7 +20,8 @@ SMP2 = "smp2"           # scripts/vm: 2 vCPUs on one host thread, the host's tim
 NATIVE = "native"       # this machine: real caches and clock, no module (no kernel recording)
 GUESTS = (ICOUNT, SMP2, NATIVE)
 
-KERNELS = ("6.1", "6.1-rt", "6.12", "6.12-rt")
+# scripts/kernels' HG_KERNELS, in its order (tests/unit/test_vm_script.py holds them equal)
+KERNELS = ("6.1", "6.1-rt", "6.12", "6.12-rt", "7.3", "7.3-rt")
 
 # Why each experiment runs where it runs: printed on the page beside its table.
 WHY = {
