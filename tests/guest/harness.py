@@ -147,15 +147,22 @@ class Context:
         json.dumps(self.host_half)          # refused here, in the guest, if JSON cannot keep it
 
 
+class NotHere(Exception):
+    """Raised by a test that cannot run on this kernel, with the reason: TAP's
+    "ok N - name # SKIP reason", which scripts/check-kernels counts apart, never
+    as passed. Only for what the kernel makes impossible, each test saying where."""
+
+
 def failure(e):
     """An exception as the test's failure: an assertion's own message, else the traceback
     (a test's own crash is a failure too)."""
     return e if isinstance(e, AssertionError) else AssertionError(traceback.format_exc())
 
 
-def print_result(i, name, seconds, ctx, err):
+def print_result(i, name, seconds, ctx, err, skip=None):
     """A test's TAP line, its notes, and what failed (its first 60 lines)."""
-    print(f"{'ok' if not err else 'not ok'} {i} - {name} ({seconds:.1f}s)", flush=True)
+    print(f"{'ok' if not err else 'not ok'} {i} - {name} ({seconds:.1f}s)"
+          f"{f' # SKIP {skip}' if skip and not err else ''}", flush=True)
     for n in ctx.notes:
         print(f"#   {n}", flush=True)
     for line in str(err).splitlines()[:60] if err else ():
@@ -169,7 +176,7 @@ def main(tests, note=None):
     print(f"# kernel {KREL}, module {KO}", flush=True)
     if note:
         print(f"# {note}", flush=True)
-    failed = 0
+    failed = skipped = 0
     halves = os.path.join(OUT, HOST_HALVES)
     open(halves, "w").close()               # this run's, not an earlier boot's
     for i, test in enumerate(tests, 1):
@@ -177,9 +184,11 @@ def main(tests, note=None):
         ctx = Context(name)
         before = len(dmesg_lines())
         t0 = time.monotonic()
-        err = None
+        err = skip = None
         try:
             test(ctx)
+        except NotHere as e:
+            skip = str(e)
         except Exception as e:  # noqa: BLE001 - a test's own crash is a failure too
             err = failure(e)
         try:
@@ -195,11 +204,13 @@ def main(tests, note=None):
             with open(halves, "a") as f:
                 f.write(json.dumps(ctx.host_half) + "\n")
             ctx.note("its files are checked on the host after the boot: its host half")
-        print_result(i, name, time.monotonic() - t0, ctx, err)
+        print_result(i, name, time.monotonic() - t0, ctx, err, skip)
+        skipped += bool(skip and not err)
         if err:
             failed += 1
             with open(ctx.path("dmesg.txt"), "w") as f:
                 f.write("\n".join(dmesg_lines()[before:]))
-    print(f"# {len(tests) - failed} passed, {failed} failed on {KREL}", flush=True)
+    print(f"# {len(tests) - failed - skipped} passed, {failed} failed, {skipped} not run here (SKIP) on {KREL}",
+          flush=True)
     return 0 if failed == 0 else 1
 
