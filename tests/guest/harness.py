@@ -88,15 +88,30 @@ def sched_clock_stable():
     return "sched_clock: Marking stable" in log and "Marking TSC unstable" not in log
 
 
+def config_hz():
+    """This kernel's CONFIG_HZ, 0 if it cannot be read: from its config beside its image
+    (/boot/config-RELEASE, Debian 12's kernels) or its modules (/lib/modules/RELEASE/config,
+    Debian 13's), or /proc/config.gz."""
+    rel = os.uname().release
+    for path in (f"/boot/config-{rel}", f"/lib/modules/{rel}/config", "/proc/config.gz"):
+        try:
+            if path.endswith(".gz"):
+                import gzip
+                text = gzip.open(path, "rt").read()
+            else:
+                text = open(path).read()
+        except OSError:
+            continue
+        m = re.search(r"^CONFIG_HZ=(\d+)$", text, re.M)
+        if m:
+            return int(m.group(1))
+    return 0
+
+
 def tick_ns():
-    """One tick of this kernel (CONFIG_HZ in /boot/config-RELEASE); 10 ms (HZ 100, the
-    longest) when it cannot be read."""
-    try:
-        with open(f"/boot/config-{os.uname().release}") as f:
-            m = re.search(r"^CONFIG_HZ=(\d+)$", f.read(), re.M)
-        return 1e9 / int(m.group(1)) if m else 10e6
-    except OSError:
-        return 10e6
+    """One tick of this kernel (config_hz); 10 ms (HZ 100, the longest) when it cannot be read."""
+    hz = config_hz()
+    return 1e9 / hz if hz else 10e6
 
 
 def kernel_trouble(lines):

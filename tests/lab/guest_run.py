@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "guest"))
 import scenario  # noqa: E402
-from harness import BAD_DMESG  # noqa: E402
+from harness import BAD_DMESG, config_hz  # noqa: E402
 
 TOP = scenario.TOP
 KO = os.environ.get("HGT_KO", "")
@@ -54,16 +54,6 @@ def record_slack() -> float:
     so a recording of 3 s has taken 170 to 300 guest seconds and 15 host seconds; the host's
     timeout on the whole guest (scripts/lab, scripts/check-kernels) is the one that counts."""
     return 3600.0 if os.environ.get("HGT_VM_ICOUNT") == "1" else 300.0
-
-
-def config_hz() -> int:
-    """This kernel's tick rate (CONFIG_HZ in /boot/config-RELEASE), 0 if it cannot be read."""
-    try:
-        with open(f"/boot/config-{os.uname().release}") as f:
-            m = re.search(r"^CONFIG_HZ=(\d+)$", f.read(), re.M)
-        return int(m.group(1)) if m else 0
-    except OSError:
-        return 0
 
 
 def preempt_rt() -> bool:

@@ -59,7 +59,7 @@ GUESTS = {"icount": {"cpus": 1, "icount": True, "record": ["--reader-interval", 
 EXPECTED = {
     "stamps": "the events a load stamped (stamps:N: load N's stamps-N.txt) inside hourglass's run on its CPU",
     "zero": "none",
-    "ticks": "CONFIG_HZ (the guest's /boot/config) times hourglass's run on its CPU: a busy CPU's periodic tick",
+    "ticks": "CONFIG_HZ (the guest kernel's config) times hourglass's run on its CPU: a busy CPU's periodic tick",
     "switches": "hourglass's own count of consecutive intervals of different threads on a CPU",
     "voluntary": "hourglass's own count of the gaps it asked for (yields and sleeps)",
     "misses": "hourglass's own count of missed deadlines",
