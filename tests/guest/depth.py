@@ -1,9 +1,18 @@
-"""depth - how much of the guest suite a run does: quick (make check) or full.
+"""depth - how much of the guest suite a run does: quick (make check), core, or full.
 
-Under TCG the whole suite takes 45 to 60 minutes a kernel, four kernels two at
-a time; make check must end within 50. So make check runs it quick
-(HGT_GUEST_DEPTH=quick, set by scripts/check-kernels), make check-full runs
-it full (the default when run.py is started by hand):
+Under TCG the whole suite takes 45 to 60 minutes a kernel, six kernels two at
+a time; make check must end within 45. So make check runs it quick
+(HGT_GUEST_DEPTH=quick, set by scripts/check-kernels) on the oldest and newest
+kernels, plain and PREEMPT_RT, and core on those between (HGT_GUEST_CORE: 6.12
+and 6.12-rt), make check-full runs it full on each (the default when run.py is
+started by hand):
+
+  - core: only the tests of what the kernel gives the module (CORE: its
+    tracepoints, its events against trace-cmd's and hgtrace-ftrace's, losses,
+    microstates against schedstat, load and unload, the merge of its events),
+    at quick size, and the kernel's share of the @once tests; the tests of the
+    module's interface to user space (filters, the control file, hostile
+    callers, ABI 1.0, CPU sets) run on the quick kernels;
 
   - sized(full, quick): a test's workload, smaller when quick (fewer cycles,
     a shorter run), with the same assertions;
@@ -24,9 +33,15 @@ What is not run here is printed as a TAP comment, never counted as passed.
 import os
 
 DEPTH = os.environ.get("HGT_GUEST_DEPTH", "full")
-if DEPTH not in ("quick", "full"):
-    raise SystemExit(f"HGT_GUEST_DEPTH={DEPTH}: not quick or full")
-QUICK = DEPTH == "quick"
+if DEPTH not in ("quick", "core", "full"):
+    raise SystemExit(f"HGT_GUEST_DEPTH={DEPTH}: not quick, core or full")
+QUICK = DEPTH in ("quick", "core")
+
+# core's tests: what the kernel gives the module, checked against the kernel's own accounts
+CORE = ("test_load_and_tracepoints", "test_ftrace_agreement", "test_losses_stop_mode",
+        "test_losses_overwrite_mode", "test_load_unload_cycles", "test_microstates",
+        "test_lat_on_cpu_time_is_schedstat", "test_ftrace_module_agreement",
+        "test_record_report_three_threads", "test_known_interrupt_source", "test_hourglass_rtc_and_kernel")
 
 
 # What each kernel's quick run takes without the @once tests, with the other
@@ -35,6 +50,8 @@ QUICK = DEPTH == "quick"
 # that read large recordings checked them on the host (harness.Context.on_host;
 # only the ratios matter here)
 BASE_SECONDS = {"6.1": 554, "6.1-rt": 798, "6.12": 509, "6.12-rt": 648}
+# ... and of a core run (HGT_GUEST_CORE), without its @once tests
+CORE_SECONDS = {"6.12": 250, "6.12-rt": 320}
 
 
 def sized(full, quick):
@@ -62,13 +79,26 @@ def share():
     return i, n
 
 
-def deal(tests, i, n, kernels=()):
-    """The @once tests that kernel @i of @n (named @kernels, when known) runs:
-    heaviest first, each to the kernel with the least time so far (ties to
-    the lowest index), starting from BASE_SECONDS."""
-    known = [BASE_SECONDS[k] for k in kernels if k in BASE_SECONDS]
+def core_kernels():
+    """The kernels of this run that run core (HGT_GUEST_CORE, set by scripts/check-kernels)."""
+    return os.environ.get("HGT_GUEST_CORE", "").split()
+
+
+def base_seconds(kernel, core=()):
+    """What @kernel's run takes without its @once tests (None: not measured)."""
+    return (CORE_SECONDS if kernel in core else BASE_SECONDS).get(kernel)
+
+
+def deal(tests, i, n, kernels=(), core=()):
+    """The @once tests that kernel @i of @n (named @kernels, when known; @core of them at
+    core depth) runs: heaviest first, each to the kernel with the least time so far (ties to
+    the lowest index), starting from base_seconds."""
+    known = [base_seconds(k, core) for k in kernels if base_seconds(k, core) is not None]
     mean = sum(known) / len(known) if known else 0.0
-    load = [float(BASE_SECONDS.get(kernels[j], mean)) if len(kernels) == n else 0.0 for j in range(n)]
+    load = [0.0] * n
+    for j in range(n if len(kernels) == n else 0):
+        b = base_seconds(kernels[j], core)
+        load[j] = float(mean if b is None else b)
     mine = set()
     for t in sorted((t for t in tests if hasattr(t, "once_seconds")), key=lambda t: (-t.once_seconds, t.__name__)):
         k = min(range(n), key=lambda j: (load[j], j))
@@ -83,9 +113,14 @@ def select(tests, named):
     if named or not QUICK:
         return tests, None
     i, n = share()
-    mine = deal(tests, i, n, os.environ.get("HGT_GUEST_KERNELS", "").split())
-    keep = [t for t in tests if not hasattr(t, "once_seconds") or t.__name__ in mine]
+    mine = deal(tests, i, n, os.environ.get("HGT_GUEST_KERNELS", "").split(), core_kernels())
+    keep = [t for t in tests if (t.__name__ in mine if hasattr(t, "once_seconds")
+                                 else DEPTH != "core" or t.__name__ in CORE)]
     other = [t.__name__ for t in tests if hasattr(t, "once_seconds") and t.__name__ not in mine]
-    note = (f"quick, kernel {i + 1} of {n}: {len(other)} kernel-independent tests run on the other kernels "
-            f"this run (make check-full runs all on each): {', '.join(other)}") if other else None
+    notes = [f"{len(other)} kernel-independent tests run on the other kernels this run (make check-full runs "
+             f"all on each): {', '.join(other)}"] if other else []
+    if DEPTH == "core":
+        left = [t.__name__ for t in tests if not hasattr(t, "once_seconds") and t.__name__ not in CORE]
+        notes.append(f"core: {len(left)} tests of the module's interface run on the quick kernels: {', '.join(left)}")
+    note = f"{DEPTH}, kernel {i + 1} of {n}: " + "; ".join(notes) if notes else None
     return keep, note

@@ -70,3 +70,26 @@ def test_the_deal_starts_from_each_kernels_own_time(monkeypatch):
     assert mod.deal(tests, 1, 2, ["fast", "slow"]) == {"e", "h"}                # 850
     # a kernel not in the table starts from the mean of those that are (here 0)
     assert mod.deal(tests, 0, 2, ["fast", "other"]) == mod.deal(tests, 0, 2)
+
+
+def test_core_runs_the_kernel_tests_and_its_share(monkeypatch):
+    """A core kernel (HGT_GUEST_CORE) runs only CORE of the per-kernel tests, and its share of
+    the @once tests, dealt as every other kernel deals them; the note names what it leaves."""
+    monkeypatch.setenv("HGT_GUEST_KERNELS", "6.1 6.12 7.3")
+    monkeypatch.setenv("HGT_GUEST_CORE", "6.12")
+    ran = {}
+    for i, k in enumerate(["6.1", "6.12", "7.3"]):
+        mod = load(monkeypatch, "core" if k == "6.12" else "quick", f"{i}/3")
+        monkeypatch.setattr(mod, "CORE", ("a",))
+        keep, note = mod.select(suite(mod), [])
+        plain = [t.__name__ for t in keep if not hasattr(t, "once_seconds")]
+        assert plain == (["a"] if k == "6.12" else ["a", "d"]), (k, plain)
+        if k == "6.12":
+            assert note.startswith("core, kernel 2 of 3") and "run on the quick kernels: d" in note, note
+        for t in keep:
+            if hasattr(t, "once_seconds"):
+                ran.setdefault(t.__name__, []).append(k)
+    assert sorted(ran) == list("bcefgh") and all(len(v) == 1 for v in ran.values()), ran
+    # the core kernel starts from its core time: 250, less than 6.1's 554 and 7.3's unknown (the
+    # mean of the known), so it is dealt the heaviest test
+    assert ran["b"] == ["6.12"], ran
