@@ -110,4 +110,16 @@ const char *hgt_vec_name(unsigned vec);
 /* hgt_softirq_name - a softirq vector as include/linux/interrupt.h names it: "HI"... "RCU"; NULL beyond */
 const char *hgt_softirq_name(unsigned vec);
 
+/*
+ * hgt_check_clock - the records are stamped with the TSC: 0 when the
+ * metadata names no clock (older recorders, hgtrace-import) or the TSC
+ * ("tsc", "rdtsc", "x86-tsc"); else -1 and @err ("NAME: offset N: stamped
+ * with clock 'jiffies', not the TSC", the offset of the metadata line,
+ * bad input). @name names the file in the message, NULL for its path.
+ * The file is readable either way: the merger refuses it (nothing can be
+ * matched with hourglass's TSC stamps), hgtrace dump prints it and then
+ * says so (docs/hgtrace-file.md, "What a reader checks").
+ */
+int hgt_check_clock(const struct hgt_file *f, const char *name, struct hg_err *err);
+
 #endif

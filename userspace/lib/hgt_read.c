@@ -756,6 +756,25 @@ int hgt_window(const struct hgt_file *f, uint64_t *start, uint64_t *stop)
 	return 1;
 }
 
+/* the stamps' clock: the module's and hgtrace-ftrace's (x86-tsc, ftrace's name of it) */
+static const char *const tsc_clocks[] = { "tsc", "rdtsc", "x86-tsc" };
+
+int hgt_check_clock(const struct hgt_file *f, const char *name, struct hg_err *err)
+{
+	const char *clock = hgt_meta(f, "clock");
+	size_t i, k;
+
+	if (!clock)
+		return 0;
+	for (i = 0; i < sizeof(tsc_clocks) / sizeof(tsc_clocks[0]); i++)
+		if (!strcmp(clock, tsc_clocks[i]))
+			return 0;
+	for (k = 0; strcmp(f->keys[k], "clock"); k++)
+		;
+	return hg_err_set(err, "%s: offset %llu: stamped with clock '%s', not the TSC", name ? name : f->path,
+			  (unsigned long long)(sizeof(struct hgt_file_prelude) + (size_t)(f->keys[k] - f->kv)), clock);
+}
+
 const struct hgt_cpu_stats *hgt_cpu_stats(const struct hgt_file *f, uint32_t cpu)
 {
 	return cpu < f->ncpu && f->cpu[cpu].has_stats ? &f->cpu[cpu].st : NULL;

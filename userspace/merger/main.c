@@ -204,7 +204,7 @@ static void setup(struct run *r, const struct opts *o)
 	static const char *const never_blocks[] = { "CPU", "CPU_SCAN", "CPU_PERIODIC", NULL };
 	static const char *const never_yields[] = { "CPU", "CPU_SCAN", NULL };
 	struct hg_err err;
-	const char *clock, *khz_s;
+	const char *khz_s;
 	uint64_t w0, w1;
 	int k;
 
@@ -232,9 +232,8 @@ static void setup(struct run *r, const struct opts *o)
 	if (hgl_dropped(r->hgl))
 		warn(r, "%s: hourglass's buffer filled, %llu records missing: gaps around them are wrong",
 		     hgl_path(r->hgl), (unsigned long long)hgl_dropped(r->hgl));
-	clock = hgt_meta(r->hgt, "clock");
-	if (clock && strcmp(clock, "tsc") && strcmp(clock, "rdtsc") && strcmp(clock, "x86-tsc"))
-		fail("%s: stamped with clock '%s', not the TSC", r->kernel_name, clock);
+	if (hgt_check_clock(r->hgt, r->kernel_name, &err))	/* the library's rule, hgtrace dump's too */
+		fail_err(&err);
 	khz_s = hgt_meta(r->hgt, "tsc_khz");
 	if (khz_s) {
 		double khz = strtod(khz_s, NULL), ratio = r->hz / (khz * 1e3);

@@ -615,6 +615,53 @@ static void check_trailer(void)
 	free(r1.p);
 }
 
+/* the clock rule: the merger's and hgtrace dump's (hgt_check_clock); the file opens either way */
+static void check_clock(void)
+{
+	static const struct { const char *value; int ok; } v[] = {	/* NULL: no clock line */
+		{ NULL, 1 }, { "tsc", 1 }, { "rdtsc", 1 }, { "x86-tsc", 1 },
+		{ "jiffies", 0 }, { "local", 0 }, { "TSC", 0 }, { "", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct buf b = { 0 };
+		struct hgt_file *f;
+		struct hg_err e = { "", 0 };
+		char meta[160], want[200];
+		const char *path;
+		int rc;
+
+		snprintf(meta, sizeof(meta), "format: hgtrace 1\ntsc_khz: 1000000\n%s%s%s", v[i].value ? "clock:" : "",
+			 v[i].value && *v[i].value ? " " : "", v[i].value ? v[i].value : "");
+		hgt_prelude(&b, 1, meta);
+		time_chunk(&b, 1, 1000000);
+		end_chunk(&b);
+		path = write_file("clock.hgt", &b);
+		rc = hgt_open(&f, path, 0, &e);
+		ok(rc == 0, "clock '%s': the file opens%s%s", v[i].value ? v[i].value : "(none)", rc ? ": " : "",
+		   rc ? e.msg : "");
+		if (rc) {
+			free(b.p);
+			continue;
+		}
+		rc = hgt_check_clock(f, NULL, &e);
+		if (v[i].ok) {
+			ok(rc == 0, "  ... and is stamped with the TSC");
+		} else {
+			/* the line's offset: the prelude, then "format: hgtrace 1\ntsc_khz: 1000000\n" */
+			snprintf(want, sizeof(want), "%s: offset %u: stamped with clock '%s', not the TSC", path,
+				 16 + 35, v[i].value);
+			ok_msg(rc, &e, want, "  ... and is refused as not the TSC, naming the file and its line");
+			ok(hg_err_status(&e) == HG_EXIT_BAD_INPUT, "  ... bad input (exit 3)");
+			ok(hgt_check_clock(f, "run/kernel.hgt", &e) == -1 && !strncmp(e.msg, "run/kernel.hgt: offset ", 23),
+			   "  ... by the name the caller gives it");
+		}
+		hgt_close(f);
+		free(b.p);
+	}
+}
+
 /* the names every output gives the records' numbers: the kernel's own spellings */
 static void check_names(void)
 {
@@ -644,6 +691,7 @@ int main(void)
 	check_chunks();
 	check_coded();
 	check_trailer();
+	check_clock();
 	check_cuts(PLAIN);
 	check_cuts(PACKED);
 	check_flips(PLAIN);
