@@ -121,5 +121,15 @@ const char *hgt_softirq_name(unsigned vec);
  * says so (docs/hgtrace-file.md, "What a reader checks").
  */
 int hgt_check_clock(const struct hgt_file *f, const char *name, struct hg_err *err);
+/*
+ * hgt_records_span - the least and the greatest stamp of the records (LOST
+ * markers included) once cursors have read every CPU that has records to
+ * its end (one of HGT_ALL_CPUS, or one of each CPU): 1 and the stamps, else
+ * 0 (not yet read, or no records). Free while reading: with hgt_window(),
+ * what tells a window that its records contradict (docs/hgtrace-file.md,
+ * "Rules for readers": records lie in the window but for the moments
+ * between the module's start and stop and the recorder's stamps).
+ */
+int hgt_records_span(const struct hgt_file *f, uint64_t *first, uint64_t *last);
 
 #endif

@@ -32,6 +32,7 @@ struct cpu_tally {
 	size_t first_chunk;		/* ... its index (nchunks: none) */
 	uint64_t stats_offset;		/* of its stats chunk, if has_stats */
 	int has_stats;
+	int read_all;			/* a cursor has read its records to the end (hgt_records_span) */
 	struct hgt_cpu_stats st;
 };
 
@@ -59,6 +60,8 @@ struct hgt_file {
 	struct cpu_tally *cpu;		/* 0 .. ncpu - 1: the highest CPU of any chunk */
 	uint32_t ncpu;
 	uint64_t nr_records;
+	int has_span;
+	uint64_t span_lo, span_hi;	/* the least and greatest stamp of the cursors read to the end */
 	struct hgt_decoder dec;		/* hgt_read_chunk()'s */
 };
 
@@ -80,6 +83,7 @@ struct hgt_cursor {
 	uint32_t rec_cpu;
 	uint64_t *delivered, *lost;	/* per CPU (one CPU's cursor: that CPU's only), for the check
 					 * against the stats */
+	uint64_t lo, hi;		/* the least and greatest stamp handed out */
 	int checked;
 };
 
@@ -756,6 +760,20 @@ int hgt_window(const struct hgt_file *f, uint64_t *start, uint64_t *stop)
 	return 1;
 }
 
+int hgt_records_span(const struct hgt_file *f, uint64_t *first, uint64_t *last)
+{
+	uint32_t cpu;
+
+	for (cpu = 0; cpu < f->ncpu; cpu++)
+		if (f->cpu[cpu].nr_records && !f->cpu[cpu].read_all)
+			return 0;
+	if (!f->has_span)
+		return 0;
+	*first = f->span_lo;
+	*last = f->span_hi;
+	return 1;
+}
+
 /* the stamps' clock: the module's and hgtrace-ftrace's (x86-tsc, ftrace's name of it) */
 static const char *const tsc_clocks[] = { "tsc", "rdtsc", "x86-tsc" };
 
@@ -821,6 +839,7 @@ struct hgt_cursor *hgt_cursor_open(struct hgt_file *f, uint32_t cpu, struct hg_e
 	c->cpu = cpu;
 	hgt_decoder_init(&c->dec, f->fd, f->path);
 	c->cur = SIZE_MAX;
+	c->lo = UINT64_MAX;
 	if (cpu != HGT_ALL_CPUS)
 		c->next = cpu < f->ncpu ? f->cpu[cpu].first_chunk : f->nchunks;
 	return c;
@@ -856,6 +875,28 @@ static int check_counts(struct hgt_cursor *c, struct hg_err *err)
 	return 0;
 }
 
+/* read_to_the_end - a cursor's CPUs are read: their stamps join the file's span */
+static void read_to_the_end(struct hgt_cursor *c)
+{
+	struct hgt_file *f = c->f;
+	uint32_t cpu;
+
+	if (c->lo <= c->hi) {		/* it handed out records */
+		if (!f->has_span || c->lo < f->span_lo)
+			f->span_lo = c->lo;
+		if (!f->has_span || c->hi > f->span_hi)
+			f->span_hi = c->hi;
+		f->has_span = 1;
+	}
+	if (c->cpu != HGT_ALL_CPUS) {	/* one CPU's: not a walk over all of them (4096 cursors) */
+		if (c->cpu < f->ncpu)
+			f->cpu[c->cpu].read_all = 1;
+		return;
+	}
+	for (cpu = 0; cpu < f->ncpu; cpu++)
+		f->cpu[cpu].read_all = 1;
+}
+
 int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_err *err)
 {
 	struct hgt_file *f = c->f;
@@ -871,6 +912,7 @@ int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_
 				c->checked = 1;
 				if (check_counts(c, err))
 					return -1;
+				read_to_the_end(c);
 			}
 			return 0;
 		}
@@ -884,6 +926,10 @@ int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_
 	}
 	r = (const struct hgt_rec *)(c->recs + c->pos);
 	c->pos += r->len;
+	if (r->tsc < c->lo)
+		c->lo = r->tsc;
+	if (r->tsc > c->hi)
+		c->hi = r->tsc;
 	if (r->type == HGT_REC_LOST)
 		c->lost[c->cpu == HGT_ALL_CPUS ? c->rec_cpu : 0] += ((const struct hgt_lost *)(r + 1))->count;
 	else

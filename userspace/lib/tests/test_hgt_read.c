@@ -662,6 +662,51 @@ static void check_clock(void)
 	}
 }
 
+/* the records' span: known once every CPU is read to its end, by one cursor or one a CPU */
+static void check_span(void)
+{
+	struct buf b = { 0 };
+	struct hgt_file *f;
+	struct hgt_cursor *c;
+	const struct hgt_rec *r;
+	struct hg_err e;
+	uint64_t lo = 0, hi = 0;
+	int known;
+
+	good_file(&b, PLAIN, 1);
+	if (hgt_open(&f, write_file("span.hgt", &b), 0, &e)) {
+		ok(0, "span: the file opens: %s", e.msg);
+		return;
+	}
+	ok(!hgt_records_span(f, &lo, &hi), "span: unknown before anything is read");
+	c = hgt_cursor_open(f, 0, &e);
+	while (hgt_cursor_next(c, &r, &e) > 0)
+		;
+	hgt_cursor_close(c);
+	ok(!hgt_records_span(f, &lo, &hi), "span: unknown while a CPU with records is not read");
+	c = hgt_cursor_open(f, 1, &e);
+	while (hgt_cursor_next(c, &r, &e) > 0)
+		;
+	known = hgt_records_span(f, &lo, &hi);
+	ok(known && lo == 100 && hi == 150, "span: each CPU read: the least and greatest stamp (%llu..%llu)",
+	   (unsigned long long)lo, (unsigned long long)hi);
+	hgt_cursor_close(c);
+	hgt_close(f);
+	if (hgt_open(&f, write_file("span.hgt", &b), 0, &e))
+		return;
+	c = hgt_cursor_open(f, HGT_ALL_CPUS, &e);
+	known = 0;
+	while (hgt_cursor_next(c, &r, &e) > 0)
+		known |= hgt_records_span(f, &lo, &hi);
+	ok(!known, "span: unknown until the cursor of every CPU has reached the end");
+	while (hgt_cursor_next(c, &r, &e) > 0)
+		;
+	ok(hgt_records_span(f, &lo, &hi) && lo == 100 && hi == 150, "span: one cursor of every CPU, read");
+	hgt_cursor_close(c);
+	hgt_close(f);
+	free(b.p);
+}
+
 /* the names every output gives the records' numbers: the kernel's own spellings */
 static void check_names(void)
 {
@@ -692,6 +737,7 @@ int main(void)
 	check_coded();
 	check_trailer();
 	check_clock();
+	check_span();
 	check_cuts(PLAIN);
 	check_cuts(PACKED);
 	check_flips(PLAIN);
