@@ -62,6 +62,21 @@ def test_good_trace_dat(tmp_path, importer):
         (0, "switch"), (0, "irq_entry"), (0, "irq_exit"), (1, "softirq_entry"), (1, "softirq_exit")]
 
 
+def test_imported_recording_is_merged(tmp_path, importer):
+    """The recording names no clock (trace-cmd's file does not say which; the merger checks
+    that its events cover the run), so the merger and hgtrace dump take it: it said
+    "clock: as recorded (...)", which both refuse as not the TSC (issue 37)."""
+    from helpers.files import hgl, iv
+    dat, out = tmp_path / "t.dat", tmp_path / "kernel.hgt"
+    trace_dat(dat)
+    assert limited([importer, str(dat), "-o", str(out)]).returncode == 0
+    assert "clock" not in read_hgt(str(out)).meta
+    (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(90, 120, 0, 0), iv(140, 260, 0, 0)], threads=1, t0=90))
+    p = subprocess.run([os.path.join(TOP, "build", "hgmerge"), "--hgl", str(tmp_path / "hourglass.hgl"),
+                        "--kernel", str(out), "--report", str(tmp_path / "r.json")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
 @pytest.mark.parametrize("reported,state,flags", [(0x100, 0, 1), (0x1, 0x1, 0), (0x2, 0x2, 0), (0x80, 0x402, 0),
                                                    (0x10, 0x80, 0), (0x20, 0x80, 0)])
 def test_switch_state_as_the_module_records_it(tmp_path, importer, reported, state, flags):

@@ -606,9 +606,11 @@ static int import(struct importer *im, struct tracecmd_input *in, const char *pa
 		return 2;
 	}
 	hgt_meta_sanitize(shown);	/* the metadata is UTF-8 text: a path need not be */
+	/* no clock: libtracecmd does not say which the trace.dat has (the merger checks that its
+	 * events cover hourglass's run); a value that is not the TSC's name (this said "as
+	 * recorded") makes every reader refuse the file (hgt_check_clock) */
 	snprintf(meta, sizeof(meta), "format: hgtrace 1\nsource: trace-cmd\nimported_from: %s\n"
-		 "clock: as recorded (trace-cmd record -C x86-tsc gives the TSC)\nnr_cpu_ids: %d\n", shown,
-		 im->ncpus);
+		 "nr_cpu_ids: %d\n", shown, im->ncpus);
 	free(shown);
 	if (hgt_writer_open(&im->w, out, HGT_FILE_VERSION, meta)) {
 		fprintf(stderr, "hgtrace-import: %s\n", im->w.err.msg);
