@@ -12,8 +12,13 @@
  * that interrupted a probe between its rdtsc and its write). The header
  * metadata is printed as '# key: value' lines, the final counters as
  * '# stats' lines. A file whose shape is wrong is refused before anything is
- * printed; a record found wrong while reading, or a recording that did not
- * finish, is an error (exit 3) after printing what could be read.
+ * printed. A file that can be read but is not whole or not what it claims
+ * (a record found wrong while reading, a recording that did not finish,
+ * stamps of another clock than the TSC: the library's checks, hgt_check_clock(),
+ * that the merger applies too) is printed as far as it can be read, then
+ * each problem is one line on stderr naming the file, the offset and what is
+ * wrong, and the status is 3, as the merger's refusal of the same file
+ * (docs/exit-status.md).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -130,7 +135,7 @@ static int print_payload(const struct hgt_rec *r)
 
 static void dump_usage(FILE *f)
 {
-	fprintf(f, "usage: hgtrace dump [-m] [-s] [-j [-r]] FILE\n\n"
+	fprintf(f, "usage: hgtrace dump [-m] [-s] [-t [--hz HZ] | -j [-r]] FILE\n\n"
 		"Print a recording (.hgt) or an hourglass trace (.hgl, told by its magic), one record\n"
 		"per line: CPU TSC TYPE key=value... (THREAD TYPE key=value... for a trace).\n"
 		"  -m, --meta    print the header metadata as '# key: value' lines\n"
@@ -143,7 +148,10 @@ static void dump_usage(FILE *f)
 		"                clock of hourglass report and of the exported traces, at the kernel's\n"
 		"                tsc_khz; --hz HZ converts at another rate (the report's run.tsc_hz,\n"
 		"                to match it to the nanosecond)\n"
-		"Exit status: 0 complete file, 1 bad usage, 3 truncated, corrupt or unfinished.\n");
+		"Exit status (docs/exit-status.md): 0 a complete, consistent file; 1 bad usage; 2 the\n"
+		"dump cannot be written; 3 a bad file: refused before anything is printed, or read but\n"
+		"incomplete or inconsistent (unfinished, cut short, a bad record, another clock than\n"
+		"the TSC): what could be read is printed, then one line a problem on stderr.\n");
 }
 
 static unsigned long long file_size(const char *path)
@@ -249,11 +257,11 @@ int hgt_cmd_dump(int argc, char **argv)
 	struct hgt_file *f;
 	struct hgt_cursor *c;
 	const struct hgt_rec *rec;
-	struct hg_err err;
+	struct hg_err err, clock_err;
 	struct jsonw w;
 	double hz = 0;
 	char *end;
-	int opt, ret;
+	int opt, ret, other_clock;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "msjrth", lo, NULL)) != -1) {
@@ -285,6 +293,8 @@ int hgt_cmd_dump(int argc, char **argv)
 		fprintf(stderr, "hgtrace: %s\n", err.msg);
 		return HGT_EXIT_DATA;
 	}
+	/* readable, but no merger will take it: printed, then said (exit 3) */
+	other_clock = hgt_check_clock(f, NULL, &clock_err);
 	if (o.time) {
 		uint64_t start, stop;
 
@@ -335,6 +345,11 @@ int hgt_cmd_dump(int argc, char **argv)
 					"it may be missing its last events\n", hgt_path(f), file_size(hgt_path(f)));
 			ret = -1;
 		}
+	}
+	if (other_clock) {
+		fflush(stdout);
+		fprintf(stderr, "hgtrace: %s\n", clock_err.msg);
+		ret = -1;
 	}
 	hgt_close(f);
 	if (fflush(stdout) || ferror(stdout)) {

@@ -1,0 +1,197 @@
+"""What `hourglass report` refuses, `hgtrace dump` must say (issue 37, item 1):
+a damaged recording or trace may be printed as far as it can be read, but
+then one line on stderr names the file, the offset and the problem, and the
+status is 3, the merger's for the same file (docs/exit-status.md, "READABLE
+BUT INCOMPLETE"). The rules are the library's, so that the two agree.
+
+The files are small real runs (the fuzz corpus's pairs: recordings of the
+6.1 guest cut to their first records), damaged as tests/fuzz/py/damage.py
+damages the run directories of out/ (its own reproducer of the issue).
+"""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import TOP
+
+sys.path.insert(0, os.path.join(TOP, "tests", "fuzz", "py"))
+import damage as D  # noqa: E402
+
+HGMERGE = os.path.join(TOP, "build", "hgmerge")
+PAIRS = os.path.join(TOP, "tests", "fuzz", "corpus", "merge")
+DUMPS = ([], ["--json"], ["-s"])
+
+
+def run_dir(tmp_path, name="real-three-plain"):
+    """a run directory (hourglass.hgl, kernel.hgt) from a pair of the corpus: (dir, hgl, hgt bytes)"""
+    with open(os.path.join(PAIRS, name + ".pair"), "rb") as f:
+        data = f.read()
+    cut = data.find(b"HGTRACE\n")
+    d = tmp_path / name
+    d.mkdir()
+    (d / "hourglass.hgl").write_bytes(data[:cut])
+    (d / "kernel.hgt").write_bytes(data[cut:])
+    return d, data[:cut], data[cut:]
+
+
+def merge(d):
+    return subprocess.run([HGMERGE, "--hgl", str(d / "hourglass.hgl"), "--kernel", str(d / "kernel.hgt"),
+                           "--report", str(d / "r.json")], capture_output=True, text=True)
+
+
+def dump(hgtrace_bin, path, *opts):
+    return subprocess.run([hgtrace_bin, "dump", *opts, str(path)], capture_output=True, text=True,
+                          errors="replace")
+
+
+def said(p, path, *what):
+    """exit 3 and stderr's lines, each naming @path and an offset, one of them saying each of @what"""
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    assert lines and all(l.startswith(f"hgtrace: {path}: offset ") for l in lines), p.stderr
+    for w in what:
+        assert any(w in l for l in lines), (w, p.stderr)
+    return lines
+
+
+def records(p):
+    """the record lines of a text dump"""
+    return [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+
+
+# ---- a recording cut short: its trailer (window, stats) and END missing ----
+
+@pytest.mark.parametrize("where", ["the trailer", "inside the last chunk", "the END marker"])
+def test_cut_short_recording_is_said(tmp_path, hgtrace_bin, where):
+    """Cut at its time chunk (trailer, stats and END gone), inside its last records chunk
+    (a recorder that died while writing it), or just before END: the merger refuses it,
+    every dump prints what is there, then says that the recording did not finish."""
+    d, _, hgt = run_dir(tmp_path)
+    chunks, _, _ = D.hgt_chunks(hgt)
+    kinds = [c[1] for c in chunks]
+    if where == "the trailer":
+        at = chunks[kinds.index("time")][0]
+    elif where == "the END marker":
+        at = chunks[kinds.index("end!")][0]
+    else:
+        last = [c for c in chunks if c[1] in D.RECORDS][-1]
+        at = last[0] + 16 + last[3] // 2
+    (d / "kernel.hgt").write_bytes(hgt[:at])
+    m = merge(d)
+    assert m.returncode == 3 and ("did not finish" in m.stderr or "truncated chunk" in m.stderr), m.stderr
+    for opts in DUMPS:
+        p = dump(hgtrace_bin, d / "kernel.hgt", *opts)
+        said(p, d / "kernel.hgt", "did not finish" if where != "inside the last chunk" else "cut short")
+        assert p.stdout.count("\n") > 10, f"dump {opts}: what could be read is printed"
+
+
+def test_cut_short_trace_is_said(tmp_path, hgtrace_bin):
+    """hourglass's trace without its END section (its run or writer stopped): the same."""
+    d, hgl, _ = run_dir(tmp_path)
+    end = [s for s in D.hgl_sections(hgl) if s[1] == "end!"][0]
+    (d / "hourglass.hgl").write_bytes(hgl[:end[0]])
+    m = merge(d)
+    assert m.returncode == 3 and "no END section" in m.stderr, m.stderr
+    for opts in DUMPS:
+        p = dump(hgtrace_bin, d / "hourglass.hgl", *opts)
+        said(p, d / "hourglass.hgl", "no END section")
+        assert p.stdout.count("\n") > 10, f"dump {opts}: what could be read is printed"
+
+
+# ---- stamped with another clock than the TSC ----
+
+@pytest.mark.parametrize("clock", ["jiffies", "local", "mono", "as recorded (trace-cmd -C x86-tsc)"])
+def test_other_clock_is_said(tmp_path, hgtrace_bin, clock):
+    """`clock: jiffies` in the metadata: the merger refuses the file (nothing in it can be
+    matched with hourglass's TSC stamps); dump prints every record, then says the same line
+    (hgt_check_clock, one rule for both) and exits 3. It exited 0 without a word."""
+    d, _, hgt = run_dir(tmp_path)
+    path = d / "kernel.hgt"
+    whole = records(dump(hgtrace_bin, path))
+    damaged = D.meta_edit(hgt, "clock", clock)
+    path.write_bytes(damaged)
+    at = 16 + damaged[16:].index(b"clock: ")
+    line = f"{path}: offset {at}: stamped with clock '{clock}', not the TSC"
+    m = merge(d)
+    assert m.returncode == 3 and m.stderr.strip() == f"hgmerge: {line}", m.stderr
+    for opts in DUMPS:
+        p = dump(hgtrace_bin, path, *opts)
+        assert said(p, path) == [f"hgtrace: {line}"], p.stderr
+    assert records(dump(hgtrace_bin, path)) == whole, "every record is printed"
+    head = dump(hgtrace_bin, path, "--json").stdout.splitlines()
+    assert len(head) == len(whole) + 1 and '"complete":true' in head[0]
+
+
+@pytest.mark.parametrize("clock", ["tsc", "rdtsc", "x86-tsc", None])
+def test_tsc_clock_is_dumped(tmp_path, hgtrace_bin, clock):
+    """The TSC by any of its names, or no clock key (the module's recordings): exit 0, nothing said."""
+    d, _, hgt = run_dir(tmp_path)
+    (d / "kernel.hgt").write_bytes(D.meta_edit(hgt, "clock", clock))
+    assert merge(d).returncode == 0
+    p = dump(hgtrace_bin, d / "kernel.hgt")
+    assert p.returncode == 0 and not p.stderr, p.stderr
+
+
+# ---- hourglass's trace whose records contradict each other ----
+
+NEEDS_HGL = pytest.mark.xfail(strict=True, reason=(
+    "the hourglass trace reader (userspace/lib/hgl_read.c, hgl_open's pass over every record) does "
+    "not check that a thread's intervals follow each other, nor a wake-up's due against its first "
+    "read: the merger refuses such a trace (gapper.c, hgside.c), dump prints it without a word; "
+    "issue 37, handed to the reader's owner"))
+
+
+@NEEDS_HGL
+@pytest.mark.parametrize("stamp", [1 << 62, (1 << 63) - 1])
+def test_overlapping_intervals_are_said(tmp_path, hgtrace_bin, stamp):
+    """An interval whose end (t1) ran far past the next one's start: the merger refuses
+    ("thread 0: intervals overlap at TSC ..."); dump must say it too."""
+    d, hgl, _ = run_dir(tmp_path)
+    recs = [s for s in D.hgl_sections(hgl) if s[1] == "recs"][0]
+    (d / "hourglass.hgl").write_bytes(D.put_u64(hgl, recs[0] + 16 + 8, stamp))
+    m = merge(d)
+    assert m.returncode == 3 and "intervals overlap" in m.stderr, m.stderr
+    for opts in DUMPS:
+        said(dump(hgtrace_bin, d / "hourglass.hgl", *opts), d / "hourglass.hgl")
+
+
+@NEEDS_HGL
+def test_wake_due_after_its_first_read_is_said(tmp_path, hgtrace_bin):
+    """A wake-up due at 2^62, read first at its real time: the merger refuses the run (with
+    "intervals overlap at TSC 0", the due stamp having thrown its stream out of order); dump
+    must say it too."""
+    d, hgl, _ = run_dir(tmp_path, "real-lat-plain")
+    recs = [s for s in D.hgl_sections(hgl) if s[1] == "recs"][0]
+    at = next(recs[0] + 16 + 32 * k for k in range(recs[2] // 32)
+              if D.HGL_REC.unpack_from(hgl, recs[0] + 16 + 32 * k)[4] == 3)
+    (d / "hourglass.hgl").write_bytes(D.put_u64(hgl, at, 1 << 62))
+    m = merge(d)
+    assert m.returncode == 3, m.stderr
+    for opts in DUMPS:
+        said(dump(hgtrace_bin, d / "hourglass.hgl", *opts), d / "hourglass.hgl")
+
+
+# ---- the reproducer: no damage that the merger refuses is printed without a word ----
+
+# what dump alone cannot tell, or the hourglass trace reader does not check yet (above)
+NOT_ONE_FILE = re.compile(r"not the same counter\?")      # the two files' TSC rates disagree
+HGL_ORDER = re.compile(r"intervals overlap at TSC")
+
+
+@pytest.mark.parametrize("pair", ["real-three-plain", "real-lat-packed"])
+def test_no_refused_damage_is_dumped_without_a_word(tmp_path, hgtrace_bin, pair):
+    """Every damage of damage.py (cuts, flipped bytes, metadata, absurd stamps and counts,
+    contradicted windows) of a small real run: whatever the merger refuses, dump says
+    something of, but what no reader of one file can know (a TSC rate against hourglass's
+    measure of it) and what the hourglass trace reader does not check yet."""
+    d, _, _ = run_dir(tmp_path, pair)
+    refused = 0
+    silent = []
+    for _, name, _, res in D.damaged_runs([str(d)], seed=37, flips=1, merger="hgmerge", quick=True):
+        refused += res["report"][0] != 0
+        if res["silent"] and not (NOT_ONE_FILE.search(res["report"][1]) or HGL_ORDER.search(res["report"][1])):
+            silent.append(f"{name}: {res['report'][1]}")
+    assert refused > 40 and not silent, "\n".join(silent)
