@@ -28,6 +28,9 @@ def test_help(hgtrace_bin):
     (["record", "-i", "0s"], "bad interval"),
     (["record", "-F"], "--follow needs a command"),
     (["dump"], "usage: hgtrace dump"),
+    (["stat", "run.hgt"], "stat shows the loaded module, it reads no file; a recording's counters and window: "
+                          "hgtrace dump -s FILE"),
+    (["stat", "-x"], "usage: hgtrace stat"),
     (["msa", "abc"], None),
 ])
 def test_bad_options(hgtrace_bin, args, msg):

@@ -15,6 +15,13 @@ int hgt_cmd_stat(int argc, char **argv)
 	struct hgt_config cfg;
 	unsigned int cpu;
 
+	if (argc == 2 && argv[1][0] != '-') {
+		/* a file: stat is the module's, a recording's counters are dump's (trace-cmd stat is
+		 * the kernel's too) */
+		fprintf(stderr, "hgtrace stat: '%s': stat shows the loaded module, it reads no file; a "
+			"recording's counters and window: hgtrace dump -s FILE (its last lines)\n", argv[1]);
+		return HGT_EXIT_USAGE;
+	}
 	if (argc > 1) {
 		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr,
 			"usage: hgtrace stat\n\nShow the module's ABI, state, configuration and "
