@@ -45,6 +45,47 @@ void hg_warn(struct hg_run *run, const char *fmt, ...)
 			 ++run->nwarn - (room - 1));
 }
 
+/*
+ * read_small - the first line of a small file into @buf (its newline dropped), 0 when
+ * it can be read. debugfs's sched files: root only, and debugfs must be mounted.
+ */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ok = f && fgets(buf, (int)len, f) != NULL;
+
+	if (f)
+		fclose(f);
+	if (!ok) {
+		buf[0] = '\0';
+		return -1;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * probe_sched - the scheduler's features and base slice, where the kernel shows them
+ * (debugfs: sched/features since 5.13, sched_features before; base_slice_ns since 6.6).
+ * The merger reads them: with HRTICK the scheduler ends a slice at a timer of its own,
+ * and the tick is not the CPU's only timer (docs/merge.md, rule 2b).
+ */
+static void probe_sched(struct hg_run *run)
+{
+	char buf[64];
+
+	if (read_small("/sys/kernel/debug/sched/features", run->sched_features, sizeof(run->sched_features)))
+		read_small("/sys/kernel/debug/sched_features", run->sched_features, sizeof(run->sched_features));
+	run->sched_base_slice_ns = -1;
+	if (!read_small("/sys/kernel/debug/sched/base_slice_ns", buf, sizeof(buf))) {
+		char *end;
+		long long v = strtoll(buf, &end, 10);
+
+		if (end != buf && v > 0)
+			run->sched_base_slice_ns = v;
+	}
+}
+
 static void probe_system(struct hg_run *run)
 {
 	struct utsname u;
@@ -61,6 +102,7 @@ static void probe_system(struct hg_run *run)
 		fclose(f);
 	}
 	run->cpus_online = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	probe_sched(run);
 	hg_tsc_probe(&run->tsc);
 	if (!run->tsc.invariant && !(run->tsc.constant && run->tsc.nonstop))
 		hg_warn(run, "the TSC is not invariant (no constant_tsc/nonstop_tsc, CPUID 80000007 bit 8 clear): its rate may change with frequency scaling or stop in deep idle, so times may be wrong");

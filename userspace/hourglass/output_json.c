@@ -36,6 +36,26 @@ static void put_sysctl_us(struct jsonw *w, const char *key, const char *path)
 		fclose(f);
 }
 
+/* put_features - the scheduler's features, one string each as debugfs lists them; null when
+ * they could not be read */
+static void put_features(struct jsonw *w, const char *list)
+{
+	char name[128];
+	const char *p = list;
+	int n;
+
+	if (!*list) {
+		jw_null(w, "sched_features");
+		return;
+	}
+	jw_arr(w, "sched_features");
+	while (sscanf(p, " %127s%n", name, &n) == 1) {
+		jw_str(w, NULL, name);
+		p += n;
+	}
+	jw_end_arr(w);
+}
+
 /* begin - the document, pretty-printed: one member a line */
 static void begin(struct jsonw *w, FILE *f)
 {
@@ -254,6 +274,13 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 	 * inference needs it to tell a throttled real-time thread from an interrupted one */
 	put_sysctl_us(&w, "sched_rt_runtime_us", "/proc/sys/kernel/sched_rt_runtime_us");
 	put_sysctl_us(&w, "sched_rt_period_us", "/proc/sys/kernel/sched_rt_period_us");
+	/* the scheduler's features (HRTICK: a timer of its own ends each slice, beside the
+	 * tick) and its base slice, read from debugfs before the run; null when unreadable */
+	put_features(&w, run->sched_features);
+	if (run->sched_base_slice_ns > 0)
+		jw_int(&w, "sched_base_slice_ns", run->sched_base_slice_ns);
+	else
+		jw_null(&w, "sched_base_slice_ns");
 	jw_end_obj(&w);
 	jw_obj(&w, "tsc");
 	jw_num(&w, "hz", run->hz);

@@ -97,6 +97,10 @@ struct hg_run {
 	char mlock_note[160];
 	char kernel[256];
 	bool preempt_rt;
+	/* the scheduler's features as debugfs lists them (HRTICK or NO_HRTICK ...), "" when
+	 * unreadable (not root, debugfs not mounted); its base slice, -1 when unreadable */
+	char sched_features[2048];
+	long long sched_base_slice_ns;
 	uint64_t start_wall_ns;
 	int cpus_online;
 	char warn[16][320];
