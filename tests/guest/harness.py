@@ -108,6 +108,22 @@ def config_hz():
     return 0
 
 
+def mount_debugfs():
+    """Mount debugfs at /sys/kernel/debug, as a typical system has it (systemd mounts it;
+    virtme-ng's guests do not): hourglass reads the scheduler's features and base slice
+    there (kernel.sched_features, docs/hourglass-trace.md), which the merger's inference
+    needs (docs/merge.md, rule 2b). Only in a guest of scripts/vm (HGT_VM_CPUS set), as
+    root; left mounted, as such a system leaves it. Returns a note when it could not be."""
+    if "HGT_VM_CPUS" not in os.environ or os.geteuid() != 0:
+        return None
+    with open("/proc/mounts") as f:
+        if any(m.split()[1:3] == ["/sys/kernel/debug", "debugfs"] for m in f):
+            return None
+    p = run(["mount", "-t", "debugfs", "nodev", "/sys/kernel/debug"], check=False)
+    return None if p.returncode == 0 else f"debugfs could not be mounted ({p.stderr.strip()}): " \
+        "hourglass records the scheduler's features as unknown"
+
+
 def tick_ns():
     """One tick of this kernel (config_hz); 10 ms (HZ 100, the longest) when it cannot be read."""
     hz = config_hz()
@@ -189,6 +205,9 @@ def main(tests, note=None):
     @note: what this run leaves out (a TAP comment)."""
     print(f"TAP version 13\n1..{len(tests)}", flush=True)
     print(f"# kernel {KREL}, module {KO}", flush=True)
+    why = mount_debugfs()
+    if why:
+        print(f"# {why}", flush=True)
     if note:
         print(f"# {note}", flush=True)
     failed = skipped = 0

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "guest"))
 import scenario  # noqa: E402
-from harness import BAD_DMESG, config_hz  # noqa: E402
+from harness import BAD_DMESG, config_hz, mount_debugfs  # noqa: E402
 
 TOP = scenario.TOP
 KO = os.environ.get("HGT_KO", "")
@@ -143,6 +143,9 @@ def main() -> int:
         if a.guest in sc["guests"] and (not a.quick or sc.get("quick")):
             todo += [(n, k) for k in range(1, (sc["check_runs"] if a.quick else 1) + 1)]
     print(f"TAP version 13\n1..{len(todo)}\n# lab: {a.guest} guest, kernel {os.uname().release}", flush=True)
+    why = mount_debugfs()     # hourglass reads the scheduler's features there, as on a typical system
+    if why:
+        print(f"# {why}", flush=True)
     dmesg0 = len(sh("dmesg").stdout.splitlines())
     p = sh(f"insmod {KO}")
     if p.returncode:
