@@ -461,6 +461,14 @@ def misread_digest(rep: Dict[str, Any], gaps: Iterable[Dict[str, Any]], most: in
         out.append(f"calibration: switch limit {cal.get('switch_limit_us', 0):.1f} us ({cal.get('switch_limit_basis')}), "
                    f"phase limit {cal.get('phase_limit_us', 0):.1f} us, {cal.get('tick_gaps')} tick gaps, "
                    f"{cal.get('switch_gaps')} switch gaps")
+        if cal.get("hrtick"):
+            slice_ms = cal.get("slice_ms")
+            out.append(f"calibration: HRTICK, the scheduler's own timer, within "
+                       + (f"{slice_ms:.3f} ms" if slice_ms is not None else "any time (slice unknown)")
+                       + f" of a switch: {cal.get('hrtick_gaps')} gaps, hidden below "
+                       f"{cal.get('hidden_limit_in_slice_us', 0):.2f} us there")
+        for note in cal.get("notes") or []:
+            out.append(f"calibration: {note}")
     groups: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
     for g in gaps:
         a, i = g.get("actual"), g.get("inferred")

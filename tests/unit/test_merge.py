@@ -166,7 +166,7 @@ def test_kernel_tick_period_and_longest_handler_per_cpu(tmp_path):
                        "handler_max_cycles": 350, "handler_max_us": 0.35}
     assert kt["1"] == {"timer_gaps": 1, "period_cycles": None, "period_ms": None,
                        "handler_max_cycles": 150, "handler_max_us": 0.15}
-    assert m.report["report_minor"] == 1
+    assert m.report["report_minor"] == 2
     assert m.report["gaps"]["class_order"] == ["switch_hg", "switch_other", "timer", "interrupt", "hidden",
                                                "other", "unexplainable"]
 

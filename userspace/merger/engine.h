@@ -86,6 +86,7 @@ struct thread_cfg {
 	int prio;
 	int cpu_workload;	/* CPU, CPU_SCAN or CPU_PERIODIC: never blocks by itself */
 	int cpu_bound;		/* CPU or CPU_SCAN: never yields (paper section 4) */
+	int64_t dl_runtime_ns;	/* SCHED_DEADLINE: its reservation's runtime; 0 none or unknown */
 	char name[24];		/* "hg-thread-K": every output's name for it */
 };
 
@@ -101,6 +102,11 @@ struct run {
 	struct thread_cfg *th;
 	uint32_t ncpus;		/* CPUs named by either side */
 	long long rt_runtime_us, rt_period_us;	/* RT throttling as hourglass read it; -1 unknown */
+	/* the scheduler's features as hourglass read them (kernel.sched_features): -1 unknown,
+	 * else whether HRTICK (a timer of its own ends a fair task's slice) and HRTICK_DL (a
+	 * deadline task's runtime) are on; its base slice, -1 unknown */
+	int hrtick, hrtick_dl;
+	long long base_slice_ns;
 	int have_window;
 	int64_t window[2];
 	char **warnings;

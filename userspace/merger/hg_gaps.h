@@ -51,6 +51,7 @@ enum hgg_kind {
 /* which inference rule decided (docs/merge.md, "The inferences") */
 enum hgg_rule {
 	HGG_R_VOLUNTARY, HGG_R_SWITCH, HGG_R_TICK, HGG_R_HIDDEN, HGG_R_TOP_RT, HGG_R_SHORT, HGG_R_LONG,
+	HGG_R_HRTICK,		/* 2b: the scheduler's own timer (HRTICK), within a slice of a switch */
 	HGG_R_N
 };
 

@@ -2,7 +2,8 @@
 /*
  * infer.c - the paper's gray-box inferences (sections 4 and 7), from
  * hourglass's own data only: its intervals, their CPUs, what each thread was
- * configured to do, and the machine's RT-throttling settings it read.
+ * configured to do, and the kernel's settings it read (RT throttling, the
+ * scheduler's features and base slice, from debugfs where it could).
  * Nothing here reads the kernel's recording.
  *
  * Calibration, per CPU, on the run's first gaps (TICK_SAMPLE of them):
@@ -12,7 +13,10 @@
  *    a finer grid (p/2 .. p/5: a 2 kHz timer load recurs at every candidate),
  *    within length bands: each mode of the gap lengths, and every gap above
  *    a floor (under an emulator thousands of short gaps would drown the
- *    tick). The band where it recurs most cleanly is the tick's.
+ *    tick). The band where it recurs most cleanly is the tick's. With
+ *    HRTICK (rule 2b) the scheduler also switches at its own timer, off the
+ *    tick's phase: when no band recurs among every involuntary gap, the
+ *    search is made again among the gaps the thread went on after.
  *  - the switch limit: the geometric middle between one tick (an interrupt
  *    entering and leaving the kernel) and two switches at the fastest seen
  *    between hourglass threads (out and back: the least a gap in which
@@ -29,9 +33,17 @@
  *     AND its length lies in that band: the tick. At the tick's phase but
  *     longer, the tick did something more (a softirq, a preemption): it is
  *     judged by its length below.
+ *  2b. with HRTICK on (kernel.sched_features), off the tick's phase,
+ *     within the thread's slice of the CPU's last switch (in hourglass's
+ *     running since) and no longer than the tick's band: the scheduler's own
+ *     timer ending the slice, or its clock event firing with nothing to
+ *     expire once that timer was cancelled. Features unknown: the tick is
+ *     taken as the only timer, and the report says so.
  *  3. shorter than half the cheapest tick: below any kernel path (hidden);
- *     or, when the CPUs take turns, another CPU ran hourglass for most of
- *     the gap: the time went to it (hidden, steal).
+ *     within rule 2b's slice, shorter than half the cheapest timer (one that
+ *     expires nothing, taken as a quarter of the tick); or, when the CPUs
+ *     take turns, another CPU ran hourglass for most of the gap: the time
+ *     went to it (hidden, steal).
  *  4. the highest-priority real-time thread that never blocks: only
  *     interrupts stop it, unless the gap lasts as long as RT throttling
  *     holds real-time tasks back (sched_rt_period - sched_rt_runtime).
@@ -83,6 +95,8 @@ struct tick {
 	size_t nsample, samplecap;
 	int64_t *occ;			/* calibration: every gap of the CPU meanwhile, (g0, g1), in order */
 	size_t nocc, occcap;
+	int cand_only;			/* found among the gaps the thread went on after, switches left
+					 * out (HRTICK: the scheduler switches at its own timer) */
 	int64_t *s;			/* starts of involuntary gaps in the band, in order */
 	size_t head, n, cap;		/* live: s[head .. n) */
 	/* calibration's gaps waiting for a decision */
@@ -96,6 +110,10 @@ struct tick {
 	int64_t *cover;			/* (g0, covered) pairs of closed gaps */
 	size_t chead, cn, ccap;
 	int listed;			/* in infer.cpus */
+	/* rule 2b: the CPU's first interval (calibration), its last switch in and hourglass's
+	 * gaps since (the decision pass, in time order) */
+	int has_first, has_in;
+	int64_t first_t0, last_in, gaps_since;
 };
 
 #define S_CANDIDATE 1			/* neither voluntary nor a switch: rule 2 applies */
@@ -107,6 +125,10 @@ struct infer {
 	struct cpu_list cpus;		/* the CPUs of tick in use: what per-event loops walk */
 	int *top_rt;			/* per thread: rule 4 applies */
 	double switch_limit, hidden_limit, throttle;
+	int hrtick;			/* rule 2b: the scheduler's own timer (HRTICK, HRTICK_DL); -1 unknown */
+	double *slice;			/* per thread: rule 2b's window after a switch in; INFINITY unknown */
+	double hrtick_limit;		/* rule 3 in rule 2b's window: half the cheapest timer */
+	uint64_t hrtick_gaps;
 	double phase_limit;		/* rule 2: at the tick's phase, the tick and its softirqs below this */
 	int basis;
 	int steal;			/* the CPUs take turns */
@@ -430,7 +452,8 @@ static size_t modes(const struct tick *t, double *out, size_t max)
  * (divided by their number) (hourglass's TSC rate and the kernel's clock may
  * differ by a fraction of a percent, which adds up over the periods rule 2 spans)
  */
-static double refine_period(const struct tick *t, double lo, double hi, double p, double tol, int steps)
+static double refine_period(const struct tick *t, double lo, double hi, double p, double tol, int steps,
+			    int cand_only)
 {
 	int64_t *d = xcalloc(t->nsample + 1, sizeof(*d));
 	double s0, r = p;
@@ -440,7 +463,7 @@ static double refine_period(const struct tick *t, double lo, double hi, double p
 	for (i = 0; i < t->nsample; i++) {
 		double len = (double)t->sample[2 * i + 1], best = INFINITY;
 
-		if (len < lo || len >= hi)
+		if (len < lo || len >= hi || (cand_only && !(t->sflag[i] & S_CANDIDATE)))
 			continue;
 		s0 = (double)t->sample[2 * i];
 		/* the band's gap nearest the fewest periods later */
@@ -448,7 +471,8 @@ static double refine_period(const struct tick *t, double lo, double hi, double p
 			for (j = i + 1; j < t->nsample && (double)t->sample[2 * j] <= s0 + k * p + tol; j++) {
 				double l2 = (double)t->sample[2 * j + 1], e = (double)t->sample[2 * j] - s0 - k * p;
 
-				if (l2 >= lo && l2 < hi && fabs(e) <= tol && fabs(e) < fabs(best))
+				if (l2 >= lo && l2 < hi && fabs(e) <= tol && fabs(e) < fabs(best) &&
+				    (!cand_only || (t->sflag[j] & S_CANDIDATE)))
 					best = e;
 			}
 		if (!isinf(best))
@@ -467,9 +491,10 @@ struct cand { double lo, hi, p, tol, score, cost; };
 /*
  * find_band - the band of lengths, and the period, at which the sample's gaps
  * recur most cleanly (recurring 1 .. @steps periods apart): the cheapest of
- * those nearly as clean as the best. 0 if none recurs.
+ * those nearly as clean as the best. 0 if none recurs. With @cand_only, among
+ * the gaps the thread went on after only (switches left out).
  */
-static int find_band(struct infer *in, struct tick *t, int steps, struct cand *out)
+static int find_band(struct infer *in, struct tick *t, int steps, int cand_only, struct cand *out)
 {
 	int64_t *starts = xcalloc(t->nsample + 1, sizeof(*starts));
 	int64_t *lens = xcalloc(t->nsample + 1, sizeof(*lens));
@@ -492,7 +517,7 @@ static int find_band(struct infer *in, struct tick *t, int steps, struct cand *o
 		for (ns = 0, i = 0; i < t->nsample; i++) {
 			double len = (double)t->sample[2 * i + 1];
 
-			if (len >= c[f].lo && len < c[f].hi)
+			if (len >= c[f].lo && len < c[f].hi && (!cand_only || (t->sflag[i] & S_CANDIDATE)))
 				starts[ns++] = t->sample[2 * i];
 		}
 		for (i = 0; i < nseen; i++)
@@ -519,9 +544,10 @@ static int find_band(struct infer *in, struct tick *t, int steps, struct cand *o
 		qsort(lens, nl, sizeof(*lens), cmp_i64);
 		c[f].cost = (double)lens[nl / 2];
 		if (getenv("HGMERGE_DEBUG"))
-			fprintf(stderr, "hgmerge: calibrate: band %.2f..%.2f us, %zu gaps, %d period(s) apart at most: "
-				"period %.3f ms, score %.3f, cost %.2f us%s\n", c[f].lo / hz * 1e6, c[f].hi / hz * 1e6, ns,
-				steps, c[f].p / hz * 1e3, c[f].score, c[f].cost / hz * 1e6,
+			fprintf(stderr, "hgmerge: calibrate: band %.2f..%.2f us, %zu gaps%s, %d period(s) apart at "
+				"most: period %.3f ms, score %.3f, cost %.2f us%s\n", c[f].lo / hz * 1e6,
+				c[f].hi / hz * 1e6, ns, cand_only ? " (switches left out)" : "", steps,
+				c[f].p / hz * 1e3, c[f].score, c[f].cost / hz * 1e6,
 				c[f].cost >= two_switches ? " (two switches or more)" : "");
 		/*
 		 * What recurs at a tick's period but costs two switches or more is a task woken
@@ -547,7 +573,7 @@ static int find_band(struct infer *in, struct tick *t, int steps, struct cand *o
 			for (i = 0; i < t->nsample; i++) {
 				double len = (double)t->sample[2 * i + 1];
 
-				if (len >= lo && len < hi)
+				if (len >= lo && len < hi && (!cand_only || (t->sflag[i] & S_CANDIDATE)))
 					lens[nn++] = t->sample[2 * i];
 			}
 			if (nn < 20 || !above_chance(t, lens, nn, c[f].p, c[f].tol, steps, NULL, &c[f].score)) {
@@ -597,7 +623,7 @@ static int find_band(struct infer *in, struct tick *t, int steps, struct cand *o
 static void calibrate(struct infer *in, struct tick *t)
 {
 	struct cand b;
-	int steps = 1, found;
+	int steps = 1, found, w;
 	size_t i;
 
 	/*
@@ -611,13 +637,25 @@ static void calibrate(struct infer *in, struct tick *t)
 	 * on the stored runs of 2026-11, the lab's case scored 0.74; under TCG, walks of
 	 * 0.10 to 0.46 found ticks whose rules then read switches as ticks).
 	 */
-	found = find_band(in, t, steps, &b);
-	if (!found)
-		found = find_band(in, t, steps = PHASE_PERIODS, &b);
+	for (w = 0, found = 0; w < 2 && !found; w++) {
+		steps = w ? PHASE_PERIODS : 1;
+		/*
+		 * Switches are searched with the rest: a tick that preempts leaves a switch at its
+		 * phase. With HRTICK the scheduler ends a slice at a timer of its own, off the tick's
+		 * phase, and switches there may drown the tick (the lab's cpu-yield on 7.3: 3431
+		 * switches at every 0.7 ms slice's end, 593 ticks): then the tick is searched among
+		 * the gaps the thread went on after (rule 2b).
+		 */
+		found = find_band(in, t, steps, t->cand_only = 0, &b);
+		if (!found && in->hrtick == 1)
+			found = find_band(in, t, steps, t->cand_only = 1, &b);
+	}
 	t->p = t->tol = t->score = 0;
 	t->steps = 0;
+	if (!found)
+		t->cand_only = 0;
 	if (found) {
-		t->p = refine_period(t, b.lo, b.hi, b.p, b.tol, steps);
+		t->p = refine_period(t, b.lo, b.hi, b.p, b.tol, steps, t->cand_only);
 		t->tol = b.tol;
 		t->score = b.score;
 		t->lo = b.lo;
@@ -629,7 +667,7 @@ static void calibrate(struct infer *in, struct tick *t)
 	for (i = 0; i < t->nsample; i++) {
 		double len = (double)t->sample[2 * i + 1];
 
-		if (t->p && len >= t->lo && len < t->hi)
+		if (t->p && len >= t->lo && len < t->hi && (!t->cand_only || (t->sflag[i] & S_CANDIDATE)))
 			push_start(t, t->sample[2 * i]);
 		if (t->sflag[i] & S_CANDIDATE)
 			push_pair(&t->wait, &t->whead, &t->wn, &t->wcap, t->sample[2 * i],
@@ -710,6 +748,10 @@ void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct
 	in->now = ev->t;
 	if (ev->kind == HGE_START) {
 		t = tick_of(in, ev->rec.cpu);
+		if (!t->has_first) {		/* the thread was just picked there: rule 2b's first switch in */
+			t->has_first = 1;
+			t->first_t0 = (int64_t)ev->rec.t0;
+		}
 		if (!t->running)
 			in->nrunning++;
 		else
@@ -734,7 +776,7 @@ void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct
 	} else if (made == 1) {
 		t = tick_of(in, g->cpu);
 		if (t->calibrated && !g->vol && t->p && (double)(g->g1 - g->g0) >= t->lo &&
-		    (double)(g->g1 - g->g0) < t->hi)
+		    (double)(g->g1 - g->g0) < t->hi && (!t->cand_only || g->next_thread == g->thread))
 			push_start(t, g->g0);
 		if (in->deciding && in->ncpu > 1)
 			push_pair(&t->cover, &t->chead, &t->cn, &t->ccap, g->g0,
@@ -813,6 +855,30 @@ static void drain_calibration(struct infer *in, struct quant *ticks)
 static int is_rt(const struct hgl_thread *t)
 {
 	return !strcmp(t->policy, "fifo") || !strcmp(t->policy, "rr");
+}
+
+/*
+ * find_slices - rule 2b's window per thread: how long after the CPU switched to it the
+ * scheduler's own timer can fire. HRTICK arms it when a fair task is picked, for what is
+ * left of its slice (the base slice, hourglass's fair threads asking none of their own),
+ * and when another task is queued beside it, for the same end; the timer of a task picked
+ * before fires no later, and its clock event fires even when the timer was cancelled. With
+ * HRTICK_DL, a deadline task's timer ends its runtime. 0: no such timer; INFINITY: the
+ * slice is unknown (a kernel before 6.6, or debugfs unreadable).
+ */
+static void find_slices(struct infer *in)
+{
+	struct run *r = in->r;
+	double base = r->base_slice_ns > 0 ? (double)r->base_slice_ns * 1e-9 * r->hz : INFINITY;
+	int k;
+
+	in->hrtick = r->hrtick < 0 ? -1 : r->hrtick || r->hrtick_dl;
+	for (k = 0; k < r->nthreads; k++) {
+		in->slice[k] = r->hrtick == 1 ? base : 0;
+		if (r->hrtick_dl == 1 && !strcmp(r->info->threads[k].policy, "deadline"))
+			in->slice[k] = fmax(in->slice[k], r->th[k].dl_runtime_ns > 0 ?
+					    (double)r->th[k].dl_runtime_ns * 1e-9 * r->hz : INFINITY);
+	}
 }
 
 /* rule 4: the highest-priority real-time CPU-bound thread on every CPU it used */
@@ -975,9 +1041,11 @@ struct infer *infer_calibrate(struct run *r)
 	in->r = r;
 	in->t0_max = INT64_MIN;
 	in->top_rt = xcalloc(r->nthreads + 1, sizeof(*in->top_rt));
+	in->slice = xcalloc(r->nthreads + 1, sizeof(*in->slice));
 	in->first = xcalloc(r->nthreads + 1, sizeof(*in->first));
 	in->last = xcalloc(r->nthreads + 1, sizeof(*in->last));
 	in->nint = xcalloc(r->nthreads + 1, sizeof(*in->nint));
+	find_slices(in);
 	calibration_pass(in, on, &ncpu_on, &ticks);
 	find_top_rt(in, on, ncpu_on);
 	find_steal(in);
@@ -986,6 +1054,15 @@ struct infer *infer_calibrate(struct run *r)
 	free(on);
 	in->tick_gaps = ticks.n;
 	in->hidden_limit = ticks.n >= 10 ? quant_at(&ticks, 0.1) / 2 : 0;
+	/*
+	 * With the scheduler's own timer, the cheapest timer interrupt is not the tick but one
+	 * that expires nothing: the kernel enters, reads the clock, finds no timer due and
+	 * leaves. In the lab's 7.3 guests such interrupts (2125 of cpu-yield's 2203 fell 0.65
+	 * to 0.76 ms after a switch: the clock event of an hrtick cancelled meanwhile) cost a
+	 * quarter of the tick, 10 us against 40. Half of that is the floor within rule 2b's
+	 * slice, as half the cheapest tick is elsewhere.
+	 */
+	in->hrtick_limit = in->hrtick == 1 ? in->hidden_limit / 4 : in->hidden_limit;
 	tick = quant_median(&ticks);
 	if (in->switch_gaps && ticks.n) {
 		in->switch_limit = sqrt(tick * 2.0 * (double)in->min_switch);
@@ -1019,6 +1096,9 @@ struct infer *infer_calibrate(struct run *r)
 		t->head = t->n = t->whead = t->wn = t->chead = t->cn = 0;
 		t->running = 0;
 		t->busy = 0;
+		t->has_in = t->has_first;
+		t->last_in = t->first_t0;
+		t->gaps_since = 0;
 	}
 	in->nrunning = 0;
 	in->busy_sum = in->run_sum = 0;
@@ -1029,6 +1109,21 @@ struct infer *infer_calibrate(struct run *r)
 	return in;
 }
 
+/*
+ * in_slice - rule 2b's window: is the gap at @g0 within its thread's slice of the CPU's
+ * last switch in, counted in hourglass's own running time since (the task's runtime, which
+ * the scheduler's timer counts, is no less: it holds the switch's end and, without
+ * IRQ_TIME_ACCOUNTING, interrupts)? The tick's tolerance allows for the two clocks.
+ */
+static int in_slice(const struct infer *in, const struct tick *t, int thread, int64_t g0)
+{
+	double slice = in->slice[thread];
+
+	if (!(slice > 0))
+		return 0;
+	return isinf(slice) || (t->has_in && (double)(g0 - t->last_in - t->gaps_since) <= slice + t->tol);
+}
+
 void infer_decide(struct infer *in, struct hgg_gap *g)
 {
 	struct tick *t = tick_of(in, g->cpu);
@@ -1036,6 +1131,7 @@ void infer_decide(struct infer *in, struct hgg_gap *g)
 	double len = (double)(g1 - g0);
 	int64_t cov = in->ncpu > 1 ? covered(t, g0) : 0;
 	int phase = g->vol || g->next_thread != g->thread ? 0 : tick_test(t, g0, g1);
+	int slice = !g->vol && g->next_thread == g->thread && t->p && in_slice(in, t, g->thread, g0);
 
 	if (g->vol) {
 		g->inferred = HGG_C_VOLUNTARY;
@@ -1052,6 +1148,13 @@ void infer_decide(struct infer *in, struct hgg_gap *g)
 		 * thread only interrupts can stop), the tick and what it ran (its softirqs) */
 		g->inferred = HGG_C_TIMER;
 		g->rule = HGG_R_TICK;
+	} else if (slice && len >= in->hrtick_limit && len < t->hi &&
+		   !(in->steal && (double)cov >= STEAL_COVER * len)) {
+		/* the scheduler's own timer ending the slice, or its clock event after it was cancelled
+		 * (weaker evidence than steal's: another CPU running hourglass through the gap) */
+		g->inferred = HGG_C_TIMER;
+		g->rule = HGG_R_HRTICK;
+		in->hrtick_gaps++;
 	} else if (len < in->hidden_limit || (in->steal && (double)cov >= STEAL_COVER * len)) {
 		g->inferred = HGG_C_HIDDEN;
 		g->rule = HGG_R_HIDDEN;
@@ -1064,6 +1167,14 @@ void infer_decide(struct infer *in, struct hgg_gap *g)
 	} else {
 		g->inferred = HGG_C_SWITCH_OTHER;
 		g->rule = HGG_R_LONG;
+	}
+	/* rule 2b's window starts again where the CPU switched: another task ran, or the thread slept */
+	if (g->vol || g->next_thread != g->thread || g->inferred == HGG_C_SWITCH_OTHER) {
+		t->has_in = 1;
+		t->last_in = g1;
+		t->gaps_since = 0;
+	} else {
+		t->gaps_since += g1 - g0;
 	}
 }
 
@@ -1090,12 +1201,31 @@ const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size
 				 g->cpu, in->phase_limit / hz * 1e6);
 		break;
 	case HGG_R_HIDDEN:
-		if (glen < in->hidden_limit)
+		if (glen < in->hrtick_limit && in->slice[g->thread] > 0)
+			snprintf(buf, len, "shorter than %.2f us, half the cheapest timer interrupt (HRTICK's clock event "
+				 "with nothing to expire: a quarter of the tick): no kernel path is that fast",
+				 in->hrtick_limit / hz * 1e6);
+		else if (glen < in->hidden_limit && in->slice[g->thread] > 0)
+			snprintf(buf, len, "shorter than %.2f us, half the cheapest tick, and not within a slice of the "
+				 "CPU's last switch, where the scheduler's own timer fires: no kernel path is that fast",
+				 in->hidden_limit / hz * 1e6);
+		else if (glen < in->hidden_limit)
 			snprintf(buf, len, "shorter than %.2f us, half the cheapest tick: no kernel path is that fast",
 				 in->hidden_limit / hz * 1e6);
 		else
 			snprintf(buf, len, "the CPUs take turns (they ran hourglass together %.1f%% of the time) and "
 				 "another CPU ran hourglass through it: steal", in->overlap_share * 100);
+		break;
+	case HGG_R_HRTICK:
+		if (isinf(in->slice[g->thread]))
+			snprintf(buf, len, "the scheduler's own timer is on (HRTICK) and the slice unknown: off the tick's "
+				 "phase, as long as the tick or cheaper (%.2f to %.2f us), that timer or its clock event",
+				 in->hrtick_limit / hz * 1e6, tk->hi / hz * 1e6);
+		else
+			snprintf(buf, len, "within a slice (%.3f ms of running) of the CPU's last switch, where the "
+				 "scheduler's own timer ends it (HRTICK): off the tick's phase, as long as the tick or "
+				 "cheaper (%.2f to %.2f us), that timer or its clock event", in->slice[g->thread] / hz * 1e3,
+				 in->hrtick_limit / hz * 1e6, tk->hi / hz * 1e6);
 		break;
 	case HGG_R_TOP_RT:
 		snprintf(buf, len, "the highest-priority real-time thread here never blocks: only interrupts stop it");
@@ -1113,6 +1243,37 @@ const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size
 				 in->switch_limit / hz * 1e6, basis_text[in->basis]);
 	}
 	return buf;
+}
+
+/* hrtick_report - rule 2b's part of the calibration, and what it could not know (notes) */
+static void hrtick_report(struct infer *in, struct run *r, struct jsonw *w)
+{
+	double slice = 0;
+	int k;
+
+	for (k = 0; k < r->nthreads; k++)
+		slice = fmax(slice, in->slice[k]);
+	if (in->hrtick < 0)
+		jw_null(w, "hrtick");
+	else
+		jw_bool(w, "hrtick", in->hrtick);
+	if (in->hrtick == 1) {
+		jw_num(w, "hidden_limit_in_slice_us", in->hrtick_limit / r->hz * 1e6);
+		if (slice > 0 && !isinf(slice))
+			jw_num(w, "slice_ms", slice / r->hz * 1e3);
+		else
+			jw_null(w, "slice_ms");
+		jw_uint(w, "hrtick_gaps", in->hrtick_gaps);
+	}
+	jw_arr(w, "notes");
+	if (in->hrtick < 0)
+		jw_str(w, NULL, "the scheduler's features are unknown (hourglass read no kernel.sched_features: "
+		       "debugfs unreadable, or an older hourglass): the tick taken as the only timer, as without HRTICK");
+	else if (in->hrtick == 1 && isinf(slice))
+		jw_str(w, NULL, "the scheduler's own timer is on (HRTICK) but its slice unknown (no "
+		       "kernel.sched_base_slice_ns): rule 2b taken to hold at any time, not only within a slice of a "
+		       "switch");
+	jw_end_arr(w);
 }
 
 void infer_report(struct infer *in, struct run *r, struct jsonw *w)
@@ -1138,6 +1299,7 @@ void infer_report(struct infer *in, struct run *r, struct jsonw *w)
 			jw_null(w, "period_ms");
 		jw_num(w, "score", t->score);
 		jw_int(w, "periods_apart", t->steps);
+		jw_bool(w, "switches_left_out", t->cand_only);
 		jw_num(w, "floor_us", t->p ? t->lo / r->hz * 1e6 : 0);
 		if (t->p && !isinf(t->hi))
 			jw_num(w, "band_top_us", t->hi / r->hz * 1e6);
@@ -1149,6 +1311,7 @@ void infer_report(struct infer *in, struct run *r, struct jsonw *w)
 	jw_num(w, "hidden_limit_us", in->hidden_limit / r->hz * 1e6);
 	jw_uint(w, "switch_gaps", in->switch_gaps);
 	jw_uint(w, "tick_gaps", in->tick_gaps);
+	hrtick_report(in, r, w);
 	jw_bool(w, "steal", in->steal);
 	jw_numf(w, "cpus_together", in->overlap_share, 4);
 	if (in->throttle > 0)
@@ -1182,6 +1345,7 @@ void infer_free(struct infer *in)
 	free(in->tick);
 	cpu_list_free(&in->cpus);
 	free(in->top_rt);
+	free(in->slice);
 	free(in->first);
 	free(in->last);
 	free(in->nint);

@@ -185,16 +185,52 @@ static int is_workload(const struct hgl_thread *t, const char *const *names)
 	return 0;
 }
 
-/* read_throttling - RT throttling's settings from the info section (hourglass since 2026-11-23) */
-static void read_throttling(struct run *r)
+/* feature - is @name on in debugfs's list @feats (it lists NAME when on, NO_NAME when off)? -1 not listed */
+static int feature(const struct jv *feats, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < jv_len(feats); i++) {
+		const char *f = jv_type(jv_at(feats, i)) == JV_STR ? jv_str(jv_at(feats, i)) : "";
+
+		if (!strcmp(f, name))
+			return 1;
+		if (!strncmp(f, "NO_", 3) && !strcmp(f + 3, name))
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * read_kernel - what hourglass read of the kernel's settings, from the info section: RT
+ * throttling (hourglass since 2026-11-23), the scheduler's features and base slice (since
+ * 2026-12-02). Unknown (older files, or not readable where hourglass ran): -1.
+ */
+static void read_kernel(struct run *r)
 {
 	struct hg_err err;
 	struct jv *info = jv_parse(r->info->json, r->info->json_len, &err);
 	const struct jv *k = info ? jv_get(info, "kernel") : NULL;
 	const struct jv *rt = k ? jv_get(k, "sched_rt_runtime_us") : NULL, *pe = k ? jv_get(k, "sched_rt_period_us") : NULL;
+	const struct jv *fe = k ? jv_get(k, "sched_features") : NULL, *sl = k ? jv_get(k, "sched_base_slice_ns") : NULL;
+	int i;
 
 	r->rt_runtime_us = rt && jv_type(rt) == JV_NUM ? (long long)jv_num(rt) : -1;
 	r->rt_period_us = pe && jv_type(pe) == JV_NUM ? (long long)jv_num(pe) : -1;
+	r->hrtick = r->hrtick_dl = -1;
+	if (fe && jv_type(fe) == JV_ARR) {
+		/* a list without the name: a kernel without the feature (before 2.6.25), off */
+		r->hrtick = feature(fe, "HRTICK") == 1;
+		r->hrtick_dl = feature(fe, "HRTICK_DL") == 1;
+	}
+	r->base_slice_ns = sl && jv_type(sl) == JV_NUM && jv_num(sl) > 0 ? (long long)jv_num(sl) : -1;
+	/* a deadline thread's runtime: HRTICK_DL's timer ends it */
+	for (i = 0; info && i < r->nthreads && i < (int)jv_len(jv_get(info, "threads")); i++) {
+		const struct jv *res = jv_get(jv_at(jv_get(info, "threads"), (size_t)i), "reservation");
+		const struct jv *rn = res ? jv_get(res, "runtime_ns") : NULL;
+
+		r->th[i].dl_runtime_ns = rn && jv_type(rn) == JV_NUM && jv_num(rn) > 0 ? (int64_t)jv_num(rn) : 0;
+	}
 	jv_free(info);
 }
 
@@ -258,7 +294,7 @@ static void setup(struct run *r, const struct opts *o)
 		     "machine, or not stamped with the TSC?", r->kernel_name, (long long)r->window[0],
 		     (long long)r->window[1], (long long)r->info->t0_tsc);
 	r->ncpus = hgt_nr_cpus(r->hgt);
-	read_throttling(r);
+	read_kernel(r);
 }
 
 /* ---- the sinks of the pass ---- */
