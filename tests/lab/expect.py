@@ -156,6 +156,54 @@ def kernel_migrations(run_dir: str, hg: Dict[str, Any]) -> Tuple[int, int]:
     return inside, total
 
 
+# the tick's hrtimer, by the name the kernel's recording gives its function (renamed tick_nohz_handler by 6.12)
+TICK_TIMERS = ("tick_sched_timer", "tick_nohz_handler")
+
+
+def tick_expiries(run_dir: str) -> Optional[Dict[int, List[int]]]:
+    """Per CPU, the TSCs at which the tick's hrtimer expired (kernel.hgt's hrtimer_entry, named by
+    its function), in order; None without a recording, or when it names no hrtimer function.
+    Beside the tick a CPU takes other local timer interrupts: others' hrtimers, and with HRTICK
+    (7.3) the scheduler's own, up to one a slice, and clock events with nothing to expire."""
+    from helpers.recordings import read_hgt
+    names: Dict[int, str] = {}
+    entries: List[Tuple[int, int, int]] = []
+    path = os.path.join(run_dir, "kernel.hgt")
+    if not os.path.exists(path):
+        return None
+    for ev in read_hgt(path).events:
+        if ev.kind == "name" and ev.fields.get("name_kind") == "func":
+            names[ev.fields["id"]] = ev.fields["name"]
+        elif ev.kind == "hrtimer_entry":
+            entries.append((ev.cpu, ev.tsc, ev.fields.get("func")))
+    if not names:
+        return None
+    out: Dict[int, List[int]] = {}
+    for cpu, tsc, func in entries:
+        if names.get(func) in TICK_TIMERS:
+            out.setdefault(cpu, []).append(tsc)
+    for v in out.values():
+        v.sort()
+    return out
+
+
+def run_ticks(run: Dict[str, Any]) -> Optional[Dict[int, List[int]]]:
+    """tick_expiries of the run, read once."""
+    if "tick_expiries" not in run:
+        run["tick_expiries"] = tick_expiries(run["dir"])
+    return run["tick_expiries"]
+
+
+def holds_tick(g: Dict[str, Any], ticks: Optional[Dict[int, List[int]]]) -> bool:
+    """Does gap @g hold a tick: an expiry of the tick's hrtimer (tick_expiries) or, where the
+    recording names no function, any local timer interrupt?"""
+    if ticks is None:
+        return "local_timer" in (g.get("components") or {})
+    v = ticks.get(g.get("cpu"), [])
+    i = bisect.bisect_left(v, g["g0"])
+    return i < len(v) and v[i] < g["g1"]
+
+
 def expected_count(spec: str, run: Dict[str, Any]) -> Tuple[Optional[int], str, Dict[str, Any]]:
     """(expected count, how it was had, details) for `expected = SPEC`; None if it cannot be had."""
     kind, _, arg = spec.partition(":")
@@ -232,20 +280,25 @@ def found_gaps(spec: str, run: Dict[str, Any]) -> Tuple[Optional[List[Dict[str, 
         sel = [g for g in gaps if any(rx.search(k) for k in g.get("components") or {})]
         return sel, len(sel), f"gaps with a part matching /{arg}/"
     if kind == "ticks":
-        # the recorder (hgtrace record) sleeps on an hrtimer between its reads of the module's
-        # buffer: a local timer interrupt too, but not the tick; the gaps it ran in (woken
-        # directly, or on PREEMPT_RT through ktimers) are left out
-        sel = [g for g in gaps if "local_timer" in (g.get("components") or {})
+        # the gaps that hold the tick's hrtimer: not the other local timer interrupts (7.3's
+        # HRTICK takes one or more a slice). The recorder (hgtrace record) sleeps on an hrtimer
+        # between its reads of the module's buffer: the gaps it ran in (woken directly, or on
+        # PREEMPT_RT through ktimers) are left out
+        ticks = run_ticks(run)
+        sel = [g for g in gaps if holds_tick(g, ticks)
                and not any(k.startswith("task hgtrace:") for k in g.get("components") or {})
                and not str(g.get("cause", "")).startswith("switched to hgtrace:")]
-        return sel, len(sel), "gaps with a local_timer part, less those the recorder ran in (its own timer)"
+        return sel, len(sel), ("gaps with a local_timer part" if ticks is None else
+                               "gaps in which the tick's hrtimer expired") + \
+            ", less those the recorder ran in (its own timer)"
     if kind == "recorder_timer":
         # the left-out gaps: each holds the recorder's timer, and the tick too when the two came
         # together (6.1 icount, make check: 29 of 750 did); a tick count may take them or not
-        sel = [g for g in gaps if "local_timer" in (g.get("components") or {})
+        ticks = run_ticks(run)
+        sel = [g for g in gaps if holds_tick(g, ticks)
                and (any(k.startswith("task hgtrace:") for k in g.get("components") or {})
                     or str(g.get("cause", "")).startswith("switched to hgtrace:"))]
-        return sel, len(sel), "gaps with a local_timer part that the recorder ran in"
+        return sel, len(sel), "gaps with the tick that the recorder ran in"
     if kind == "class":
         sel = [g for g in gaps if g.get("actual") == arg]
         return sel, len(sel), f"gaps of actual class {arg}"

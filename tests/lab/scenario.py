@@ -67,7 +67,8 @@ EXPECTED = {
 }
 # found = ...: which gaps the report attributes to the expectation
 FOUND = {
-    "ticks": "gaps with a local_timer part, less those the recorder ran in (hgtrace's own hrtimer woke it)",
+    "ticks": "gaps in which the tick's hrtimer expired (kernel.hgt names it; without names, gaps with a "
+             "local_timer part), less those the recorder ran in (hgtrace's own hrtimer woke it)",
     "load": "gaps the report names after load N (its label: switched to it, or its primary cause)",
     "touched": "gaps load N caused or took any part of (the report's loads section)",
     "unscored": "gaps neither scored nor unexplainable (total - scored - unexplainable): left out as voluntary",
