@@ -70,7 +70,11 @@ def generate(d, events, cpus=(0, 1)):
     meta += b"\0" * (8 - len(meta) % 8)
     out.write(struct.pack("<8sII", b"HGTRACE\n", 1, len(meta)) + meta)
 
+    last = []       # each chunk's last kernel event (a CPU's records are in time order)
+
     def flush(cpu):
+        if chunks[cpu]:
+            last.append(struct.unpack_from("<Q", chunks[cpu][-1])[0])
         data = b"".join(chunks[cpu])
         out.write(struct.pack("<IIII", 0x6B6E6863, cpus[cpu], len(data), len(chunks[cpu])) + data)
         chunks[cpu] = []
@@ -95,7 +99,11 @@ def generate(d, events, cpus=(0, 1)):
             if len(chunks[cpu]) >= 5000:
                 flush(cpu)
         flush(cpu)
-    out.write(struct.pack("<IIII", 0x656D6974, 0, 16, 1) + struct.pack("<QQ", 0, 1 << 62))
+    # the window is what the run spans, from hourglass's zero (t0_tsc 0) to its last event or
+    # the kernel's, as a recording that started before the run and stopped after it (it once
+    # said 0..2^62: the report's window ran to t=4611686018 s)
+    window = (0, max(last + [iv[1] for iv in ivs]))
+    out.write(struct.pack("<IIII", 0x656D6974, 0, 16, 1) + struct.pack("<QQ", *window))
     out.write(struct.pack("<IIII", 0x21646E65, 0, 0, 0))
     out.close()
     info = {"tsc": {"hz": HZ}, "t0_tsc": 0, "duration_ns": ivs[-1][1], "command": ["generated"],

@@ -484,6 +484,17 @@ def test_generated_run_all_right(tmp_path):
     assert r["gaps"]["classes"]["timer"] > 0 and r["inference"]["all"]["accuracy"] == 1.0
 
 
+def test_generated_run_window_is_what_its_events_span(tmp_path):
+    """The generated recording's window runs from hourglass's zero to the run's last event,
+    kernel's or hourglass's (issue 37: it said 0..2^62, and the report's window ran to
+    t=4611686018 s)."""
+    from helpers.recordings import read_hgl, read_hgt
+    generated_run(tmp_path, 20000)
+    k, h = read_hgt(str(tmp_path / "kernel.hgt")), read_hgl(str(tmp_path / "hourglass.hgl"))
+    last = max(max(e.tsc for e in k.events), max(x.t1 for x in h.records))
+    assert k.window == (h.info["t0_tsc"], last)
+
+
 @pytest.mark.parametrize("cpus", [(0, 255), (200, 3)])
 def test_cpu_numbers_change_nothing_but_names(tmp_path, cpus):
     """The same run with its CPUs numbered otherwise (far apart, or the first thread's
