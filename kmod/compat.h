@@ -13,6 +13,7 @@
 #include <linux/version.h>
 #include <linux/sched.h>
 #include <linux/hrtimer.h>
+#include <linux/tracepoint.h>
 #include <generated/utsrelease.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
@@ -35,9 +36,10 @@
  * running task's time, and each class's set_next_task() sets it when the task
  * is picked, so prev's run ends and next's begins there, which is what
  * /proc/<pid>/schedstat sums. Checked in the source and in guests of 6.1 and
- * 6.12, plain and PREEMPT_RT (docs/testing.md, test_microstates); on 6.1 the
- * idle task's is left stale (idle is never accounted). Other releases
- * (6.2-6.11, 6.13 and later) read it the same way, unchecked: a renamed field
+ * 6.12, plain and PREEMPT_RT, and in guests of 7.3, plain and PREEMPT_RT
+ * (docs/testing.md, test_microstates: within 0.04% of schedstat per thread);
+ * on 6.1 the idle task's is left stale (idle is never accounted). Other
+ * releases read it the same way, unchecked: a renamed field
  * fails the build here, not elsewhere, and a value that is stale or has come
  * to mean something else is older than this CPU's last switch, or no clock
  * read at all (msa.c, sched_lag_ns), which msa.c counts
@@ -100,6 +102,22 @@ static inline void *hgt_hrtimer_function(struct hrtimer *t)
 	__builtin_choose_expr(HGT_TP_TAKES(name, b), (void *)(b), (void *)(a))
 /* the probe to register for name: NULL when the build left it out (HGT_TP_SKIP) */
 #define HGT_TP_PROBE(name, p)	(HGT_TP_SKIPPED(name) ? NULL : (p))
+
+/*
+ * Probes called preemptible. Up to 6.12 a tracepoint called its probes with
+ * preemption disabled (guard(preempt_notrace)); 7.3 calls them under SRCU
+ * (guard(srcu_fast_notrace), include/linux/tracepoint.h), and syscall
+ * tracepoints under RCU tasks trace since 6.13. Where the call site itself is
+ * preemptible (sched_process_exit in do_exit, sys_enter and sys_exit; on
+ * PREEMPT_RT the softirqs and soft hrtimers too), the task can be preempted
+ * between two callbacks of one call: on 7.3 trace-cmd's event of a task's exit
+ * was 78 ms ahead of the module's, on another CPU, when the module's probe came
+ * second. So the probes register ahead of every other callback (a priority
+ * above TRACEPOINT_DEFAULT_PRIO, tracepoints.c): the stamp is read first, and
+ * only an interrupt's preemption right at the call can delay it, as it always
+ * could. Another tracer's callback after ours may still be delayed so.
+ */
+#define HGT_TP_PRIO	(TRACEPOINT_DEFAULT_PRIO + 100)
 
 /*
  * Releases this module was validated on (docs/testing.md): 6.1, 6.12 and 7.3,

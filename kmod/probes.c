@@ -239,7 +239,9 @@ u64 hgt_funcs_unnamed(void)
  *   sched_process_exit, sys_enter/exit   process context.
  * Those probes hold interrupts off from their stamp to their write. Where
  * interrupts are off already this costs a flags save and restore. Only an
- * NMI can still land in between (docs/hgtrace-abi.md, "Order").
+ * NMI can still land in between (docs/hgtrace-abi.md, "Order"). Holding them
+ * off also keeps a probe that its kernel calls preemptible (7.3: compat.h,
+ * HGT_TP_PRIO) on one CPU from its stamp to its write.
  */
 #define HGT_IRQS_OFF(call)			\
 	do {					\

@@ -11,6 +11,7 @@
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include "hgtrace.h"
+#include "compat.h"
 
 #define HGT_MAX_PROBES	64
 
@@ -71,6 +72,11 @@ u32 hgt_tracepoints_available(void)
 /*
  * hgt_tracepoints_attach - register the probes of the chosen groups
  *
+ * Ahead of every other callback of each tracepoint (HGT_TP_PRIO, compat.h):
+ * where a kernel calls probes preemptible, the task can be preempted between
+ * one callback and the next, and a probe behind another tracer's would read
+ * the TSC only once the task runs again, maybe on another CPU.
+ *
  * In reverse table order, so that each exit probe (listed after its entry) is
  * in place before its entry probe: an irq that arrives while we attach can
  * then be missing its entry (harmless: depths clamp at zero) but never its
@@ -83,7 +89,8 @@ int hgt_tracepoints_attach(u32 events)
 	for (i = hgt_nr_probes - 1; i >= 0; i--) {
 		if (!found[i] || !(hgt_probes[i].event & events))
 			continue;
-		ret = tracepoint_probe_register(found[i], hgt_probes[i].probe, hgt_probes[i].data);
+		ret = tracepoint_probe_register_prio(found[i], hgt_probes[i].probe, hgt_probes[i].data,
+						     HGT_TP_PRIO);
 		if (ret) {
 			pr_warn(HGT_NAME ": cannot attach to %s: %d\n", hgt_probes[i].name, ret);
 			hgt_tracepoints_detach();

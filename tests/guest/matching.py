@@ -8,6 +8,7 @@ outside the edges of the module's start/stop window; every other event must
 find its partner.
 """
 import bisect
+import re
 from collections import defaultdict
 
 # ftrace event -> (hgtrace kind, key from ftrace fields, key from hgtrace fields)
@@ -152,3 +153,39 @@ def match(hgt_events, fevents, drops, window, tol, near=None):
     if res["dts"]:
         res["max_dt"] = max(abs(d) for d in res["dts"])
     return res
+
+
+# Kinds whose tracepoint is called where the task can be preempted (do_exit). Where the kernel
+# calls probes preemptible (after 6.12: 7.3 calls them under SRCU, kmod/compat.h), a callback
+# behind another's can run only once the task runs again, maybe on another CPU. The module's
+# probes come first (HGT_TP_PRIO), so of such an event the other recorder's stamp is the late one.
+PREEMPTIBLE_SITES = ("exit",)
+
+
+def preemptible_probes(kernel):
+    """Whether the kernel named in a recording's metadata ("Linux 7.3.4+deb13-amd64 ...")
+    calls its probes preemptible: releases after 6.12."""
+    m = re.search(r"(\d+)\.(\d+)", kernel or "")
+    return bool(m) and (int(m.group(1)), int(m.group(2))) > (6, 12)
+
+
+def displaced(res):
+    """Pair what @res left unmatched of PREEMPTIBLE_SITES by kind and identity alone, on any
+    CPU and at any distance, in order; take the pairs off the unmatched lists and return them
+    as (the module's stamp, the other's stamp, the module's CPU, the other's CPU)."""
+    def by_key(side):
+        d = defaultdict(list)
+        for (cpu, kind, key), ts in res[side]:
+            if kind in PREEMPTIBLE_SITES:
+                d[(kind, key)].append((ts, cpu))
+        return d
+    f, h = by_key("only_ftrace"), by_key("only_hgtrace")
+    pairs = []
+    for k in set(f) & set(h):
+        for (tf, cf), (th, ch) in zip(sorted(f[k]), sorted(h[k])):
+            pairs.append((th, tf, ch, cf))
+    taken_f = {(cf, tf) for _th, tf, _ch, cf in pairs}
+    taken_h = {(ch, th) for th, _tf, ch, _cf in pairs}
+    res["only_ftrace"] = [e for e in res["only_ftrace"] if (e[0][0], e[1]) not in taken_f]
+    res["only_hgtrace"] = [e for e in res["only_hgtrace"] if (e[0][0], e[1]) not in taken_h]
+    return pairs
