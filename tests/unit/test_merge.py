@@ -251,6 +251,32 @@ def test_gaps_at_start_and_end_outside_the_window(tmp_path):
     assert m.gap(2000)["actual"] == "timer"
 
 
+S = 10**9     # a second at the 1 GHz of these files
+
+
+@pytest.mark.parametrize("window,contradicted", [
+    ((S // 20, 8 * S), False),                          # the records' span, more or less
+    ((S // 20, 2600 * S // 1000 + S // 20), False),     # a record 50 ms after the stop: a recorder's stop
+    ((0, 2**62), True),                                 # the generated run's old window (issue 37, item 3)
+    ((2300 * S // 1000, 8 * S), True),                  # a record 0.2 s before the window opens
+    ((S // 20, 2400 * S // 1000), True),                # ... 0.2 s after it closes
+    ((S // 20, 2600 * S // 1000 + 9 * S), False),       # 9 s past the last record: an idle machine's stop
+    ((S // 20, 2600 * S // 1000 + 11 * S), True),       # 11 s past it, and more than the span
+])
+def test_a_window_its_records_contradict_is_warned_about(tmp_path, window, contradicted):
+    """From any writer: a window a record lies 0.1 s or more outside of, or one reaching past
+    its records by more than the larger of 10 s and their span, is named in the report's
+    warnings with both spans."""
+    recs = [iv(S // 10, S // 5, 0, 0), iv(S, 2 * S, 0, 0), iv(3 * S, 4 * S, 0, 0)]
+    m = merged(tmp_path, recs, [chunk(0, [rec(2100 * S // 1000, VEC_E, 236), rec(2600 * S // 1000, VEC_X, 236)])],
+               window=window)
+    said = [w for w in m.report["warnings"] if "is not what its records span" in w]
+    assert bool(said) == contradicted, m.report["warnings"]
+    if contradicted:
+        first = 2.1 - window[0] / 1e9
+        assert f"records span (t={first:.6f} s to t={first + 0.5:.6f} s)" in said[0], said
+
+
 def test_two_cpus_and_hidden(tmp_path):
     m = merged(tmp_path, [iv(0, 1000, 0, 0), iv(1500, 3000, 0, 0), iv(5000, 6000, 0, 0),
                           iv(0, 1200, 1, 1), iv(2000, 3000, 1, 1)],

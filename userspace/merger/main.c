@@ -506,6 +506,32 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/*
+ * check_window - the recording's window against what its records span, from any writer: a
+ * record 0.1 s or more outside it (between the module's start or stop and the recorder's stamp
+ * of it: up to 17 ms in the emulated guests), or a window reaching far past its records on
+ * either side (a generated
+ * run once said it ended at 2^62 ns), is a window its own events contradict. Records are
+ * read by then. A window may run past its records a little (the recorder's own start and
+ * stop, an idle machine), so the reach warned about is the larger of 10 s and the span.
+ */
+static void check_window(struct run *r)
+{
+	uint64_t first, last;
+	double slack, before, after;
+
+	if (!r->have_window || !hgt_records_span(r->hgt, &first, &last))
+		return;
+	slack = fmax(10.0 * r->hz, (double)(last - first));
+	before = (double)(int64_t)(first - (uint64_t)r->window[0]);
+	after = (double)(int64_t)((uint64_t)r->window[1] - last);
+	if (before < -0.1 * r->hz || after < -0.1 * r->hz || before > slack || after > slack)
+		warn(r, "%s: its window, t=%.6f s to t=%.6f s, is not what its records span (t=%.6f s to t=%.6f s): "
+		     "the file's writer gave a wrong window; times are from the window's start",
+		     r->kernel_name, 0.0, (double)(r->window[1] - r->window[0]) / r->hz,
+		     ((double)first - (double)r->window[0]) / r->hz, ((double)last - (double)r->window[0]) / r->hz);
+}
+
 /* the one pass: both timelines merged by time, the kernel's first at a tie */
 static uint64_t pass(struct ctx *c, const struct opts *o)
 {
@@ -580,6 +606,7 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 	if (sweep_backwards(sw))
 		warn(r, "%s: %llu kernel events went back in time on their CPU", r->kernel_name,
 		     (unsigned long long)sweep_backwards(sw));
+	check_window(r);
 	events = kstream_events(ks);
 	gapper_free(&gp);
 	kstream_close(ks);
