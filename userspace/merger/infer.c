@@ -642,9 +642,9 @@ static void calibrate(struct infer *in, struct tick *t)
 		/*
 		 * Switches are searched with the rest: a tick that preempts leaves a switch at its
 		 * phase. With HRTICK the scheduler ends a slice at a timer of its own, off the tick's
-		 * phase, and switches there may drown the tick (the lab's cpu-yield on 7.3: 3431
-		 * switches at every 0.7 ms slice's end, 593 ticks): then the tick is searched among
-		 * the gaps the thread went on after (rule 2b).
+		 * phase, and switches there may drown the tick (the lab's cpu-yield on 7.3: 3438
+		 * switches, most at a 0.7 ms slice's end, against 605 ticks): then the tick is
+		 * searched among the gaps the thread went on after (rule 2b).
 		 */
 		found = find_band(in, t, steps, t->cand_only = 0, &b);
 		if (!found && in->hrtick == 1)
@@ -1057,7 +1057,7 @@ struct infer *infer_calibrate(struct run *r)
 	/*
 	 * With the scheduler's own timer, the cheapest timer interrupt is not the tick but one
 	 * that expires nothing: the kernel enters, reads the clock, finds no timer due and
-	 * leaves. In the lab's 7.3 guests such interrupts (2125 of cpu-yield's 2203 fell 0.65
+	 * leaves. In the lab's 7.3 guests such interrupts (2253 of cpu-yield's 2318 fell 0.65
 	 * to 0.76 ms after a switch: the clock event of an hrtick cancelled meanwhile) cost a
 	 * quarter of the tick, 10 us against 40. Half of that is the floor within rule 2b's
 	 * slice, as half the cheapest tick is elsewhere.
