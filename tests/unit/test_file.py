@@ -325,7 +325,7 @@ def test_dump_hourglass_trace(tmp_path, hgtrace_bin):
     info = {"tsc": {"hz": 1e9}, "threads": [{"thread": 0, "tid": 5}, {"thread": 1, "tid": 6}]}
     path = tmp_path / "run.hgl"
     path.write_bytes(hgl_file([iv(100, 200, 0, 0, 4), (300, 310, 400, 1, 2, 1, 1),
-                               (500, 510, 2**64 - 120, 1, 3, 0x12, 1)], info, dropped=0))
+                               (630, 510, 2**64 - 120, 1, 3, 0x12, 1)], info, dropped=0))   # 120 ns early: due after
     p = dump(hgtrace_bin, path, "-m", "-s")
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == [
@@ -333,11 +333,11 @@ def test_dump_hourglass_trace(tmp_path, hgtrace_bin):
         "# info " + json.dumps(info, separators=(",", ":")),
         "0 interval t0=100 t1=200 cpu=0 flags=0x04 last",
         "1 job release=300 completion=310 deadline=400 cpu=1 flags=0x01 missed",
-        "1 wake due=500 first=510 lateness_ns=-120 cpu=1 timer=HR lat",
+        "1 wake due=630 first=510 lateness_ns=-120 cpu=1 timer=HR lat",
         "# end nr_records=3 dropped=0"]
     t = read_hgl(str(path))
     assert t.info == info and t.complete and t.version == (1, 0)
-    assert [(r.t0, r.thread, r.type, r.cpu) for r in t.records] == [(100, 0, 1, 0), (300, 1, 2, 1), (500, 1, 3, 1)]
+    assert [(r.t0, r.thread, r.type, r.cpu) for r in t.records] == [(100, 0, 1, 0), (300, 1, 2, 1), (630, 1, 3, 1)]
     assert t.records[2].lateness_ns == -120
     # --json says the flags by name too, so that no reader copies hourglass's bits
     p = dump(hgtrace_bin, path, "--json")

@@ -402,7 +402,7 @@ def test_everything_at_once(tmp_path):
     recs = [iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0, flags=1), iv(4500, 9000, 1, 0),
             iv(9800, 20000, 0, 0, flags=2), iv(20500, 30000, 1, 1), iv(31000, 40000, 0, 1),
             iv(41000, 50000, 0, 1), iv(52000, 60000, 1, 0),
-            (44000, 50000, 800, 0, 3, 0x10 | 2, 1),        # a wake-up of thread 0 on CPU 1
+            (44000, 50000, 6000, 0, 3, 0x10 | 2, 1),       # a wake-up of thread 0 on CPU 1, 6 us late
             (41000, 0, 49000, 1, 2, 1, 0)]                  # a missed period of thread 1
     chunks = [
         chunk(0, [comm(500, 777, "hog"), irq_name(500, 30, "eth0"), rec(2100, SIRQ_E, 3), rec(2300, IRQ_E, 30),
@@ -754,7 +754,7 @@ def test_an_exporter_failing_midway_ends_the_merge(tmp_path, limit_mb, failed, r
     ("truncated_kernel", "kernel.hgt"),
     ("other_clock", "not the same counter"),
     ("old_packed", "format version 2"),
-    ("thread_overlap", "intervals overlap"),
+    ("thread_overlap", "an interval that starts (TSC 5) before its previous one ended (TSC 10)"),
 ])
 def test_bad_inputs(tmp_path, damage, msg):
     (tmp_path / "hourglass.hgl").write_bytes(hgl([iv(0, 10, 0, 0), iv(20, 30, 0, 0)]))

@@ -121,6 +121,41 @@ static int check_rec(const struct hgl_file *f, const struct hgl_rec *r, uint64_t
 	return 0;
 }
 
+/*
+ * check_sequence - what a record must agree with, of its thread's records before it and of
+ * the run's rate, on hgl_open's pass over every record (in file order, each thread's records
+ * are in its own order): an interval starts no earlier than its thread's previous one ended;
+ * a wake-up was due as long before its first read as its lateness says (hourglass makes the
+ * due stamp from the lateness at the run's rate, rounding down: a cycle or two, and 1e-6 of
+ * it for a trace written before hourglass had one rate); a job's deadline is no earlier than
+ * its release, nor its completion when it has one. @last_t1: per thread, the last interval's
+ * end (0: none yet).
+ */
+static int check_sequence(const struct hgl_file *f, const struct hgl_rec *r, uint64_t off, uint64_t *last_t1,
+			  struct hg_err *err)
+{
+	if (r->type == HGL_REC_INTERVAL) {
+		if (last_t1[r->thread] && r->t0 < last_t1[r->thread])
+			return bad_at(f, err, off, "thread %u: an interval that starts (TSC %llu) before its previous "
+				      "one ended (TSC %llu)", r->thread, (unsigned long long)r->t0,
+				      (unsigned long long)last_t1[r->thread]);
+		last_t1[r->thread] = r->t1;
+	} else if (r->type == HGL_REC_WAKE) {
+		double late = (double)(int64_t)r->t2 * f->info.tsc_hz / 1e9;
+		double off_by = (double)(int64_t)(r->t1 - r->t0) - late;
+
+		if (fabs(off_by) > 2 + 1e-6 * fabs(late))
+			return bad_at(f, err, off, "thread %u: a wake-up due at TSC %llu and first read at TSC %llu, "
+				      "but %lld ns late", r->thread, (unsigned long long)r->t0,
+				      (unsigned long long)r->t1, (long long)(int64_t)r->t2);
+	} else if (r->t2 < r->t0 || (r->t1 && r->t1 < r->t0)) {
+		return bad_at(f, err, off, "thread %u: a job released at TSC %llu with its deadline at TSC %llu "
+			      "and its completion at TSC %llu", r->thread, (unsigned long long)r->t0,
+			      (unsigned long long)r->t2, (unsigned long long)r->t1);
+	}
+	return 0;
+}
+
 /* The info section: each key this library hands out, with its type checked. */
 struct ictx {
 	const struct hgl_file *f;
@@ -449,6 +484,7 @@ int hgl_open(struct hgl_file **out, const char *path, unsigned flags, struct hg_
 	struct hgl_cursor *c = NULL;
 	struct hgl_rec r;
 	struct stat st;
+	uint64_t *last_t1;
 	int rc;
 
 	*out = NULL;
@@ -486,10 +522,20 @@ int hgl_open(struct hgl_file **out, const char *path, unsigned flags, struct hg_
 		goto fail;
 	/* every record once, so that cursors hand out only checked ones */
 	c = hgl_cursor_open(f, -1, err);
-	if (!c)
+	last_t1 = calloc((size_t)f->info.nthreads + 1, sizeof(*last_t1));
+	if (!c || !last_t1) {
+		if (c && !last_t1)
+			hg_err_env(err, "%s: out of memory", path);
+		hgl_cursor_close(c);
 		goto fail;
+	}
 	while ((rc = hgl_cursor_next(c, &r, err)) > 0)
-		;
+		if (check_sequence(f, &r, f->spans[c->span].off + (c->done - c->nbuf + c->at - 1) * sizeof(r),
+				   last_t1, err)) {
+			rc = -1;
+			break;
+		}
+	free(last_t1);
 	hgl_cursor_close(c);
 	if (rc < 0)
 		goto fail;

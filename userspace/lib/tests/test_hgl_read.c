@@ -23,7 +23,7 @@ static void records(struct buf *r)
 	hgl_rec(r, 100, 200, 0, 0, HGL_REC_INTERVAL, 0, 0);
 	hgl_rec(r, 150, 250, 0, 1, HGL_REC_INTERVAL, 0, 1);
 	hgl_rec(r, 300, 400, 0, 0, HGL_REC_INTERVAL, HGL_IV_LAST, 0);
-	hgl_rec(r, 260, 270, 5, 1, HGL_REC_WAKE, 0x12, 1);
+	hgl_rec(r, 260, 272, 5, 1, HGL_REC_WAKE, 0x12, 1);	/* 5 ns at 2.5 GHz: 12.5 cycles */
 }
 
 /* make - a trace: @info, the records, and END with @nrec records (-1: the true count) */
@@ -267,7 +267,7 @@ static void check_sections(void)
 		bad(&b, "an interval that ends (TSC 666047029874) before it starts (TSC 7308613717804122648)",
 		    "an interval that ends before it starts");
 		x.n = 0;
-		hgl_rec(&x, 5, 6, (uint64_t)-3000, 0, HGL_REC_WAKE, 0x12, 0);
+		hgl_rec(&x, 7506, 6, (uint64_t)-3000, 0, HGL_REC_WAKE, 0x12, 0);	/* due 7500 cycles after */
 		b.n = 0;
 		hgl_prelude(&b, 1);
 		section(&b, "info", INFO, strlen(INFO));
@@ -288,6 +288,33 @@ static void check_sections(void)
 		section(&b, "recs", x.p, x.n);
 		section(&b, "end!", &e1, sizeof(e1));
 		bad(&b, "record stamped beyond 2^63", "a job whose deadline is beyond 2^63");
+		/* records that contradict each other or the run's rate (issue 37: the merger refused
+		 * them, hgtrace dump printed them without a word); the second record's offset */
+#define TWO(a0, a1, a2, atype, b0, b1, b2, btype) do { x.n = 0; \
+	hgl_rec(&x, a0, a1, a2, 0, atype, 0, 0); hgl_rec(&x, b0, b1, b2, 0, btype, 0, 0); \
+	b.n = 0; hgl_prelude(&b, 1); section(&b, "info", INFO, strlen(INFO)); at = b.n + 16 + 32; \
+	section(&b, "recs", x.p, x.n); section(&b, "end!", &(struct hgl_end){ 2, 0 }, sizeof(e1)); } while (0)
+		TWO(100, 1ull << 62, 0, HGL_REC_INTERVAL, 200, 300, 0, HGL_REC_INTERVAL);
+		snprintf(want, sizeof(want), "offset %zu: thread 0: an interval that starts (TSC 200) before its "
+			 "previous one ended (TSC 4611686018427387904)", at);
+		bad(&b, want, "an interval that starts before its thread's previous one ended");
+		TWO(100, 200, 0, HGL_REC_INTERVAL, 300, 1ull << 62, 5, HGL_REC_WAKE);
+		snprintf(want, sizeof(want), "offset %zu: thread 0: a wake-up due at TSC 300 and first read at TSC "
+			 "4611686018427387904, but 5 ns late", at);
+		bad(&b, want, "a wake-up whose stamps its lateness contradicts");
+		TWO(100, 200, 0, HGL_REC_INTERVAL, 300, 0, 299, HGL_REC_JOB);
+		bad(&b, "a job released at TSC 300 with its deadline at TSC 299", "a job due before its release");
+		TWO(100, 200, 0, HGL_REC_INTERVAL, 300, 250, 400, HGL_REC_JOB);
+		bad(&b, "and its completion at TSC 250", "a job done before its release");
+		TWO(100, 200, 0, HGL_REC_INTERVAL, 200, 300, 0, HGL_REC_INTERVAL);
+		{
+			struct hg_err e;
+			int n;
+
+			ok(!read_all(write_file("touching.hgl", &b), 0, &e, &n) && n == 2,
+			   "an interval that starts where the previous one ended");
+		}
+#undef TWO
 		free(x.p);
 	}
 	free(b.p);
