@@ -88,3 +88,22 @@ def test_per_stage_statistics_like_rtla():
     t = text("deadlines")
     block = t[t.index("hg-thread-1: 303 wake-ups"):]
     assert re.search(r"^    sched +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+$", block, re.M)
+
+
+def test_the_scheduler_timer_and_the_calibrations_notes_are_said():
+    """With HRTICK on, the calibration line says the scheduler's own timer, its slice and its floor;
+    each note of the calibration (an unknown feature, a slice not read) gets a line."""
+    rep = load("three")
+    cal = rep["inference"]["calibration"]
+    cal.update({"hrtick": True, "slice_ms": 0.7, "hidden_limit_in_slice_us": 4.717, "hrtick_gaps": 1667,
+                "notes": ["the scheduler's features were not readable: the tick is taken as the only timer"]})
+    out = io.StringIO()
+    report_text.render(rep, out)
+    t = out.getvalue()
+    assert ("the scheduler's own timer (HRTICK) beside the tick: within 0.7 ms of a switch, below 4.72 us "
+            "hidden there, 1667 gaps") in t
+    assert "  note: the scheduler's features were not readable: the tick is taken as the only timer\n" in t
+    cal.update({"hrtick": False, "notes": []})
+    out = io.StringIO()
+    report_text.render(rep, out)
+    assert "HRTICK" not in out.getvalue() and "note:" not in out.getvalue()

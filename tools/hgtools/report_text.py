@@ -195,8 +195,17 @@ def _inference(rep: Report, w: Writer) -> None:
             bits.append("tick " + ticks)
         if cal.get("hidden_limit_us"):
             bits.append(f"below {cal['hidden_limit_us']:.2f} us hidden (half the cheapest tick)")
+        if cal.get("hrtick"):
+            slice_ms = cal.get("slice_ms")
+            bits.append("the scheduler's own timer (HRTICK) beside the tick: "
+                        + (f"within {slice_ms:g} ms of a switch" if slice_ms else "slice unknown, anywhere")
+                        + (f", below {cal['hidden_limit_in_slice_us']:.2f} us hidden there"
+                           if cal.get("hidden_limit_in_slice_us") else "")
+                        + (f", {cal['hrtick_gaps']} gaps" if cal.get("hrtick_gaps") is not None else ""))
         if bits:
             w("calibrated on this run: " + "; ".join(bits) + "\n")
+        for note in cal.get("notes") or []:
+            w(f"  note: {note}\n")
     rules = section(inf, "rules")
     if rules:
         w("decided by rule: " + ", ".join(f"{k} {v}" for k, v in rules.items()) + "\n")
