@@ -118,3 +118,19 @@ def test_dkms_builds_for_debian13_in_the_build_root(tmp_path):
     finally:
         chroot("dkms", "remove", "-m", "hgtrace", "-v", version, "--all")
         shutil.rmtree(dest, ignore_errors=True)
+
+
+@pytest.mark.skipif(not os.path.exists("/etc/apt/preferences.d/hourglass-trixie"),
+                    reason="make setup has not added Debian 13's kernels (scripts/setup-trixie)")
+def test_debian13_gives_nothing_but_its_kernels():
+    """Debian 13's suites are pinned to -1 but for the kernel's own packages: an upgrade, or an
+    install of packages both suites have, takes nothing from them."""
+    sim = subprocess.run(["apt-get", "-s", "-o", "Debug::NoLocking=1", "upgrade"], capture_output=True,
+                         text=True, check=True).stdout
+    # Debian 13's versions end in +deb13... or ~bpo13+N, and its origins say 13 or stable(-backports)
+    later = re.compile(r"deb13|bpo13|Debian:13|Debian Backports|/stable[ \]-]")
+    assert not [l for l in sim.splitlines() if l.startswith("Inst") and later.search(l)], sim
+    for pkg in ("libc6", "linux-base", "python3", "gcc", "trace-cmd", "stress-ng", "linux-image-amd64"):
+        pol = subprocess.run(["apt-cache", "policy", pkg], capture_output=True, text=True, check=True).stdout
+        cand = re.search(r"Candidate: (\S+)", pol)
+        assert cand and "deb13" not in cand.group(1) and "bpo13" not in cand.group(1), pol
