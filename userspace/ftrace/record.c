@@ -545,7 +545,7 @@ static int setup(struct rec *r)
 
 	if (tfs_check(&r->t))
 		return -1;
-	r->tep = tfs_load_events(&r->t);
+	r->tep = tfs_load_events(&r->t, r->o->rec.events);
 	if (!r->tep)
 		return -1;
 	if (tep_get_header_page_size(r->tep) != 8) {

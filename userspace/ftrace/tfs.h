@@ -45,8 +45,8 @@ struct tfs {
 
 /* tfs_check - tracefs mounted and usable by us; prints why not and returns -1 */
 int tfs_check(struct tfs *t);
-/* tfs_load_events - the formats of the systems the event table names */
-struct tep_handle *tfs_load_events(struct tfs *t);
+/* tfs_load_events - the page header and the formats of the table's events in @groups (HGT_EV_*) */
+struct tep_handle *tfs_load_events(struct tfs *t, uint32_t groups);
 /* tfs_remove_stale - instances of recorders that were killed (SIGKILL cannot be caught) */
 void tfs_remove_stale(int quiet);
 /* tfs_create - our instance, tracing off, nothing enabled; -1 with a message */
