@@ -19,5 +19,8 @@
  * at or before it into names[i] (32 bytes, "" if none); returns how many were named
  */
 unsigned int ksyms_name(const uint64_t *addr, unsigned int n, char (*names)[32]);
+/* ksyms_name_in - the same from the kallsyms text in @path, read into a buffer of @size bytes (tests) */
+unsigned int ksyms_name_in(const char *path, size_t size, const uint64_t *addr, unsigned int n,
+			   char (*names)[32]);
 
 #endif

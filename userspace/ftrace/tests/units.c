@@ -10,6 +10,8 @@
  *   look      when the drainer looks next: -i for a default buffer, longer in
  *             proportion to a bigger one's room, sooner at a fast pace; up to
  *             10 s when the kernel wakes it at --drain-at
+ *   ksyms     callbacks named from a kallsyms text: exact, inside a function, in a
+ *             module (at the end), text symbols only, lines split across reads
  *
  * Prints one line per check that failed and exits 1 if any did.
  */
@@ -26,6 +28,7 @@
 #include "convert.h"
 #include "ptrid.h"
 #include "look.h"
+#include "ksyms.h"
 
 static int failed, checks;
 
@@ -521,6 +524,50 @@ static void test_look(void)
 	CHECK(ft_look_next(&slow, 0, 0) == FT_LOOK_KERNEL_MAX_S, "woken, -i 2s: %g", ft_look_next(&slow, 0, 0));
 }
 
+/* a kallsyms text as the kernel prints it: core symbols by address, then the modules' */
+static const char kallsyms[] =
+	"0000000000000000 A fixed_percpu_data\n"
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81001000 t early_fn\n"
+	"ffffffff81002000 D some_data\n"
+	"ffffffff81003000 T tick_sched_timer\n"
+	"ffffffff81003100 t a_function_whose_name_is_longer_than_thirty_one\n"
+	"ffffffff81004000 T _etext\n"
+	"ffffffffc0650390 t __pfx_watchdog_timer_expired\t[watchdog]\n"
+	"ffffffffc06503a0 t watchdog_timer_expired\t[watchdog]\n"
+	"ffffffffc0650400 d watchdog_data\t[watchdog]\n"
+	"ffffffffc0651000 t other\t[watchdog]";	/* no newline at the end */
+
+static void test_ksyms(void)
+{
+	static const uint64_t addr[] = { 0xffffffff81003000ull, 0xffffffff81001234ull, 0xffffffffc06503a0ull,
+					 0xffffffff81002500ull, 0xffffffff81003180ull, 0x1000ull,
+					 0xffffffffc0651008ull };
+	static const char *const want[] = { "tick_sched_timer", "early_fn", "watchdog_timer_expired", "early_fn",
+					    "a_function_whose_name_is_longer", "", "other" };
+	static const size_t sizes[] = { 1 << 18, 4096, 97, 80 };
+	char path[] = "/tmp/hg-ksyms-XXXXXX", names[7][32];
+	unsigned int i, k, named;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0 && write(fd, kallsyms, strlen(kallsyms)) == (ssize_t)strlen(kallsyms), "ksyms: temp file");
+	close(fd);
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		named = ksyms_name_in(path, sizes[k], addr, 7, names);
+		CHECK(named == 6, "ksyms (buffer %zu): %u named, want 6", sizes[k], named);
+		for (i = 0; i < 7; i++)
+			CHECK(!strcmp(names[i], want[i]), "ksyms (buffer %zu): %#llx named '%s', want '%s'", sizes[k],
+			      (unsigned long long)addr[i], names[i], want[i]);
+	}
+	/* lines longer than the buffer: each is read as far as it fits, and the lines after them as before */
+	ksyms_name_in(path, 40, addr, 7, names);
+	CHECK(!strcmp(names[0], "tick_sched_timer") && !strcmp(names[6], "other"),
+	      "ksyms (buffer 40): '%s', '%s'", names[0], names[6]);
+	CHECK(ksyms_name_in("/nonexistent/kallsyms", 4096, addr, 7, names) == 0 && !names[0][0],
+	      "ksyms: an unreadable file names nothing");
+	unlink(path);
+}
+
 int main(void)
 {
 	struct tep_handle *tep;
@@ -533,6 +580,7 @@ int main(void)
 	test_convert(tep);
 	test_file(tep);
 	test_look();
+	test_ksyms();
 	tep_free(tep);
 	printf("%s: %d of %d checks passed\n", failed ? "FAIL" : "ok", checks - failed, checks);
 	return failed ? 1 : 0;
