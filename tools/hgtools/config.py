@@ -6,6 +6,8 @@ and the programs are found in build/ (see paths.py).
 """
 from __future__ import annotations
 
-from typing import Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:     # typing for the type checker alone: hourglass record's start-up (record.py)
+    from typing import Optional
 
 LIBEXEC_DIR: Optional[str] = None

@@ -10,8 +10,10 @@ Looked for, in order:
 from __future__ import annotations
 
 import os
-import shutil
-from typing import List, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:     # typing for the type checker alone: hourglass record's start-up (record.py)
+    from typing import List, Optional
 
 from . import config
 from .errors import EXIT_ENV, HgError
@@ -46,6 +48,7 @@ def locate(name: str) -> Optional[str]:
         p = os.path.join(d, name)
         if os.path.isfile(p) and os.access(p, os.X_OK):
             return p
+    import shutil       # with its compression modules: only when a program is not in our directories
     return shutil.which(name)
 
 

@@ -40,11 +40,20 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
 
-from . import loads as loadmod
 from . import paths
 from .errors import EXIT_BREAK, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, HgError, reason
+
+# What the module-less path imports is what it costs before anything records: in the
+# 6.1 guest, under emulation, each module of ours is compiled again at every run (the
+# tree is read-only there) and a standard module costs tens of milliseconds. So typing
+# is for the type checker alone (the annotations are strings, PEP 563), and loads
+# (which brings the merge's engine) is imported only by --load and --label.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence
+
+    from . import loads as loadmod
 
 USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only] [--force]
                         [--load COMMAND]... [--label WHAT=NAME]... <hourglass options>
@@ -201,6 +210,7 @@ def _record(argv: List[str]) -> int:
                     return fail(f"--reader-interval {v}: not a time from 1ms to 60s, such as 500ms or 10s", 1)
                 reader_interval = v
             elif a == "--label":
+                from . import loads as loadmod
                 if not loadmod.valid_label(v):
                     return fail(f"--label {v}: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME", 1)
                 extra_labels.append(v)
@@ -282,7 +292,10 @@ def _record(argv: List[str]) -> int:
     if load_cmds or extra_labels:
         meta["labels_given"] = extra_labels
     rec: Optional[subprocess.Popen[bytes]] = None
-    loads = [loadmod.Load(i, c) for i, c in enumerate(load_cmds)]
+    loads: List[loadmod.Load] = []
+    if load_cmds:
+        from . import loads as loadmod
+        loads = [loadmod.Load(i, c) for i, c in enumerate(load_cmds)]
     gate: Optional[_Gate] = None
     status = "incomplete"
     rc = 0
@@ -509,6 +522,7 @@ def _run_loads(out: str, gate: _Gate, rec: "subprocess.Popen[bytes]", loads: Lis
                meta: Dict[str, Any], interrupted: List[int]) -> Optional[str]:
     """Between the recorder's start and its end: start the loads, let them settle, read the
     counters, run hourglass, read them again. A reason to fail, or None."""
+    from . import loads as loadmod
     if gate.wait_line(rec, interrupted) != "ready":
         return None     # the recorder failed or Ctrl-C: its status says which
     for ld in loads:
