@@ -1,4 +1,6 @@
-"""python3 -m hgtools record|report|export ARGS (what the C `hourglass` execs)."""
+"""python3 -m hgtools record|report|export ARGS (what the C `hourglass` execs; for record,
+`python3 -I -S -c 'import sys; sys.path.append(sys.argv.pop(1)); import hgtools.__main__' DIR
+record ARGS`, which starts sooner: userspace/hourglass/main.c, run_tool)."""
 import os
 import sys
 

@@ -452,6 +452,17 @@ static int python_dir(const char *exe, char *dir, size_t size)
 /*
  * run_tool - record, report and export are the Python package hgtools: run it with
  * this binary's path in HG_BIN, so that record starts this same hourglass.
+ *
+ * record needs nothing beyond the standard library, and its interpreter's start-up is
+ * most of what `hourglass record --ftrace-only` adds to a run (docs/hgtrace-ftrace.md,
+ * FIGURES): it runs isolated and without the site (-I -S), our directory appended to
+ * the path after the standard library's, as `python3 -I -S -c CODE DIR record ARGS`.
+ * The site imports and runs every .pth file of the system's packages (matplotlib's,
+ * setuptools'): 0.35-0.45 s in the 6.1 guest under emulation, half of the interpreter's
+ * own start. A directory before the standard library's (PYTHONPATH, and the current
+ * one that -m puts first) costs a stat per standard module imported, over the guest's
+ * 9p root: 0.2 s in the 7.3 guest; and -m's runpy another 0.1 s. report and export keep
+ * everything (-m, PYTHONPATH, the site): the HTML page's charts import matplotlib.
  */
 static int run_tool(const char *cmd, int argc, char **argv)
 {
@@ -482,13 +493,21 @@ static int run_tool(const char *cmd, int argc, char **argv)
 		snprintf(path, sizeof(path), "%s", dir);
 	setenv("HG_BIN", exe, 1);
 	setenv("PYTHONPATH", path, 1);
-	args = calloc((size_t)argc + 5, sizeof(*args));
+	args = calloc((size_t)argc + 8, sizeof(*args));
 	if (!args)
 		return HG_EXIT_ENV;
 	py = python_bin();
 	args[a++] = (char *)py;
-	args[a++] = "-m";
-	args[a++] = "hgtools";
+	if (!strcmp(cmd, "record")) {
+		args[a++] = "-I";
+		args[a++] = "-S";
+		args[a++] = "-c";
+		args[a++] = "import sys; sys.path.append(sys.argv.pop(1)); import hgtools.__main__";
+		args[a++] = dir;
+	} else {
+		args[a++] = "-m";
+		args[a++] = "hgtools";
+	}
 	args[a++] = (char *)cmd;
 	for (i = 0; i < argc; i++)
 		args[a++] = argv[i];
