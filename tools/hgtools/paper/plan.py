@@ -126,9 +126,12 @@ FIG5_QUICK_TRIALS = 3
 
 def fig5_runs(quick: bool) -> List[Run]:
     """Trials interleaved: one thread then ten, per working set, per trial (the paper: 15 trials of
-    45 s each way; here fewer and shorter: docs/paper.md). -e 3000000 (96 MB): on this busy machine a
-    scan past the L2 opens a gap every few microseconds, which filled the default 300,000 records in
-    2 s (hourglass exit 4, N10 cut short)."""
+    45 s each way; here fewer and shorter: docs/paper.md). --gap 1us: the figure counts switches, and
+    a thread switched away is gone for a time slice, milliseconds; at the default GAP (twice an
+    iteration of the bare loop, about 15 ns) a scan past the L2 opened a gap at each cache miss:
+    12.5 million in 2 s on 2026-12-02's machine (a Xeon with a 4 MiB L2), filling even -e 3000000
+    (hourglass exit 4, N10 cut short, the trial left out); -e 3000000 (96 MB) is kept, for a busy
+    machine's steal."""
     runs = []
     sizes = FIG5_QUICK_KB if quick else FIG5_KB
     trials = FIG5_QUICK_TRIALS if quick else FIG5_TRIALS
@@ -136,7 +139,8 @@ def fig5_runs(quick: bool) -> List[Run]:
         for kb in sizes:
             for n in (1, 10):
                 runs.append(Run(f"ws{kb}k-n{n}-t{trial}",
-                                f"-n {n} -d {{d}} -a -p NORMAL -w CPU_SCAN {kb} --affinity 1 --fallback -e 3000000",
+                                f"-n {n} -d {{d}} -a -p NORMAL -w CPU_SCAN {kb} --affinity 1 --fallback -e 3000000 "
+                                "--gap 1us",
                                 2.0, 0.5, record=False))
     return runs
 
