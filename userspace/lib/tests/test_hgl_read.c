@@ -240,7 +240,7 @@ static void check_sections(void)
 	{
 		struct buf x = { 0 };
 		struct hgl_end e1 = { 1, 0 };
-		char want[80];
+		char want[192];
 		size_t at;
 
 #define ONE(t0, thread, type, cpu) do { x.n = 0; hgl_rec(&x, t0, t0 + 1, 0, thread, type, 0, cpu); \
