@@ -33,7 +33,7 @@ CLASS_SLACK = 1           # ... or at most this many gaps wrong on the side that
 # TODO" (an expected failure, counted apart, never as passed). More of them, or any other gap read
 # wrong, fails as before. Only what user space cannot separate belongs here (docs/lab.md says so
 # with figures); the bound is about one and a half times the most seen.
-_LONG_TICKS = "6.12's ticks with a long timer softirq read as switches"
+_LONG_TICKS = "ticks with a long timer softirq read as switches (6.12, 7.3)"
 KNOWN_MISREAD = {
     # 6.12's fair server (a deadline server for fair tasks, new in 6.12) arms its 0-lag timer
     # (inactive_task_timer) each time a fair task leaves the CPU and its replenishment timer
@@ -54,6 +54,12 @@ KNOWN_MISREAD = {
     # interrupt: 2 in one tick run of 2026-11-27, none in the 16 stored before
     ("6.12", "cpu-yield"): [("timer", "switch_other", 6, _LONG_TICKS), ("interrupt", "switch_other", 4, _LONG_TICKS)],
     ("6.12", "tick"): [("timer", "switch_other", 6, _LONG_TICKS), ("interrupt", "switch_other", 4, _LONG_TICKS)],
+    # the same on 7.3: with no switch between hourglass threads to calibrate on, the limit is
+    # three ticks' geometric middle (70.5 us for 40.7 us ticks); ticks that also ran the TIMER
+    # softirq lasted 74-75 us and one named after its softirq 78-80 us, while the run's real
+    # switches to another task took 86 us and more (fresh-clone make check, 2026-12-02: 2 and 4
+    # misreads in two of three runs, none in the third; 0 in the runs of 2026-12-01)
+    ("7.3", "tick"): [("timer", "switch_other", 6, _LONG_TICKS), ("interrupt", "switch_other", 4, _LONG_TICKS)],
 }
 
 
