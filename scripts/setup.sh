@@ -10,7 +10,9 @@
 #     (6.1, 6.1 PREEMPT_RT, 6.12, 6.12 PREEMPT_RT), and Debian 13's backported 7.3 and
 #     7.3 PREEMPT_RT, whose headers build only in a Debian 13 root (scripts/setup-trixie,
 #     with debootstrap); the module is built for and tested inside each;
-#   - qemu-system-x86: virtme-ng boots those kernels under TCG emulation;
+#   - QEMU 10 (qemu-system-x86 from Debian 12's backports, pinned to QEMU alone;
+#     scripts/setup-qemu): virtme-ng boots those kernels under TCG emulation, and 10
+#     runs the instruction-count clock with 2 or 4 vCPUs, where 7.2 hangs;
 #     busybox-static: virtme-ng builds the guest's initramfs from it;
 #   - trace-cmd, rt-tests (hackbench, cyclictest), stress-ng: loads and the
 #     independent ftrace ground truth the module is checked against;
@@ -85,7 +87,7 @@ pkgs=(
 	linux-image-rt-amd64 linux-headers-rt-amd64
 	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64
-	debootstrap qemu-system-x86 busybox-static trace-cmd rt-tests stress-ng kmod kernelshark
+	debootstrap busybox-static trace-cmd rt-tests stress-ng kmod kernelshark
 	xvfb imagemagick chromium-headless-shell librsvg2-bin
 	gcc make python3-venv libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config
 	python3-matplotlib man-db groff-base mandoc
@@ -105,6 +107,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# QEMU 10 from Debian 12's backports (quick when it is there)
+if [ "$(id -u)" -eq 0 ]; then
+	"$top/scripts/setup-qemu"
+else
+	"$top/scripts/setup-qemu" 2>/dev/null || echo "setup: QEMU 10 needs root once: sudo $top/scripts/setup-qemu" >&2
 fi
 
 # Debian 13's backported kernels: their images here, their headers in a Debian 13 root
@@ -161,4 +170,4 @@ fi
 "$venv/bin/python" -c 'import matplotlib' 2>/dev/null ||
 	{ echo "setup: $venv cannot import matplotlib (python3-matplotlib)" >&2; exit 1; }
 
-echo "setup: ok ($("$top/scripts/vm" --list | grep -vc 'not installed') kernels, $("$venv/bin/vng" --version 2>&1 | head -1))"
+echo "setup: ok ($("$top/scripts/vm" --list | grep -vc 'not installed') kernels, $(qemu-system-x86_64 --version | head -1 | sed 's/ emulator version//'), $("$venv/bin/vng" --version 2>&1 | head -1))"

@@ -16,12 +16,26 @@ def vm(*args):
     (["-k", "6.1"], "no command to run"),
     (["-k", "9.9", "--", "true"], "kernel '9.9' is not installed"),
     (["-o", "/tmp/a=b", "--", "true"], "contains '='"),
-    (["--icount", "-c", "2", "--", "true"], "--icount runs one CPU"),
+    (["-c", "0", "--", "true"], "--cpus takes a number of CPUs from 1 to 64"),
 ])
 def test_bad_input(args, msg):
     p = vm(*args)
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert msg in p.stderr, p.stderr
+
+
+def test_icount_smp_needs_qemu_10(tmp_path):
+    """--icount with two vCPUs or more: refused, with what to do, where QEMU is older than 10
+    (a QEMU 7.2 stand-in on PATH: the test holds whatever QEMU the machine has)."""
+    qemu = tmp_path / "qemu-system-x86_64"
+    qemu.write_text("#!/bin/sh\necho 'QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)'\n")
+    qemu.chmod(0o755)
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
+    p = subprocess.run([VM, "--icount", "-c", "2", "--", "true"], capture_output=True, text=True,
+                       timeout=30, env=env)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "--icount -c 2 needs QEMU 10 or later" in p.stderr and "QEMU 7.2.22" in p.stderr \
+        and "scripts/setup-qemu" in p.stderr, p.stderr
 
 
 def _kernels():
