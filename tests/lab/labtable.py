@@ -194,11 +194,13 @@ def write_html(lab: Dict[str, Any], path: str) -> None:
 <h1>hourglass lab</h1>
 <p>Commit {html.escape(lab.get('commit', ''))}. Each row is one scenario recorded in one guest kernel
 (docs/lab.md). <b>icount</b>: one CPU on QEMU's instruction-count clock (8 ns an instruction), the
-reference lab for scoring; <b>smp2</b>: two vCPUs on one host thread, a virtual machine with heavy
+reference lab for scoring; <b>icount2</b>: two vCPUs on that clock (QEMU 10), taking turns on one
+host thread, so that whatever the other CPU runs is steal on hourglass's (its steal column);
+<b>smp2</b>: two vCPUs on one host thread under plain emulation, a virtual machine with heavy
 steal. Marked red: a count more than {100 * t['count_tolerance']:.0f}% from what is expected, named
 gaps less than {100 * t['class_share']:.0f}% of the expected class, a median outside its bounds, or
 a class among {', '.join(t['classes'])} that occurs with precision or recall under
-{t['class_precision_recall']:.2f} (the issue's targets are for the icount lab; smp2 rows show the
+{t['class_precision_recall']:.2f} (the issue's targets are for the icount lab; icount2 and smp2 rows show the
 same figures). P and R: precision and recall of the inference per actual class; steal: hidden gaps'
 share of the run time; headline: accuracy over the gaps with a kernel cause.</p>
 <table>

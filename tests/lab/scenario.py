@@ -6,7 +6,8 @@ teardown commands), in which guests, and what to expect, from the loads' own
 parameters or from counters the module does not produce (docs/lab.md):
 
     title = "a periodic SCHED_FIFO task on the hourglass CPU"
-    guests = ["icount", "smp2"]          # icount: 1 CPU, instruction clock; smp2: 2 vCPUs
+    guests = ["icount", "smp2"]          # icount: 1 CPU, instruction clock; icount2: 2 vCPUs on
+                                         # it; smp2: 2 vCPUs, plain emulation (GUESTS)
     quick = true                         # in make check's subset (icount guest)
     check_runs = 3                       # optional: make check records it this many times (1-5) and
                                          # judges the majority: for a scenario whose gaps hang on a
@@ -31,7 +32,7 @@ parameters or from counters the module does not produce (docs/lab.md):
     median_us = {icount = [400, 510]}    # optional: bounds on their median length ([LOW, HIGH] for any guest)
 
 Placeholders, filled per guest: {cpu} hourglass's CPU (the last one),
-{cpumask} the same as a hexadecimal mask, {other} another CPU (smp2), {lab}
+{cpumask} the same as a hexadecimal mask, {other} another CPU (icount2, smp2), {lab}
 the lab's programs (build/lab), {top} the tree.
 """
 from __future__ import annotations
@@ -52,8 +53,18 @@ SCENARIOS = os.path.join(TOP, "tests", "lab", "scenarios")
 # 0.8 MiB at most; a loss would be counted and reported, never silent). Every
 # 10 s was not enough: the first recording of a boot once lasted 17.6 s, and
 # its drain at 10 s fell inside hourglass's run
+# icount2: two vCPUs on the instruction-count clock (QEMU 10; scripts/setup-qemu), taking turns
+# on one host thread, so that what runs on the other CPU is steal on hourglass's: the drains
+# every 60 s there too keep CPU 0 as quiet as the scenario's load leaves it
 GUESTS = {"icount": {"cpus": 1, "icount": True, "record": ["--reader-interval", "60s"]},
+          "icount2": {"cpus": 2, "icount": True, "record": ["--reader-interval", "60s"]},
           "smp2": {"cpus": 2, "icount": False, "record": []}}
+
+
+def vm_options(guest: str) -> str:
+    """scripts/vm's options for @guest: the one place a guest's CPUs and clock are said."""
+    g = GUESTS[guest]
+    return " ".join((["--icount"] if g["icount"] else []) + ["-c", str(g["cpus"])])
 
 # expected = ...: where the expected count comes from
 EXPECTED = {
