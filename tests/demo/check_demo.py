@@ -25,14 +25,24 @@ def dump(path):
 
 def checks(d):
     lines = open(os.path.join(d, "summary.txt")).read().splitlines()
-    m = re.match(r"gaps: (\d+) \((\d+) voluntary\); the kernel explains (\d+) of the (\d+) others", lines[0])
-    yield "summary line 1: gaps the kernel explains", bool(m) and 0 < int(m.group(4)) and \
+    with open(os.path.join(d, "where.txt")) as f:
+        where = f.read().strip()
+    yield "summary line 1: where the runs were recorded", lines[0].startswith("recorded ") and where in lines[0]
+    m = re.match(r"gaps: (\d+) \((\d+) voluntary\); the kernel explains (\d+) of the (\d+) others", lines[1])
+    yield "summary line 2: gaps the kernel explains", bool(m) and 0 < int(m.group(4)) and \
         int(m.group(3)) <= int(m.group(4))
-    m = re.match(r"inferences: (\d+) of (\d+) gaps with a kernel cause right", lines[1])
-    yield "summary line 2: inferences scored", bool(m) and int(m.group(1)) <= int(m.group(2))
+    m = re.match(r"inferences: (\d+) of (\d+) gaps with a kernel cause right", lines[2])
+    yield "summary line 3: inferences scored", bool(m) and int(m.group(1)) <= int(m.group(2))
+    worst = [l for l in lines if l.startswith("worst wake-up latency")]
     m = re.match(r"worst wake-up latency: ([\d.]+) us at t=[\d.]+ s on CPU \d+ \(hg-thread-\d+\), largest stage "
-                 r"(timer|irq|sched|return)", lines[2])
-    yield "summary line 3: worst latency with its largest stage", bool(m) and float(m.group(1)) > 0
+                 r"(timer|irq|sched|return)", worst[0] if worst else "")
+    yield "summary: worst latency with its largest stage", bool(m) and float(m.group(1)) > 0
+    if os.path.isdir(os.path.join(d, "plain", "three")):
+        # the comparison's figures, from its own report
+        rep = json.load(open(os.path.join(d, "plain", "three", "report.json")))
+        h = rep["inference"]["headline"]
+        yield "summary's last line: the plain-emulation run's score, from its report", \
+            lines[-1].startswith(f"under plain emulation the same three-thread run scored {h['correct']} of {h['gaps']} ")
     for run in ("three", "lat"):
         rd = os.path.join(d, run)
         rep = json.load(open(os.path.join(rd, "report.json")))
