@@ -28,8 +28,8 @@ def thread(k, **kw):
     return dict({"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "other", "priority": 0}, **kw)
 
 
-def hgl(records, threads=2, info_threads=None, t0=0):
-    info = {"tsc": {"hz": 1e9}, "t0_tsc": t0, "duration_ns": 10**9, "complete": True,
+def hgl(records, threads=2, info_threads=None, t0=0, hypervisor=None):
+    info = {"tsc": {"hz": 1e9, "hypervisor": hypervisor}, "t0_tsc": t0, "duration_ns": 10**9, "complete": True,
             "command": ["hourglass", "test"], "kernel": {"release": "test", "preempt_rt": False},
             "threads": info_threads or [thread(k) for k in range(threads)]}
     body = b"".join(struct.pack("<QQQHBBI", *r) for r in records)
@@ -76,8 +76,9 @@ def run_merge(d, args=(), expect=0):
     return Merged(json.loads((d / "report.json").read_text()), gaps)
 
 
-def merged(d, records, kernel_chunks, window=(0, 10**12), threads=2, info_threads=None, meta=META):
-    (d / "hourglass.hgl").write_bytes(hgl(records, threads, info_threads))
+def merged(d, records, kernel_chunks, window=(0, 10**12), threads=2, info_threads=None, meta=META,
+           hypervisor=None):
+    (d / "hourglass.hgl").write_bytes(hgl(records, threads, info_threads, hypervisor=hypervisor))
     (d / "kernel.hgt").write_bytes(hgt_file(kernel_chunks, meta=meta, window=window))
     return run_merge(d)
 
@@ -453,6 +454,25 @@ def test_the_summary_counts_explained_gaps_among_the_involuntary(tmp_path):
     assert r["gaps"]["total"] == 3 and r["gaps"]["voluntary"] == 1, r["gaps"]
     assert r["summary"][0].startswith("gaps: 3 (1 voluntary); the kernel explains 1 of the 2 others "
                                                "(50.0%)"), r["summary"]
+
+
+def test_a_virtual_machine_says_so_after_the_score(tmp_path):
+    """A run hourglass recorded in a virtual machine (its CPUID hypervisor vendor in the info's
+    tsc.hypervisor) gets a third summary line, with the figures that say what the score
+    measures: the hidden share (one hidden gap of 1000 ns in a 1 s run: 0.00%) and the tick's
+    gaps (one of 400 cycles at 1 GHz, its handler 300) against the switch limit. None on bare
+    metal (null), nor from a writer that does not say (absent)."""
+    recs = [iv(1000, 2000, 0, 0), iv(3000, 4000, 0, 0), iv(4400, 5000, 0, 0)]
+    chunks = [chunk(0, [rec(4050, VEC_E, 236, flags=0), rec(4350, VEC_X, 236, flags=0)])]
+    r = merged(tmp_path, recs, chunks, window=(0, 10**6), hypervisor="TCGTCGTCGTCG").report
+    assert len(r["summary"]) == 3, r["summary"]
+    line = r["summary"][2]
+    assert line.startswith("virtual machine (CPUID hypervisor 'TCGTCGTCGTCG'): hidden gaps 0.00% of the run; "
+                           "the tick's 1 gaps 0.4 us at the median (its handler 0.3 us) against a switch limit of "), line
+    assert line.endswith(" us: the score measures the machine as much as the inference"), line
+    for hv in (None,):
+        r = merged(tmp_path, recs, chunks, window=(0, 10**6), hypervisor=hv).report
+        assert len(r["summary"]) == 2 and not any("virtual machine" in x for x in r["summary"]), r["summary"]
 
 
 def test_per_gap_stream_binary_and_json_agree(tmp_path):

@@ -290,6 +290,10 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 	jw_bool(&w, "nonstop", run->tsc.nonstop);
 	jw_bool(&w, "rdtscp", run->tsc.has_rdtscp);
 	jw_str(&w, "clocksource", run->tsc.clocksource);
+	if (run->tsc.hypervisor[0])
+		jw_str(&w, "hypervisor", run->tsc.hypervisor);
+	else
+		jw_null(&w, "hypervisor");
 	jw_end_obj(&w);
 	jw_num(&w, "loop_ns", run->loop_cycles * 1e9 / run->hz);
 	jw_uint(&w, "loop_cycles", (uint64_t)run->loop_cycles);

@@ -41,6 +41,20 @@ void hg_tsc_probe(struct hg_tsc_info *info)
 		info->has_rdtscp = d & (1u << 27);
 	if (__get_cpuid(0x80000007, &a, &b, &c, &d))
 		info->invariant = d & (1u << 8);
+	if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 31))) {
+		unsigned int id[3];
+		size_t i;
+
+		/* leaf 0x40000000 is the hypervisor's own, outside __get_cpuid's range check */
+		__cpuid(0x40000000, a, id[0], id[1], id[2]);
+		memcpy(info->hypervisor, id, 12);
+		info->hypervisor[12] = 0;
+		for (i = 0; i < 12 && info->hypervisor[i]; i++)
+			if (info->hypervisor[i] < 0x20 || info->hypervisor[i] > 0x7e)
+				info->hypervisor[i] = '?';
+		if (!info->hypervisor[0])
+			strcpy(info->hypervisor, "unnamed");
+	}
 	info->constant = cpuinfo_flag("constant_tsc");
 	info->nonstop = cpuinfo_flag("nonstop_tsc");
 	strcpy(info->clocksource, "unknown");

@@ -43,6 +43,10 @@ struct hg_tsc_info {
 	bool constant;		/* /proc/cpuinfo constant_tsc */
 	bool nonstop;		/* /proc/cpuinfo nonstop_tsc */
 	char clocksource[32];	/* the kernel's current clocksource */
+	/* a virtual machine's CPUID vendor (leaf 0x40000000: "TCGTCGTCGTCG" for QEMU's
+	 * emulator, "KVMKVMKVM", "Microsoft Hv", "VMwareVMware"), "" where CPUID 1 says no
+	 * hypervisor (ECX bit 31): its gaps hold what the host ran (steal) */
+	char hypervisor[13];
 };
 
 /* A TSC reading and a CLOCK_MONOTONIC_RAW reading taken together. */

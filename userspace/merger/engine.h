@@ -190,6 +190,7 @@ void infer_report(struct infer *in, struct run *r, struct jsonw *w);	/* the cali
 const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size_t len);
 /* per-thread facts pass 1 learnt: span and count of intervals (sbf.c) */
 void infer_thread_span(struct infer *in, int thread, int64_t *first, int64_t *last, uint64_t *n);
+double infer_switch_limit(const struct infer *in);	/* cycles: rule 5's switch/interrupt limit */
 void infer_free(struct infer *in);
 
 /* ---- kstream.c: the kernel's records, merged by time across CPUs ---- */
@@ -286,6 +287,8 @@ void judge_kernel_migration(struct judge *j);
 void judge_report(struct judge *j, struct jsonw *w, struct infer *in);
 void judge_charts(struct judge *j, struct jsonw *w);		/* the map and the histograms */
 int judge_summary(struct judge *j, char *line1, char *line2, size_t len);	/* lines written: 0 or 2 */
+/* the line a run recorded in a virtual machine (@hv: its CPUID vendor) gets: 0 or 1 written */
+int judge_vm_summary(struct judge *j, const char *hv, double switch_limit, char *line, size_t len);
 void judge_chart_map(struct judge *j, int64_t tsc0, int64_t tsc1);	/* gaps and intervals drawn on the map */
 void judge_interval(struct judge *j, const struct hgl_rec *iv);
 uint64_t judge_gaps(const struct judge *j);

@@ -1328,6 +1328,11 @@ void infer_thread_span(struct infer *in, int thread, int64_t *first, int64_t *la
 	*n = in->nint[thread];
 }
 
+double infer_switch_limit(const struct infer *in)
+{
+	return in->switch_limit;
+}
+
 void infer_free(struct infer *in)
 {
 	uint32_t c;

@@ -111,12 +111,16 @@ void report_write(struct report_in *in, FILE *f)
 	struct jsonw w;
 	struct hg_err err;
 	struct jv *info = jv_parse(r->info->json, r->info->json_len, &err);
-	char l1[512], l2[512], l3[512];
-	int have12, have3;
+	char l1[512], l2[512], l3[512], lvm[512];
+	int have12, have3, havevm;
+	const struct jv *hv;
 
 	if (!info)
 		fail_err(&err);
 	have12 = judge_summary(in->judge, l1, l2, sizeof(l1));
+	hv = jv_get(jv_get(info, "tsc"), "hypervisor");
+	havevm = have12 && jv_type(hv) == JV_STR &&
+		 judge_vm_summary(in->judge, jv_str(hv), infer_switch_limit(in->infer), lvm, sizeof(lvm));
 	have3 = latency_summary(in->lat, l3, sizeof(l3));
 	jw_begin(&w, f);
 	w.pretty = 1;
@@ -134,6 +138,8 @@ void report_write(struct report_in *in, FILE *f)
 		jw_str(&w, NULL, l1);
 		jw_str(&w, NULL, l2);
 	}
+	if (havevm)
+		jw_str(&w, NULL, lvm);
 	if (have3)
 		jw_str(&w, NULL, l3);
 	jw_end_arr(&w);
