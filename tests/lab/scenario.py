@@ -8,7 +8,7 @@ parameters or from counters the module does not produce (docs/lab.md):
     title = "a periodic SCHED_FIFO task on the hourglass CPU"
     guests = ["icount", "smp2"]          # icount: 1 CPU, instruction clock; icount2: 2 vCPUs on
                                          # it; smp2: 2 vCPUs, plain emulation (GUESTS)
-    quick = true                         # in make check's subset (icount guest)
+    quick = true                         # in make check's subset (its icount guest; the icount2 guest on some kernels)
     check_runs = 3                       # optional: make check records it this many times (1-5) and
                                          # judges the majority: for a scenario whose gaps hang on a
                                          # phase that is each run's chance (docs/lab.md)
@@ -56,8 +56,13 @@ SCENARIOS = os.path.join(TOP, "tests", "lab", "scenarios")
 # icount2: two vCPUs on the instruction-count clock (QEMU 10; scripts/setup-qemu), taking turns
 # on one host thread, so that what runs on the other CPU is steal on hourglass's: the drains
 # every 60 s there too keep CPU 0 as quiet as the scenario's load leaves it
+# not_held: why a guest's class figures are shown but not held to the targets (tests/lab/check.py
+# makes them TAP TODOs: counted apart, never as passed), where the inference is known short there
 GUESTS = {"icount": {"cpus": 1, "icount": True, "record": ["--reader-interval", "60s"]},
-          "icount2": {"cpus": 2, "icount": True, "record": ["--reader-interval", "60s"]},
+          "icount2": {"cpus": 2, "icount": True, "record": ["--reader-interval", "60s"],
+                      "not_held": "icount2: the other vCPU's turns are gaps on hourglass's CPU, as long as its "
+                                  "interrupts and recurring at that CPU's tick, which the calibration takes for "
+                                  "the tick (docs/lab.md, icount2)"},
           "smp2": {"cpus": 2, "icount": False, "record": []}}
 
 
