@@ -223,6 +223,14 @@ def test_interrupts_are_counted_where_they_are_a_part_and_named_where_they_are_t
     (cnt, probs, _), _ = check.tests_of(lab, "smp2")
     assert probs == [p for p in probs if "0.800" in p] and len(probs) == 2
     assert "named /^call_function_single$/" in probs[1]
+    # where the merger says the local timer's handler was in those two gaps (the gap's tick
+    # flag), they are the timer's by the primary-cause rule: the name and class are judged on
+    # the other eight, and the two are counted apart
+    for g in run["gaps"][8:]:
+        g["tick"] = True
+    (e,) = expect.evaluate(sc, run)
+    assert e["found"] == 10 and e["with_the_tick"] == 2
+    assert e["named_share"] == 1.0 and e["class_share"] == 1.0 and e["named_ok"] and e["class_ok"]
 
 
 def test_median_bounds_by_guest(run):
