@@ -60,6 +60,11 @@ KNOWN_MISREAD = {
     # switches to another task took 86 us and more (fresh-clone make check, 2026-12-02: 2 and 4
     # misreads in two of three runs, none in the third; 0 in the runs of 2026-12-01)
     ("7.3", "tick"): [("timer", "switch_other", 6, _LONG_TICKS), ("interrupt", "switch_other", 4, _LONG_TICKS)],
+    # and beside hourglass's own switches (three-threads, 2026-12-02: one tick of 85 us and one
+    # named after its softirq of 96 us read as switches against a limit of 54 us, in 1 of 3
+    # lab-check runs; switch_other precision 0.943 of 35)
+    ("7.3", "three-threads"): [("timer", "switch_other", 6, _LONG_TICKS),
+                               ("interrupt", "switch_other", 4, _LONG_TICKS)],
 }
 
 
