@@ -144,6 +144,10 @@ def fail(msg: str, code: int) -> int:
 def main(argv: Sequence[str]) -> int:
     """`hourglass record ARGS`; the exit status (see USAGE)."""
     try:
+        # the C `hourglass` starts us with SIGINT and SIGTERM blocked, so that a Ctrl-C during
+        # the interpreter's own start waits for Python's handlers (userspace/hourglass/main.c,
+        # run_tool): one that came meanwhile is delivered here, as a KeyboardInterrupt
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
         return _record(list(argv))
     except KeyboardInterrupt:
         # before the recording's own handler is in place: nothing was started

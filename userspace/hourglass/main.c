@@ -499,6 +499,18 @@ static int run_tool(const char *cmd, int argc, char **argv)
 	py = python_bin();
 	args[a++] = (char *)py;
 	if (!strcmp(cmd, "record")) {
+		sigset_t held;
+
+		/*
+		 * Ctrl-C while the interpreter sets itself up (its standard streams, before any
+		 * handler of ours or its own) is a "Fatal Python error" and exit 1, not the
+		 * interrupted record's 130: held until record's main() has its handlers, which
+		 * unblocks them first thing (tools/hgtools/record.py). The mask survives exec.
+		 */
+		sigemptyset(&held);
+		sigaddset(&held, SIGINT);
+		sigaddset(&held, SIGTERM);
+		sigprocmask(SIG_BLOCK, &held, NULL);
 		args[a++] = "-I";
 		args[a++] = "-S";
 		args[a++] = "-c";
