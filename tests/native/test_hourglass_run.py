@@ -35,6 +35,10 @@ def test_three_priorities_share_one_cpu(hg):
     trace_ivs = [x for x in r.trace.records if x.type == H.INTERVAL]
     assert len(trace_ivs) == len(r.intervals) == sum(t["intervals"] for t in r.json["threads"])
     assert r.trace.info["t0_tsc"] == r.json["t0_tsc"] and r.trace.complete
+    # the cheapest system call, the merger's floor for hidden gaps: a trip into the kernel
+    # costs more than one turn of the loop, which only reads the TSC
+    assert r.json["syscall_cycles"] > r.json["loop_cycles"] > 0
+    assert r.trace.info["syscall_cycles"] == r.json["syscall_cycles"]
     tids = {t["tid"] for t in r.json["threads"]}
     assert len(tids) == 3 and os.getpid() not in tids
 

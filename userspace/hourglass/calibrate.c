@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * calibrate.c - how long one iteration of the polling loop takes here, the
- * base of the GAP threshold (the paper: about twice the loop time).
+ * base of the GAP threshold (the paper: about twice the loop time); and the
+ * cheapest trip into the kernel and back, the floor of every kernel path.
  */
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "run.h"
 
 #define HIST 4096
@@ -37,4 +40,28 @@ double hg_measure_loop(uint64_t *hist_over)
 			return (double)d;
 	}
 	return (double)HIST;
+}
+
+#define SYSCALL_SAMPLES 2000
+
+/*
+ * hg_measure_syscall - the fewest TSC cycles a system call that does nothing
+ * (getppid) took, between two reads of the TSC: the kernel's entry and exit,
+ * the cheapest path into the kernel there is. A gap shorter than that ran no
+ * kernel code (the merger's rule 3). The minimum: an interrupt or a switch
+ * only ever adds to a sample.
+ */
+uint64_t hg_measure_syscall(void)
+{
+	uint64_t best = UINT64_MAX, t0, t1;
+	int i;
+
+	for (i = 0; i < SYSCALL_SAMPLES; i++) {
+		t0 = hg_rdtsc();
+		syscall(SYS_getppid);
+		t1 = hg_rdtsc();
+		if (t1 - t0 < best)
+			best = t1 - t0;
+	}
+	return best;
 }

@@ -197,6 +197,7 @@ static int calibrate(struct hg_run *run)
 		return -1;
 	}
 	run->loop_cycles = hg_measure_loop(&over);
+	run->syscall_cycles = hg_measure_syscall();
 	if (run->cfg->gap_override_ns >= 0)
 		run->gap_cycles = hg_ns_to_cycles(run, (uint64_t)run->cfg->gap_override_ns);
 	else

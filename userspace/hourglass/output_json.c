@@ -297,6 +297,7 @@ void hg_write_json(struct hg_run *run, struct hg_stats *st, FILE *f)
 	jw_end_obj(&w);
 	jw_num(&w, "loop_ns", run->loop_cycles * 1e9 / run->hz);
 	jw_uint(&w, "loop_cycles", (uint64_t)run->loop_cycles);
+	jw_uint(&w, "syscall_cycles", run->syscall_cycles);
 	jw_num(&w, "gap_ns", (double)run->gap_cycles * 1e9 / run->hz);
 	jw_uint(&w, "gap_cycles", run->gap_cycles);
 	jw_str(&w, "gap_source", cfg->gap_override_ns >= 0 ? "option" : "calibrated");

@@ -82,6 +82,7 @@ struct hg_run {
 	double hz_over_run;	/* measured again over the whole run: a check only */
 	struct hg_tsc_pair cal0, cal1, cal_end;
 	double loop_cycles;	/* median polling-loop iteration */
+	uint64_t syscall_cycles;	/* the cheapest system call, between two TSC reads */
 	uint64_t gap_cycles;
 	uint64_t t0_tsc, t0_mono;	/* the run's zero (CLOCK_MONOTONIC) */
 	uint64_t end_tsc;
@@ -157,6 +158,7 @@ int hg_apply_affinity(struct hg_thread *t);
 
 /* calibrate.c */
 double hg_measure_loop(uint64_t *hist_over);
+uint64_t hg_measure_syscall(void);
 
 /* output: after the run, from the records and their statistics */
 struct hg_stats;
