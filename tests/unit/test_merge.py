@@ -28,10 +28,12 @@ def thread(k, **kw):
     return dict({"thread": k, "tid": 100 + k, "workload": "CPU", "policy": "other", "priority": 0}, **kw)
 
 
-def hgl(records, threads=2, info_threads=None, t0=0, hypervisor=None):
+def hgl(records, threads=2, info_threads=None, t0=0, hypervisor=None, syscall_cycles=None):
     info = {"tsc": {"hz": 1e9, "hypervisor": hypervisor}, "t0_tsc": t0, "duration_ns": 10**9, "complete": True,
             "command": ["hourglass", "test"], "kernel": {"release": "test", "preempt_rt": False},
             "threads": info_threads or [thread(k) for k in range(threads)]}
+    if syscall_cycles is not None:
+        info["syscall_cycles"] = syscall_cycles
     body = b"".join(struct.pack("<QQQHBBI", *r) for r in records)
     sec = lambda tag, b: struct.pack("<4sIQ", tag, 0, len(b)) + b + b"\0" * (-len(b) % 8)
     return (struct.pack("<8sHHI", b"HGLASS\n\0", 1, 0, 0) + sec(b"info", json.dumps(info).encode())
@@ -77,8 +79,9 @@ def run_merge(d, args=(), expect=0):
 
 
 def merged(d, records, kernel_chunks, window=(0, 10**12), threads=2, info_threads=None, meta=META,
-           hypervisor=None):
-    (d / "hourglass.hgl").write_bytes(hgl(records, threads, info_threads, hypervisor=hypervisor))
+           hypervisor=None, syscall_cycles=None):
+    (d / "hourglass.hgl").write_bytes(hgl(records, threads, info_threads, hypervisor=hypervisor,
+                                          syscall_cycles=syscall_cycles))
     (d / "kernel.hgt").write_bytes(hgt_file(kernel_chunks, meta=meta, window=window))
     return run_merge(d)
 
@@ -167,7 +170,7 @@ def test_kernel_tick_period_and_longest_handler_per_cpu(tmp_path):
                        "handler_max_cycles": 350, "handler_max_us": 0.35}
     assert kt["1"] == {"timer_gaps": 1, "period_cycles": None, "period_ms": None,
                        "handler_max_cycles": 150, "handler_max_us": 0.15}
-    assert m.report["report_minor"] == 2
+    assert m.report["report_minor"] == 3
     assert m.report["gaps"]["class_order"] == ["switch_hg", "switch_other", "timer", "interrupt", "hidden",
                                                "other", "unexplainable"]
 
@@ -318,6 +321,39 @@ def test_tick_inferred_from_recurrence(tmp_path):
     assert by_len[2000] and set(by_len[2000]) == {"timer"}
     assert by_len[1500] and set(by_len[1500]) == {"interrupt"}
     assert by_len[300] and set(by_len[300]) == {"hidden"}
+
+
+def test_the_cheapest_system_call_is_the_hidden_floor(tmp_path):
+    """With hourglass's measure of the cheapest system call (syscall_cycles), a gap is hidden
+    only below it: an interrupt cheaper than half the tick (a device's handler that wakes no
+    one) is an interrupt. A band that recurs at the tick's period but costs less than the
+    system call ran no kernel code: not the tick (the two-vCPU emulator's 0.96 us gaps)."""
+    ivs, t = [], 0
+    for i in range(60):
+        cut = [t + 1_000_000, t + 1_000_000 + 100]            # 100 ns every 4 ms, 1 ms after the tick
+        if i % 3 == 0:
+            mid = t + 2_300_000 + i * 7919
+            cut += [mid, mid + 700]                          # a 0.7 us interrupt
+        elif i % 3 == 1:
+            mid = t + 2_300_000 + i * 7919
+            cut += [mid, mid + 150]                          # a 0.15 us stall
+        edges = [t] + cut + [t + 4_000_000 - 2000]           # then the 2 us tick
+        ivs += [iv(a, b, 0, 0) for a, b in zip(edges[0::2], edges[1::2])]
+        t += 4_000_000
+    m = merged(tmp_path, sorted(ivs), [], threads=1, syscall_cycles=400)
+    cal = m.report["inference"]["calibration"]
+    assert cal["tick"]["0"]["period_ms"] == pytest.approx(4.0, rel=1e-3) and cal["tick"]["0"]["floor_us"] > 0.1
+    assert cal["hidden_limit_us"] == pytest.approx(0.4)
+    assert cal["hidden_limit_basis"] == "the cheapest system call hourglass measured"
+    by_len = lambda n: {g["inferred"] for g in m.gaps if g["g1"] - g["g0"] == n}
+    assert by_len(2000) == {"timer"} and by_len(700) == {"interrupt"}
+    assert by_len(150) == {"hidden"} and by_len(100) == {"hidden"}
+    # the same run without the measure (files before it): the 100 ns band is the cheapest that
+    # recurs, so it is taken for the tick, and half of it is the floor: what the measure prevents
+    m = merged(tmp_path, sorted(ivs), [], threads=1)
+    cal = m.report["inference"]["calibration"]
+    assert cal["hidden_limit_basis"] == "half the cheapest tick" and cal["hidden_limit_us"] == pytest.approx(0.05)
+    assert "timer" not in {g["inferred"] for g in m.gaps if g["g1"] - g["g0"] == 2000}
 
 
 def test_tick_found_under_a_flood_of_tiny_gaps(tmp_path):

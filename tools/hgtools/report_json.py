@@ -350,6 +350,7 @@ REPORT = obj(
                 "macro_f1": opt(SHARE),
                 "calibration": opt(obj(optional={
                     "switch_limit_us": opt(POS), "switch_limit_basis": opt(text), "hidden_limit_us": opt(POS),
+                    "hidden_limit_basis": opt(text),
                     "tick": opt(dmap(obj(optional={"period_ms": opt(POS), "floor_us": opt(POS)})))})),
                 "rules": opt(dmap(PRINTABLE))})),
         "causes": opt(lst(obj(required={"cause": text, "gaps": COUNT, "total_ms": POS},

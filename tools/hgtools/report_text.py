@@ -194,7 +194,8 @@ def _inference(rep: Report, w: Writer) -> None:
         if ticks:
             bits.append("tick " + ticks)
         if cal.get("hidden_limit_us"):
-            bits.append(f"below {cal['hidden_limit_us']:.2f} us hidden (half the cheapest tick)")
+            bits.append(f"below {cal['hidden_limit_us']:.2f} us hidden "
+                        f"({cal.get('hidden_limit_basis') or 'half the cheapest tick'})")
         if cal.get("hrtick"):
             slice_ms = cal.get("slice_ms")
             bits.append("the scheduler's own timer (HRTICK) beside the tick: "

@@ -107,6 +107,9 @@ struct run {
 	 * deadline task's runtime) are on; its base slice, -1 unknown */
 	int hrtick, hrtick_dl;
 	long long base_slice_ns;
+	/* the cheapest system call hourglass measured (TSC cycles): no kernel path is
+	 * faster; -1 unknown (files before 2026-12-02) */
+	long long syscall_cycles;
 	int have_window;
 	int64_t window[2];
 	char **warnings;

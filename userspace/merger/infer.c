@@ -39,9 +39,10 @@
  *     timer ending the slice, or its clock event firing with nothing to
  *     expire once that timer was cancelled. Features unknown: the tick is
  *     taken as the only timer, and the report says so.
- *  3. shorter than half the cheapest tick: below any kernel path (hidden);
- *     within rule 2b's slice, shorter than half the cheapest timer (one that
- *     expires nothing, taken as a quarter of the tick); or, when the CPUs
+ *  3. shorter than the cheapest system call hourglass measured: below any
+ *     kernel path (hidden). Files without that measure: shorter than half
+ *     the cheapest tick, and within rule 2b's slice, than half the cheapest
+ *     timer (one that expires nothing, taken as a quarter of the tick). Or, when the CPUs
  *     take turns, another CPU ran hourglass for most of the gap: the time
  *     went to it (hidden, steal).
  *  4. the highest-priority real-time thread that never blocks: only
@@ -79,6 +80,10 @@ static const double floors_us[] = { 0, 0.5, 1, 2, 4, 8, 16, 32 };
 static const char *const basis_text[] = {
 	"between a tick and two switches at the fastest seen", "between a tick and three ticks (no switch seen)",
 	"50 us (no switch or tick to calibrate on)",
+};
+static const char *const hidden_basis_text[] = {
+	"the cheapest system call hourglass measured", "half the cheapest tick",
+	"no tick to calibrate on",
 };
 
 /* one CPU's tick: its calibration, and the gaps of its band rule 2 looks for */
@@ -125,6 +130,7 @@ struct infer {
 	struct cpu_list cpus;		/* the CPUs of tick in use: what per-event loops walk */
 	int *top_rt;			/* per thread: rule 4 applies */
 	double switch_limit, hidden_limit, throttle;
+	int hidden_basis;		/* hidden_basis_text */
 	int hrtick;			/* rule 2b: the scheduler's own timer (HRTICK, HRTICK_DL); -1 unknown */
 	double *slice;			/* per thread: rule 2b's window after a switch in; INFINITY unknown */
 	double hrtick_limit;		/* rule 3 in rule 2b's window: half the cheapest timer */
@@ -582,6 +588,13 @@ static int find_band(struct infer *in, struct tick *t, int steps, int cand_only,
 			}
 			c[f].lo = lo;
 			c[f].hi = hi;
+		}
+		/* nor what costs less than the cheapest system call: it ran no kernel code (the
+		 * two-vCPU instruction-count guest's 0.96 us gaps, 4 ms apart, where the other vCPU
+		 * ticked: 2.7 us a system call there) */
+		if (in->r->syscall_cycles > 0 && c[f].cost < (double)in->r->syscall_cycles) {
+			c[f].p = 0;
+			continue;
 		}
 		/* nor is what lasts half a period or more: a timer interrupt costs microseconds,
 		 * and a gap longer than the period hides its own next ones (the walk past them
@@ -1053,16 +1066,33 @@ struct infer *infer_calibrate(struct run *r)
 		free(on[k]);
 	free(on);
 	in->tick_gaps = ticks.n;
-	in->hidden_limit = ticks.n >= 10 ? quant_at(&ticks, 0.1) / 2 : 0;
 	/*
-	 * With the scheduler's own timer, the cheapest timer interrupt is not the tick but one
-	 * that expires nothing: the kernel enters, reads the clock, finds no timer due and
-	 * leaves. In the lab's 7.3 guests such interrupts (2253 of cpu-yield's 2318 fell 0.65
-	 * to 0.76 ms after a switch: the clock event of an hrtick cancelled meanwhile) cost a
-	 * quarter of the tick, 10 us against 40. Half of that is the floor within rule 2b's
-	 * slice, as half the cheapest tick is elsewhere.
+	 * Rule 3's floor: the cheapest path into the kernel and back, a system call that does
+	 * nothing, as hourglass measured it where it ran. A gap shorter ran no kernel code. The
+	 * floor was half the cheapest tick, which holds only where every interrupt costs as
+	 * much: a device's handler that wakes no one cost 9.5 us against the tick's 34 in the
+	 * lab's two-vCPU instruction-count guest (device-timer, 6.1, 2026-12-02), and all 2275
+	 * read as hidden; the system call there costs 2.7 us. Files from before hourglass
+	 * measured it keep the old floor.
 	 */
-	in->hrtick_limit = in->hrtick == 1 ? in->hidden_limit / 4 : in->hidden_limit;
+	if (r->syscall_cycles > 0) {
+		in->hidden_limit = (double)r->syscall_cycles;
+		in->hidden_basis = 0;
+		/* an empty timer interrupt (below) enters the kernel as a system call does, and more */
+		in->hrtick_limit = in->hidden_limit;
+	} else {
+		in->hidden_limit = ticks.n >= 10 ? quant_at(&ticks, 0.1) / 2 : 0;
+		in->hidden_basis = ticks.n >= 10 ? 1 : 2;
+		/*
+		 * With the scheduler's own timer, the cheapest timer interrupt is not the tick but
+		 * one that expires nothing: the kernel enters, reads the clock, finds no timer due
+		 * and leaves. In the lab's 7.3 guests such interrupts (2253 of cpu-yield's 2318 fell
+		 * 0.65 to 0.76 ms after a switch: the clock event of an hrtick cancelled meanwhile)
+		 * cost a quarter of the tick, 10 us against 40. Half of that is the floor within
+		 * rule 2b's slice, as half the cheapest tick is elsewhere.
+		 */
+		in->hrtick_limit = in->hrtick == 1 ? in->hidden_limit / 4 : in->hidden_limit;
+	}
 	tick = quant_median(&ticks);
 	if (in->switch_gaps && ticks.n) {
 		in->switch_limit = sqrt(tick * 2.0 * (double)in->min_switch);
@@ -1201,7 +1231,10 @@ const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size
 				 g->cpu, in->phase_limit / hz * 1e6);
 		break;
 	case HGG_R_HIDDEN:
-		if (glen < in->hrtick_limit && in->slice[g->thread] > 0)
+		if (glen < in->hidden_limit && in->hidden_basis == 0)
+			snprintf(buf, len, "shorter than %.2f us, the cheapest system call hourglass measured: no kernel "
+				 "path is that fast", in->hidden_limit / hz * 1e6);
+		else if (glen < in->hrtick_limit && in->slice[g->thread] > 0)
 			snprintf(buf, len, "shorter than %.2f us, half the cheapest timer interrupt (HRTICK's clock event "
 				 "with nothing to expire: a quarter of the tick): no kernel path is that fast",
 				 in->hrtick_limit / hz * 1e6);
@@ -1309,6 +1342,7 @@ void infer_report(struct infer *in, struct run *r, struct jsonw *w)
 	}
 	jw_end_obj(w);
 	jw_num(w, "hidden_limit_us", in->hidden_limit / r->hz * 1e6);
+	jw_str(w, "hidden_limit_basis", hidden_basis_text[in->hidden_basis]);
 	jw_uint(w, "switch_gaps", in->switch_gaps);
 	jw_uint(w, "tick_gaps", in->tick_gaps);
 	hrtick_report(in, r, w);

@@ -204,6 +204,7 @@ static int feature(const struct jv *feats, const char *name)
 /*
  * read_kernel - what hourglass read of the kernel's settings, from the info section: RT
  * throttling (hourglass since 2026-11-23), the scheduler's features and base slice (since
+ * 2026-12-02), and what it measured of the kernel: its cheapest system call (since
  * 2026-12-02). Unknown (older files, or not readable where hourglass ran): -1.
  */
 static void read_kernel(struct run *r)
@@ -213,6 +214,7 @@ static void read_kernel(struct run *r)
 	const struct jv *k = info ? jv_get(info, "kernel") : NULL;
 	const struct jv *rt = k ? jv_get(k, "sched_rt_runtime_us") : NULL, *pe = k ? jv_get(k, "sched_rt_period_us") : NULL;
 	const struct jv *fe = k ? jv_get(k, "sched_features") : NULL, *sl = k ? jv_get(k, "sched_base_slice_ns") : NULL;
+	const struct jv *sc;
 	int i;
 
 	r->rt_runtime_us = rt && jv_type(rt) == JV_NUM ? (long long)jv_num(rt) : -1;
@@ -224,6 +226,8 @@ static void read_kernel(struct run *r)
 		r->hrtick_dl = feature(fe, "HRTICK_DL") == 1;
 	}
 	r->base_slice_ns = sl && jv_type(sl) == JV_NUM && jv_num(sl) > 0 ? (long long)jv_num(sl) : -1;
+	sc = info ? jv_get(info, "syscall_cycles") : NULL;
+	r->syscall_cycles = sc && jv_type(sc) == JV_NUM && jv_num(sc) > 0 ? (long long)jv_num(sc) : -1;
 	/* a deadline thread's runtime: HRTICK_DL's timer ends it */
 	for (i = 0; info && i < r->nthreads && i < (int)jv_len(jv_get(info, "threads")); i++) {
 		const struct jv *res = jv_get(jv_at(jv_get(info, "threads"), (size_t)i), "reservation");
