@@ -23,6 +23,7 @@
 #include <trace/events/timer.h>
 #include <trace/events/nmi.h>
 #include <trace/events/syscalls.h>
+#include <trace/events/task.h>
 #include <asm/trace/irq_vectors.h>
 #include <asm/msr.h>
 #include "hgtrace.h"
@@ -408,6 +409,36 @@ static void probe_sched_exit_group(void *data, struct task_struct *p, bool group
 	HGT_IRQS_OFF(sched_exit_record(rdtsc_ordered(), p));
 }
 
+/*
+ * task_rename: a task already named in the stream gets a second COMM record with
+ * its new name, which readers take from there on. A kernel thread runs before it
+ * is named (kthread_create names it once it waits: an irq thread created while
+ * recording was named after kthreadd). The new name is the argument: the task's
+ * own comm still holds the old one here. A task not yet seen is named by its
+ * first sighting, the new name by then.
+ */
+static void task_rename_record(u64 tsc, struct task_struct *p, const char *comm)
+{
+	struct {
+		struct hgt_rec h;
+		struct hgt_comm c;
+	} r;
+	pid_t pid = p->pid;
+
+	if (!hgt_cpu_on() || pid < 0 || pid >= PID_MAX_LIMIT || !test_bit(pid, hgt.pid_seen))
+		return;
+	hgt_hdr(&r.h, tsc, HGT_REC_COMM, pid);
+	r.c.tgid = p->tgid;
+	r.c.pad = 0;
+	strscpy_pad(r.c.comm, comm, sizeof(r.c.comm));
+	hgt_emit(&r, sizeof(r));
+}
+
+static void probe_task_rename(void *data, struct task_struct *p, const char *comm)
+{
+	HGT_IRQS_OFF(task_rename_record(rdtsc_ordered(), p, comm));
+}
+
 /* The x86 irq_vectors tracepoints; data = enum hgt_vec, entry and exit separate */
 static void probe_vec_entry(void *data, int vector)
 {
@@ -550,6 +581,7 @@ HGT_TP_CHECK(sched_wakeup, probe_sched_wake);
 HGT_TP_CHECK(sched_wakeup_new, probe_sched_wake);
 HGT_TP_CHECK(sched_migrate_task, probe_sched_migrate);
 HGT_TP_CHECK(sched_process_exit, probe_sched_exit, probe_sched_exit_group);
+HGT_TP_CHECK(task_rename, probe_task_rename);
 HGT_TP_CHECK(irq_handler_entry, probe_irq_entry);
 HGT_TP_CHECK(irq_handler_exit, probe_irq_exit);
 HGT_TP_CHECK(softirq_entry, probe_softirq);
@@ -577,6 +609,7 @@ const struct hgt_probe_desc hgt_probes[] = {
 	TP(sched_migrate_task, probe_sched_migrate, NULL, HGT_EV_SCHED),
 	TP(sched_process_exit, HGT_TP_PICK(sched_process_exit, probe_sched_exit, probe_sched_exit_group),
 	   NULL, HGT_EV_SCHED),
+	TP(task_rename, probe_task_rename, NULL, HGT_EV_SCHED),
 	TP(irq_handler_entry, probe_irq_entry, NULL, HGT_EV_IRQ),
 	TP(irq_handler_exit, probe_irq_exit, NULL, HGT_EV_IRQ),
 	TP(softirq_entry, probe_softirq, T(HGT_REC_SOFTIRQ_ENTRY), HGT_EV_SOFTIRQ),
