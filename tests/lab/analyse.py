@@ -132,7 +132,8 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
         gaps = [json.loads(line) for line in f]
     run = {"dir": d, "guest": r["guest"], "report": rep, "record": meta, "hourglass": hg, "gaps": gaps,
            "cpu": scenario.for_guest(sc, r["guest"])["cpu"] if "{cpu}" in sc["hourglass"] else None,
-           "load_names": [ld.get("name") for ld in meta.get("loads") or []], "config_hz": lab_run.get("config_hz")}
+           "load_names": [ld.get("name") for ld in meta.get("loads") or []], "config_hz": lab_run.get("config_hz"),
+           "rt": "-rt-" in str(lab_run.get("kernel", ""))}
     res["expectations"] = expect.evaluate(sc, run)
     g = rep.get("gaps") or {}
     cls = g.get("classes") or {}
@@ -146,6 +147,7 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
         # as the report's first line: what is neither hidden nor unexplainable
         explained_share=(total - hidden - unexpl) / total if total else None,
         steal_share=(rep.get("steal") or {}).get("share"), steal_ms=(rep.get("steal") or {}).get("hidden_ms"),
+        steal_by_cpu=steal_by_cpu(gaps, hg),
         classes=inf.get("classes"), macro_f1=inf.get("macro_f1"), headline=inf.get("headline"),
         class_short=expect.class_targets(rep, few, expect.known_misreads(r["kernel"], r["scenario"])),
         class_few=few, loads=rep.get("loads"), summary=rep.get("summary"),
@@ -154,6 +156,19 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
     res["ok"] = all(e["ok"] for e in res["expectations"])
     res["analyse_seconds"] = time.monotonic() - t0
     return res
+
+
+def steal_by_cpu(gaps: List[Dict[str, Any]], hg: Dict[str, Any]) -> Dict[str, float]:
+    """Per CPU hourglass ran on: its hidden gaps' time (steal: no kernel event there, so the
+    time went below the kernel, to the emulator or the other vCPU's turns) over the run."""
+    run = (hg.get("duration_ns") or 0) * 1e-9 * hg["tsc"]["hz"]
+    out: Dict[str, float] = {}
+    for g in gaps:
+        c = str(g.get("cpu"))
+        out.setdefault(c, 0.0)
+        if g.get("actual") == "hidden":
+            out[c] += g["g1"] - g["g0"]
+    return {c: v / run for c, v in sorted(out.items())} if run > 0 else {}
 
 
 def main() -> int:

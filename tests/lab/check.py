@@ -10,7 +10,7 @@ expected and the gaps are named right (of the expected class), and one that
 every class the issue lists (switch_hg, switch_other, timer, interrupt) that
 occurs 10 times or more has precision and recall of at least 0.95, or misses
 it by one gap at most (a TODO in a guest whose class figures are not held:
-scenario.GUESTS' not_held says why). A failure prints the figures it failed on. A class
+scenario.not_held says why: the scenario's or the guest's word). A failure prints the figures it failed on. A class
 short only by gaps a kernel is known to misread in a scenario
 (expect.KNOWN_MISREAD, each with its bound and why) makes its test TAP's "#
 TODO": printed with its figures and counted apart, never as passed; any other
@@ -70,6 +70,14 @@ def majority(runs: List[Tuple[str, List[str], str]]) -> Tuple[str, List[str], st
     return name, probs, todo
 
 
+def _not_held(name: str, guest: str) -> str:
+    """Why scenario @name's class figures in @guest are not held (scenario.not_held), '' if they are."""
+    try:
+        return scenario.not_held(scenario.load(name), guest)
+    except (scenario.ScenarioError, OSError):      # a run of a scenario since renamed: the guest's word
+        return scenario.GUESTS.get(guest, {}).get("not_held", "")
+
+
 def run_tests(r: Dict[str, Any], guest: str) -> List[Tuple[str, List[str], str]]:
     """The two tests of one run."""
     out = []
@@ -101,9 +109,9 @@ def run_tests(r: Dict[str, Any], guest: str) -> List[Tuple[str, List[str], str]]
     # a known shortfall only if every short class is short by known misreads alone (expect.KNOWN_MISREAD)
     todo = "; ".join(sorted({f["known"] for f in short.values()})) if short and all(
         f.get("known") for f in short.values()) else ""
-    # a guest whose class figures are shown, not held (scenario.GUESTS' not_held): its misreads
+    # a guest whose class figures are shown, not held (scenario.not_held): its misreads
     # are printed below the TODO all the same
-    not_held = scenario.GUESTS.get(guest, {}).get("not_held", "") if short and not todo else ""
+    not_held = _not_held(r["scenario"], guest) if short and not todo else ""
     few = "".join(f"; {c} {f['actual']} actual, {f['inferred']} inferred: "
                   + (f"within {expect.CLASS_SLACK} gap" if f.get("why") == "slack" else "not held to it")
                   for c, f in sorted((r.get("class_few") or {}).items()))

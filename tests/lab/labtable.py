@@ -28,6 +28,14 @@ def _pct(x: Optional[float], digits: int = 1) -> str:
     return "" if x is None else f"{100 * x:.{digits}f}%"
 
 
+def _steal(r: Dict[str, Any], digits: int = 1) -> str:
+    """The run's steal, and each CPU's where hourglass ran on more than one."""
+    by = r.get("steal_by_cpu") or {}
+    if len(by) < 2:
+        return _pct(r.get("steal_share"), digits)
+    return " ".join(f"CPU{c} {_pct(v, digits)}" for c, v in by.items())
+
+
 def _num(x: Optional[float], digits: int = 3) -> str:
     return "" if x is None else f"{x:.{digits}f}"
 
@@ -72,7 +80,7 @@ def one_line(r: Dict[str, Any]) -> str:
         parts.append(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}")
     short = ",".join(sorted(r.get("class_short") or {}))
     return (f"{head} {' '.join(parts):<24} explained {_pct(r.get('explained_share'))} steal "
-            f"{_pct(r.get('steal_share'))} macroF1 {_num(r.get('macro_f1'), 2)}"
+            f"{_steal(r)} macroF1 {_num(r.get('macro_f1'), 2)}"
             f"{' short: ' + short if short else ''}")
 
 
@@ -103,7 +111,7 @@ def markdown(lab: Dict[str, Any]) -> str:
             continue
         exp = " ".join(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}" for e in r.get("expectations") or [])
         cls = [_pr((r.get("classes") or {}).get(c)) for c in CLASS_COLS]
-        lines.append(f"| {_name(r)} | {r['kernel']} | {r['guest']} | {exp} | {_pct(r.get('steal_share'), 2)} | "
+        lines.append(f"| {_name(r)} | {r['kernel']} | {r['guest']} | {exp} | {_steal(r, 2)} | "
                      + " | ".join(cls) + f" | {_num(r.get('macro_f1'), 2)} |")
     return "\n".join(lines) + "\n"
 
@@ -163,7 +171,7 @@ def write_html(lab: Dict[str, Any], path: str) -> None:
             ok = all(e["ok"] for e in r.get("expectations") or [])
             cells.append(_cell(_expect_cell(r), short=not ok, left=True))
             cells.append(_cell(_pct(r.get("explained_share"))))
-            cells.append(_cell(_pct(r.get("steal_share"))))
+            cells.append(_cell(_steal(r)))
             short = r.get("class_short") or {}
             for c in CLASS_COLS:
                 f_ = (r.get("classes") or {}).get(c)
