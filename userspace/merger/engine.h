@@ -110,6 +110,9 @@ struct run {
 	/* the cheapest system call hourglass measured (TSC cycles): no kernel path is
 	 * faster; -1 unknown (files before 2026-12-02) */
 	long long syscall_cycles;
+	/* the inference's limits given (hgmerge --limits: a profile's), in us: switch, phase,
+	 * hidden; < 0 calibrated from the run */
+	double limits_us[3];
 	int have_window;
 	int64_t window[2];
 	char **warnings;

@@ -79,11 +79,11 @@ static const double floors_us[] = { 0, 0.5, 1, 2, 4, 8, 16, 32 };
 
 static const char *const basis_text[] = {
 	"between a tick and two switches at the fastest seen", "between a tick and three ticks (no switch seen)",
-	"50 us (no switch or tick to calibrate on)",
+	"50 us (no switch or tick to calibrate on)", "given (a profile: hgmerge --limits)",
 };
 static const char *const hidden_basis_text[] = {
 	"the cheapest system call hourglass measured", "half the cheapest tick",
-	"no tick to calibrate on",
+	"no tick to calibrate on", "given (a profile: hgmerge --limits)",
 };
 
 /* one CPU's tick: its calibration, and the gaps of its band rule 2 looks for */
@@ -1115,6 +1115,19 @@ struct infer *infer_calibrate(struct run *r)
 	}
 	if (in->phase_limit < in->switch_limit)
 		in->phase_limit = in->switch_limit;
+	/* a profile's limits (hourglass learn: fitted on runs with ground truth) over the calibration's */
+	if (r->limits_us[0] > 0) {
+		in->switch_limit = r->limits_us[0] * 1e-6 * r->hz;
+		in->basis = 3;
+	}
+	if (r->limits_us[1] > 0)
+		in->phase_limit = r->limits_us[1] * 1e-6 * r->hz;
+	else if (in->phase_limit < in->switch_limit)
+		in->phase_limit = in->switch_limit;
+	if (r->limits_us[2] > 0) {
+		in->hidden_limit = in->hrtick_limit = r->limits_us[2] * 1e-6 * r->hz;
+		in->hidden_basis = 3;
+	}
 	/* RT throttling holds real-time tasks back for period - runtime of every period */
 	in->throttle = r->rt_period_us > 0 && r->rt_runtime_us >= 0 && r->rt_runtime_us < r->rt_period_us ?
 		       (double)(r->rt_period_us - r->rt_runtime_us) * 1e-6 * r->hz / 2 : 0;
@@ -1231,7 +1244,10 @@ const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size
 				 g->cpu, in->phase_limit / hz * 1e6);
 		break;
 	case HGG_R_HIDDEN:
-		if (glen < in->hidden_limit && in->hidden_basis == 0)
+		if (glen < in->hidden_limit && in->hidden_basis == 3)
+			snprintf(buf, len, "shorter than %.2f us, the profile's floor of every kernel path",
+				 in->hidden_limit / hz * 1e6);
+		else if (glen < in->hidden_limit && in->hidden_basis == 0)
 			snprintf(buf, len, "shorter than %.2f us, the cheapest system call hourglass measured: no kernel "
 				 "path is that fast", in->hidden_limit / hz * 1e6);
 		else if (glen < in->hrtick_limit && in->slice[g->thread] > 0)

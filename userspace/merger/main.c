@@ -29,6 +29,7 @@
 struct opts {
 	const char *hgl, *kernel, *name, *report, *gaps, *gaps_json, *ks, *ks_session, *pf, *dir;
 	double margin_us;
+	double limits_us[3];	/* --limits: switch, phase, hidden; < 0 calibrated as usual */
 	int progress;
 	int ready_fd;		/* -1, or where to say that the report is whole */
 };
@@ -93,6 +94,9 @@ static void usage(FILE *f)
 		"                        FILE.perfetto-trace\n"
 		"  --label WHAT=NAME     name a load in the report: WHAT is a pid, comm:PREFIX (every task\n"
 		"                        whose comm starts so) or irq:N; repeatable\n"
+		"  --limits switch=US,phase=US,hidden=US\n"
+		"                        the inference's limits instead of the run's calibration (any\n"
+		"                        of the three: hourglass learn's profile, docs/profile.md)\n"
 		"  --margin-us US        wake-up windows open this early (default 20: the intended\n"
 		"                        expiry is converted from CLOCK_MONOTONIC)\n"
 		"  --progress            a progress line on stderr\n"
@@ -113,6 +117,27 @@ static void bad_usage(const char *fmt, const char *arg)
 	exit(HGMERGE_EXIT_USAGE);
 }
 
+/* parse_limits - "switch=US,phase=US,hidden=US", any of them, into @v (switch, phase, hidden); 0 or -1 */
+static int parse_limits(const char *spec, double *v)
+{
+	static const char *const key[] = { "switch=", "phase=", "hidden=" };
+	const char *p = spec;
+	char *end;
+	int k;
+
+	while (*p) {
+		for (k = 0; k < 3 && strncmp(p, key[k], strlen(key[k])); k++)
+			;
+		if (k == 3)
+			return -1;
+		v[k] = strtod(p + strlen(key[k]), &end);
+		if (end == p + strlen(key[k]) || !(v[k] > 0 && v[k] < 1e9) || (*end && *end != ','))
+			return -1;
+		p = *end ? end + 1 : end;
+	}
+	return p == spec ? -1 : 0;
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -123,7 +148,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "perfetto", required_argument, NULL, 'P' }, { "dir", required_argument, NULL, 'd' },
 		{ "margin-us", required_argument, NULL, 'm' }, { "progress", no_argument, NULL, 'p' },
 		{ "label", required_argument, NULL, 'L' }, { "ready-fd", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' }, { 0 }
+		{ "limits", required_argument, NULL, 'T' }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	char *end;
 	int c;
@@ -131,6 +156,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->margin_us = 20;
 	o->ready_fd = -1;
+	o->limits_us[0] = o->limits_us[1] = o->limits_us[2] = -1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l': o->hgl = optarg; break;
@@ -155,6 +181,11 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'L':
 			if (labels_add(optarg))
 				bad_usage("--label %s: not PID=NAME, comm:PREFIX=NAME or irq:N=NAME", optarg);
+			break;
+		case 'T':
+			if (parse_limits(optarg, o->limits_us))
+				bad_usage("--limits %s: not switch=US,phase=US,hidden=US (any of them, each a number of "
+					  "microseconds above 0)", optarg);
 			break;
 		case 'm':
 			o->margin_us = strtod(optarg, &end);
@@ -754,6 +785,7 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	remove_temporaries_on_stop();
 	setup(&r, &o);
+	memcpy(r.limits_us, o.limits_us, sizeof(r.limits_us));
 	c.r = &r;
 	c.next_due = INFINITY;
 	names_init(&r);
