@@ -16,14 +16,15 @@ import os
 import sys
 from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence
 
-from . import engine, record, report_json, report_text
-from .errors import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, HgError, cannot, reason
+from . import engine, learn, record, report_json, report_text
+from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, HgError, cannot, reason
 
-USAGE = """usage: hourglass record|report|export ARGS (each has --help)
+USAGE = """usage: hourglass record|report|export|learn ARGS (each has --help)
 
   record  run hourglass under the kernel's recorder, into a run directory
   report  merge a run directory and print what explains every gap
   export  merge it into files for viewers: trace.dat, a Perfetto trace, an HTML page
+  learn   fit the inference's limits to a machine from runs with ground truth (a profile)
 """
 
 EXIT_EPILOG = ("Exit status (docs/exit-status.md): 0 done, 1 bad command line, 2 could not run (a program "
@@ -48,11 +49,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cmd, rest = args[0], args[1:]
     if cmd == "record":
         return record.main(rest)
-    if cmd not in ("report", "export"):
+    if cmd not in ("report", "export", "learn"):
         print(f"hourglass: unknown command '{cmd}'\n{USAGE}", file=sys.stderr, end="")
         return EXIT_USAGE
     try:
-        return report_main(rest) if cmd == "report" else export_main(rest)
+        return {"report": report_main, "export": export_main, "learn": learn_main}[cmd](rest)
     except HgError as e:
         print(f"hourglass {cmd}: {e}", file=sys.stderr)
         return e.status
@@ -83,17 +84,64 @@ def report_main(argv: Sequence[str]) -> int:
     ap.add_argument("--disagreements", type=int, default=20, metavar="N",
                     help="disagreements and missed deadlines listed in the text (default 20; all are in the JSON)")
     _label_option(ap)
+    ap.add_argument("--profile", metavar="PROFILE",
+                    help="infer with the limits hourglass learn fitted on this machine (docs/profile.md), "
+                         "scored beside the profile's held-out figures")
+    ap.add_argument("--force-profile", action="store_true",
+                    help="use --profile's limits on a run of another kernel, CPU count, hypervisor or TSC "
+                         "than the profile's (a warning, not a refusal)")
     a = ap.parse_args(argv)
     _check_labels(ap, a.label)
     if a.json and a.json != "-":
         _check_output(a.json)
-    rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps), a.label)
+    prof = _profile_for(a.profile, a.dir, a.force_profile) if a.profile else None
+    rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps), a.label,
+                     limits=learn.limits_arg(prof) if prof else None)
+    if prof:
+        rep["profile"] = _profile_section(prof, a.profile)
     if a.json == "-":
         _print(lambda out: out.write(json.dumps(rep, indent=1) + "\n"))
         return 0
     if a.json:
         _write_json(rep, a.json)
     _print(lambda out: report_text.render(rep, out, a.disagreements))
+    return 0
+
+
+def learn_main(argv: Sequence[str]) -> int:
+    """`hourglass learn RUN... -o PROFILE`: fit the inference's limits, write the profile."""
+    ap = Parser(prog="hourglass learn",
+                description="Fit the gray-box inference's three limits (switch/interrupt, at the tick's phase, "
+                            "the hidden floor) to one machine and kernel, from runs recorded there with ground "
+                            "truth (hourglass record, with the module or --ftrace-only), and measure them on "
+                            "runs left out of the fit. hourglass report --profile then infers with them, on "
+                            "runs of that machine.",
+                epilog="Each candidate limit is scored by the merger itself (build/hgmerge --limits): the "
+                       "rules stay docs/merge.md's, only their limits are learned. With two runs or more, "
+                       "each is scored by the limits fitted on the others (held_out in the profile). "
+                       + EXIT_EPILOG + " See docs/profile.md.")
+    ap.add_argument("runs", nargs="+", metavar="RUN", help="run directories of one machine and kernel, with "
+                                                           "ground truth (kernel.hgt or ftrace.hgt)")
+    ap.add_argument("-o", "--output", required=True, metavar="PROFILE", help="the profile to write (JSON)")
+    ap.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="merges at once (default 2)")
+    a = ap.parse_args(argv)
+    if a.jobs < 1:
+        ap.error("--jobs must be 1 or more")
+    _check_output(a.output)
+    prof = learn.learn(a.runs, a.jobs)
+    _write_json(prof, a.output)
+    fit, held = prof["fitted"], prof.get("held_out")
+    lim = prof["limits_us"]
+    print(f"hourglass learn: {a.output}: switch {lim['switch']:g} us, phase {lim['phase']:g} us, hidden "
+          f"{lim['hidden']:g} us, from {len(a.runs)} run(s) of {prof['machine']['kernel']}")
+    print(f"  on the runs it was fitted on: {fit['profile']['correct']} of {fit['profile']['gaps']} gaps with a "
+          f"kernel cause right, the built-in rules {fit['builtin']['correct']}")
+    if held:
+        print(f"  held out (each run by the limits of the others): {held['profile']['correct']} of "
+              f"{held['profile']['gaps']} right ({100 * (held['profile']['accuracy'] or 0):.1f}%), the built-in "
+              f"rules {held['builtin']['correct']} ({100 * (held['builtin']['accuracy'] or 0):.1f}%)")
+    else:
+        print("  held out: none (one run: give two or more to measure the profile on runs it did not see)")
     return 0
 
 
@@ -212,14 +260,47 @@ def _check_labels(ap: argparse.ArgumentParser, labels: Sequence[str]) -> None:
 
 def _report_of(what: str, kernel: Optional[str], exports: engine.Exports,
                labels: Sequence[str] = (),
-               on_report: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+               on_report: Optional[Callable[[Dict[str, Any]], None]] = None,
+               limits: Optional[str] = None) -> Dict[str, Any]:
     """A run directory, merged now; or a report JSON already written, read back."""
     if os.path.isfile(what) and what.endswith(".json"):
-        if kernel or exports.kernelshark or exports.perfetto or exports.gaps or labels:
+        if kernel or exports.kernelshark or exports.perfetto or exports.gaps or labels or limits:
             raise HgError(f"{what}: a report JSON holds no timeline: give the run directory to export it",
                           EXIT_USAGE)
         return report_json.load(what)
-    return engine.merge(what, kernel, exports, labels=list(labels), on_report=on_report)
+    return engine.merge(what, kernel, exports, labels=list(labels), on_report=on_report, limits=limits)
+
+
+def _profile_for(path: str, run_dir: str, force: bool) -> Dict[str, Any]:
+    """The profile at @path, for the run at @run_dir: refused (or, forced, warned about) when it was
+    learned on another machine or kernel than the run's."""
+    prof = learn.load(path)
+    if not os.path.isdir(run_dir):
+        raise HgError(f"{run_dir}: --profile needs a run directory (its hourglass.json says the machine)",
+                      EXIT_USAGE)
+    try:
+        with open(os.path.join(run_dir, "hourglass.json")) as f:
+            machine = learn.machine_of(json.load(f))
+    except (OSError, ValueError) as e:
+        raise HgError(f"{run_dir}: hourglass.json unreadable ({e}): the run's machine is unknown", EXIT_BAD_INPUT)
+    diff = learn.mismatch(prof, machine)
+    if diff and not force:
+        raise HgError(f"{path} was learned on another machine than this run's ({'; '.join(diff)}): its limits "
+                      "would misjudge it (--force-profile uses them anyway)", EXIT_USAGE)
+    if diff:
+        print(f"hourglass report: warning: {path} was learned on another machine ({'; '.join(diff)}); "
+              "its limits used anyway (--force-profile)", file=sys.stderr)
+    prof["_mismatch"] = diff
+    return prof
+
+
+def _profile_section(prof: Dict[str, Any], path: str) -> Dict[str, Any]:
+    """What the report says of the profile it inferred with."""
+    held = prof.get("held_out") or {}
+    return {"path": os.path.abspath(path), "machine": prof["machine"], "limits_us": prof["limits_us"],
+            "learned_runs": len((prof.get("learned") or {}).get("runs") or []),
+            "held_out": held.get("profile"), "held_out_builtin": held.get("builtin"),
+            "mismatch": prof.get("_mismatch") or []}
 
 
 def _check_output(path: str) -> None:

@@ -164,13 +164,15 @@ def _run(cmd: List[str], on_ready: Optional[Callable[[], None]] = None) -> None:
 
 def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports] = None,
           show_progress: Optional[bool] = None, labels: Optional[List[str]] = None,
-          on_report: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+          on_report: Optional[Callable[[Dict[str, Any]], None]] = None,
+          limits: Optional[str] = None) -> Dict[str, Any]:
     """Merge @run_dir with hgmerge: the report (JSON v2, as a dictionary), and
     the @exports written where they say; the run's loads and @labels named. A
     run hourglass -b stopped gets a "breaktrace" object: the sample and what
     the kernel says of it. @on_report gets the report as soon as it is whole,
     while hgmerge is still putting the exports' files together (hourglass
-    export draws its HTML page meanwhile); merge() returns when they are."""
+    export draws its HTML page meanwhile); merge() returns when they are. @limits: hgmerge's
+    --limits (a profile's, hgtools.learn)."""
     hgl, kpath = run_inputs(run_dir, kernel)
     trip = breaktrace.of_run(run_dir)
     all_labels = run_labels(run_dir) + list(labels or [])
@@ -198,6 +200,8 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
             cmd += ["--gaps-json", gaps_json]
         for lab in all_labels:
             cmd += ["--label", lab]
+        if limits:
+            cmd += ["--limits", limits]
         if show_progress:
             cmd.append("--progress")
 

@@ -207,6 +207,17 @@ def _inference(rep: Report, w: Writer) -> None:
             w("calibrated on this run: " + "; ".join(bits) + "\n")
         for note in cal.get("notes") or []:
             w(f"  note: {note}\n")
+    prof = rep.get("profile")
+    if prof:
+        lim = prof.get("limits_us") or {}
+        held, built = prof.get("held_out") or {}, prof.get("held_out_builtin") or {}
+        w(f"limits from the profile {prof.get('path')} (hourglass learn, {prof.get('learned_runs')} run(s) of "
+          f"{(prof.get('machine') or {}).get('kernel')}): switch {lim.get('switch')} us, phase {lim.get('phase')} "
+          f"us, hidden {lim.get('hidden')} us; "
+          + (f"on runs it was not fitted on {held.get('correct')} of {held.get('gaps')} right, the built-in "
+             f"rules {built.get('correct')}" if held else "no held-out figures (learned from one run)")
+          + (f"; learned on another machine: {'; '.join(prof['mismatch'])}" if prof.get("mismatch") else "")
+          + "\n")
     rules = section(inf, "rules")
     if rules:
         w("decided by rule: " + ", ".join(f"{k} {v}" for k, v in rules.items()) + "\n")

@@ -544,7 +544,8 @@ int main(int argc, char **argv)
 		       HGL_FORMAT_MINOR);
 		return HG_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "record") || !strcmp(argv[1], "report") || !strcmp(argv[1], "export"))
+	if (!strcmp(argv[1], "record") || !strcmp(argv[1], "report") || !strcmp(argv[1], "export") ||
+	    !strcmp(argv[1], "learn"))
 		return run_tool(argv[1], argc - 2, argv + 2);
 	if (argv[1][0] != '-') {
 		fprintf(stderr, "hourglass: unknown command '%s': a plain run starts with an option, e.g. 'hourglass -n 1 -d 1s' (see --help)\n",

@@ -1,0 +1,257 @@
+"""learn - `hourglass learn RUN... -o PROFILE`: fit the gray-box inference's limits to one
+machine and kernel from runs recorded with ground truth, and measure the fit on runs it was
+not fitted on (docs/profile.md).
+
+The inference (docs/merge.md) decides most gaps by three lengths it calibrates from each run
+alone: the switch/interrupt limit, the limit at the tick's phase, and the floor below which a
+gap ran no kernel code. Where a machine's handlers are slow or its steal heavy (an emulator, a
+busy hypervisor), those guesses misread whole classes: under plain emulation every tick of
+344 us read as a switch against a 58 us limit. With the kernel's recording of a few runs, the
+three can be chosen where the kernel's classes say: a profile holds them, the machine they
+were learned on, and the scores they reached on runs held out of the fit. The rules stay the
+same rules; only their limits are learned, so `hourglass report --profile` explains every gap
+as before, with the profile's limits in place of the run's.
+
+The fit is coordinate descent on the gaps the kernel explains: each limit in turn takes the
+candidate (quantiles of the runs' gap lengths) under which the most gaps are inferred right,
+the others held, twice round. Each candidate is scored by the merger itself (hgmerge
+--limits), so that the rules live in one place. Held-out figures: with two runs or more, each
+run is scored by the limits fitted on the others (leave one run out); the built-in rules'
+scores on the same runs stand beside them.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import datetime
+import json
+import math
+import os
+import subprocess
+import tempfile
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import engine, paths
+from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_USAGE, HgError
+
+FORMAT = "hourglass-profile"
+VERSION = 1
+LIMITS = ("switch", "phase", "hidden")
+CANDIDATES = 28          # per limit and round: quantiles of the gaps' lengths
+ROUNDS = 2
+CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden")
+
+Limits = Dict[str, float]
+Confusion = Dict[Tuple[str, str], int]
+
+
+class Run:
+    """One run directory with ground truth: its inputs, its machine, and its gaps' lengths."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.hgl, self.kernel = engine.run_inputs(path)
+        if engine.is_trace_dat(self.kernel):
+            raise HgError(f"{path}: learn reads hgtrace recordings (kernel.hgt, ftrace.hgt); "
+                          f"import {self.kernel} first (hgtrace-import)", EXIT_BAD_INPUT)
+        self.labels = engine.run_labels(path)
+        try:
+            with open(os.path.join(path, "hourglass.json")) as f:
+                self.info = json.load(f)
+        except (OSError, ValueError) as e:
+            raise HgError(f"{path}: hourglass.json unreadable ({e}): not a run directory of hourglass "
+                          "record", EXIT_BAD_INPUT)
+        self.machine = machine_of(self.info)
+        self.lengths: List[float] = []          # the kernel-explained gaps' lengths (us)
+        self.builtin: Limits = {}               # the run's own calibration
+        self.builtin_c: Confusion = {}          # and what it scored
+
+    def merge(self, limits: Optional[Limits], gaps_json: Optional[str] = None) -> Dict[str, Any]:
+        """hgmerge with @limits (None: the built-in calibration): the report as a dictionary."""
+        with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
+            out = os.path.join(tmp, "r.json")
+            cmd = [paths.require("hgmerge"), "--hgl", self.hgl, "--kernel", self.kernel, "--report", out]
+            if limits:
+                cmd += ["--limits", ",".join(f"{k}={limits[k]:.4f}" for k in LIMITS if k in limits)]
+            if gaps_json:
+                cmd += ["--gaps-json", gaps_json]
+            for lab in self.labels:
+                cmd += ["--label", lab]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode:
+                raise HgError(f"{self.path}: hgmerge failed (exit {p.returncode}): {p.stderr.strip()[-500:]}",
+                              EXIT_BAD_INPUT if p.returncode == EXIT_BAD_INPUT else EXIT_ENV)
+            with open(out) as f:
+                rep: Dict[str, Any] = json.load(f)
+            return rep
+
+
+def machine_of(info: Dict[str, Any]) -> Dict[str, Any]:
+    """What a profile must match: the kernel, its PREEMPT_RT, the CPUs, the hypervisor, the TSC."""
+    k = info.get("kernel") or {}
+    tsc = info.get("tsc") or {}
+    return {"kernel": str(k.get("release", "")).split(" ")[0], "preempt_rt": bool(k.get("preempt_rt")),
+            "cpus": k.get("cpus_online"), "hypervisor": tsc.get("hypervisor"),
+            "tsc_mhz": round(float(tsc.get("hz") or 0) / 1e6, 1)}
+
+
+def mismatch(profile: Dict[str, Any], machine: Dict[str, Any]) -> List[str]:
+    """How @machine differs from the profile's (the TSC within 2%): empty when it matches."""
+    m = profile.get("machine") or {}
+    out = [f"{k} {machine.get(k)!r}, the profile's {m.get(k)!r}"
+           for k in ("kernel", "preempt_rt", "cpus", "hypervisor") if m.get(k) != machine.get(k)]
+    a, b = float(m.get("tsc_mhz") or 0), float(machine.get("tsc_mhz") or 0)
+    if not (a > 0 and b > 0 and abs(a - b) <= 0.02 * a):
+        out.append(f"TSC {b} MHz, the profile's {a} MHz")
+    return out
+
+
+def confusion(rep: Dict[str, Any]) -> Confusion:
+    """The report's confusion over the gaps the kernel explains (hidden left out, as its headline)."""
+    c = (rep.get("inference") or {}).get("confusion") or {}
+    out: Confusion = {}
+    for i, a in enumerate(c.get("actual") or []):
+        if a == "hidden":
+            continue
+        for j, p in enumerate(c.get("inferred") or []):
+            n = c["matrix"][i][j]
+            if n:
+                out[(a, p)] = out.get((a, p), 0) + n
+    return out
+
+
+def correct(c: Confusion) -> int:
+    return sum(n for (a, p), n in c.items() if a == p)
+
+
+def figures(c: Confusion) -> Dict[str, Any]:
+    """Accuracy over the kernel-explained gaps, and each class's precision and recall."""
+    total = sum(c.values())
+    classes: Dict[str, Any] = {}
+    for k in CLASSES:
+        actual = sum(n for (a, _), n in c.items() if a == k)
+        inferred = sum(n for (_, p), n in c.items() if p == k)
+        right = c.get((k, k), 0)
+        if actual or inferred:
+            classes[k] = {"actual": actual, "inferred": inferred, "correct": right,
+                          "precision": round(right / inferred, 4) if inferred else None,
+                          "recall": round(right / actual, 4) if actual else None}
+    return {"gaps": total, "correct": correct(c), "accuracy": round(correct(c) / total, 4) if total else None,
+            "classes": classes}
+
+
+def add(a: Confusion, b: Confusion) -> Confusion:
+    out = dict(a)
+    for k, n in b.items():
+        out[k] = out.get(k, 0) + n
+    return out
+
+
+def candidates(runs: Sequence[Run]) -> List[float]:
+    """Lengths to try as a limit (us): log-spaced quantiles of every run's gaps, and the built-in's."""
+    lens = sorted(x for r in runs for x in r.lengths if x > 0)
+    if not lens:
+        return []
+    # each just above a quantile: a limit is a strict upper bound (a gap as long is past it)
+    out = {round(1.01 * lens[min(len(lens) - 1, int(q * (len(lens) - 1)))], 3)
+           for q in (1 - math.exp(-6 * i / CANDIDATES) for i in range(CANDIDATES))}
+    for r in runs:
+        out.update(round(v, 3) for v in r.builtin.values())
+    return sorted(x for x in out if x > 0)
+
+
+def total(runs: Sequence[Run], limits: Limits, pool: concurrent.futures.Executor) -> Confusion:
+    c: Confusion = {}
+    for part in pool.map(lambda r: confusion(r.merge(limits)), runs):
+        c = add(c, part)
+    return c
+
+
+def fit(runs: Sequence[Run], pool: concurrent.futures.Executor) -> Tuple[Limits, Confusion]:
+    """The limits under which @runs' gaps are inferred right most often, and that confusion."""
+    start = {k: sorted(r.builtin[k] for r in runs)[len(runs) // 2] for k in LIMITS}
+    best = dict(start)
+    best_c = total(runs, best, pool)
+    cands = candidates(runs)
+    for _ in range(ROUNDS):
+        moved = False
+        for k in ("phase", "switch", "hidden"):
+            for v in cands:
+                if v == best[k] or (k == "phase" and v < best["switch"]):
+                    continue
+                trial = dict(best, **{k: v})
+                c = total(runs, trial, pool)
+                if correct(c) > correct(best_c):
+                    best, best_c, moved = trial, c, True
+        if not moved:
+            break
+    return best, best_c
+
+
+def learn(paths_: Sequence[str], jobs: int = 2) -> Dict[str, Any]:
+    """The profile of the runs at @paths_ (their machine must be one)."""
+    runs = [Run(p) for p in paths_]
+    m0 = runs[0].machine
+    for r in runs[1:]:
+        diff = mismatch({"machine": m0}, r.machine)
+        if diff:
+            raise HgError(f"{r.path}: not the machine of {runs[0].path} ({'; '.join(diff)}): a profile is "
+                          "learned on one machine and kernel", EXIT_USAGE)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        builtin_c: Confusion = {}
+        for r in runs:
+            with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
+                gj = os.path.join(tmp, "gaps.jsonl")
+                rep = r.merge(None, gj)
+                with open(gj) as f:
+                    r.lengths = [(g["g1"] - g["g0"]) / (rep["run"]["tsc_hz"] / 1e6)
+                                 for g in map(json.loads, f) if g.get("actual") not in ("hidden", None)
+                                 and not g.get("vol")]
+            cal = (rep.get("inference") or {}).get("calibration") or {}
+            r.builtin = {"switch": float(cal.get("switch_limit_us") or 50),
+                         "hidden": float(cal.get("hidden_limit_us") or 0.5),
+                         "phase": float(cal.get("phase_limit_us") or cal.get("switch_limit_us") or 50)}
+            r.builtin_c = confusion(rep)
+            builtin_c = add(builtin_c, r.builtin_c)
+        limits, fitted_c = fit(runs, pool)
+        held: Optional[Dict[str, Any]] = None
+        if len(runs) >= 2:
+            held_c: Confusion = {}
+            for i, r in enumerate(runs):
+                lim, _ = fit(runs[:i] + runs[i + 1:], pool)
+                held_c = add(held_c, confusion(r.merge(lim)))
+            held = {"method": "leave one run out: each run scored by the limits fitted on the others",
+                    "profile": figures(held_c), "builtin": figures(builtin_c)}
+    return {"format": FORMAT, "version": VERSION, "machine": m0,
+            "learned": {"date": datetime.date.today().isoformat(), "runs": [os.path.abspath(r.path) for r in runs]},
+            "limits_us": {k: round(limits[k], 3) for k in LIMITS},
+            "builtin_limits_us": {os.path.abspath(r.path): {k: round(v, 3) for k, v in r.builtin.items()}
+                                  for r in runs},
+            "fitted": {"profile": figures(fitted_c), "builtin": figures(builtin_c)},
+            "held_out": held}
+
+
+def load(path: str) -> Dict[str, Any]:
+    """A profile file, checked: its format, version and limits, or an error naming what is wrong."""
+    try:
+        with open(path) as f:
+            prof = json.load(f)
+    except OSError as e:
+        raise HgError(f"{path}: cannot read the profile: {e.strerror}", EXIT_USAGE)
+    except ValueError as e:
+        raise HgError(f"{path}: not a profile (not JSON: {e})", EXIT_BAD_INPUT)
+    if not isinstance(prof, dict) or prof.get("format") != FORMAT:
+        raise HgError(f"{path}: not a profile (no \"format\": \"{FORMAT}\"; hourglass learn writes them)", EXIT_BAD_INPUT)
+    if prof.get("version") != VERSION:
+        raise HgError(f"{path}: profile version {prof.get('version')!r}; this hourglass reads version {VERSION}",
+                      EXIT_BAD_INPUT)
+    lim = prof.get("limits_us")
+    if not isinstance(lim, dict) or not all(isinstance(lim.get(k), (int, float)) and lim[k] > 0 for k in LIMITS):
+        raise HgError(f"{path}: the profile's limits_us must give {', '.join(LIMITS)}, each above 0", EXIT_BAD_INPUT)
+    if not isinstance(prof.get("machine"), dict):
+        raise HgError(f"{path}: the profile names no machine", EXIT_BAD_INPUT)
+    return prof
+
+
+def limits_arg(prof: Dict[str, Any]) -> str:
+    """hgmerge's --limits for a profile."""
+    return ",".join(f"{k}={float(prof['limits_us'][k]):.4f}" for k in LIMITS)
