@@ -4,7 +4,8 @@ not fitted on (docs/profile.md).
 
 The inference (docs/merge.md) decides most gaps by three lengths it calibrates from each run
 alone: the switch/interrupt limit, the limit at the tick's phase, and the floor below which a
-gap ran no kernel code. Where a machine's handlers are slow or its steal heavy (an emulator, a
+gap ran no kernel code; and by the tick's band of lengths, in which it looks for the tick's
+period and phase. Where a machine's handlers are slow or its steal heavy (an emulator, a
 busy hypervisor), those guesses misread whole classes: under plain emulation every tick of
 344 us read as a switch against a 58 us limit. With the kernel's recording of a few runs, the
 three can be chosen where the kernel's classes say: a profile holds them, the machine they
@@ -12,9 +13,11 @@ were learned on, and the scores they reached on runs held out of the fit. The ru
 same rules; only their limits are learned, so `hourglass report --profile` explains every gap
 as before, with the profile's limits in place of the run's.
 
-The fit is coordinate descent on the gaps the kernel explains: each limit in turn takes the
-candidate (quantiles of the runs' gap lengths) under which the most gaps are inferred right,
-the others held, twice round. Each candidate is scored by the merger itself (hgmerge
+The fit: the tick's band from the lengths the kernel's own ticks took (the central 96, 90 or
+80% of them, or the run's own band, whichever reads most gaps right), then coordinate descent
+on the gaps the kernel explains: each limit in turn takes the candidate (just above quantiles
+of the runs' gap lengths) under which the most gaps are inferred right, the others held,
+twice round. Each candidate is scored by the merger itself (hgmerge
 --limits), so that the rules live in one place. Held-out figures: with two runs or more, each
 run is scored by the limits fitted on the others (leave one run out); the built-in rules'
 scores on the same runs stand beside them.
@@ -36,6 +39,8 @@ from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_USAGE, HgError
 FORMAT = "hourglass-profile"
 VERSION = 1
 LIMITS = ("switch", "phase", "hidden")
+BAND = ("tick_lo", "tick_hi")       # the tick's band: both or neither
+BAND_SHARES = (0.96, 0.90, 0.80)    # the central shares of the kernel's ticks tried as the band
 CANDIDATES = 28          # per limit and round: quantiles of the gaps' lengths
 ROUNDS = 2
 CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden")
@@ -62,6 +67,7 @@ class Run:
                           "record", EXIT_BAD_INPUT)
         self.machine = machine_of(self.info)
         self.lengths: List[float] = []          # the kernel-explained gaps' lengths (us)
+        self.ticks: List[float] = []            # the lengths of those the kernel calls timer
         self.builtin: Limits = {}               # the run's own calibration
         self.builtin_c: Confusion = {}          # and what it scored
 
@@ -71,7 +77,7 @@ class Run:
             out = os.path.join(tmp, "r.json")
             cmd = [paths.require("hgmerge"), "--hgl", self.hgl, "--kernel", self.kernel, "--report", out]
             if limits:
-                cmd += ["--limits", ",".join(f"{k}={limits[k]:.4f}" for k in LIMITS if k in limits)]
+                cmd += ["--limits", ",".join(f"{k}={limits[k]:.4f}" for k in LIMITS + BAND if k in limits)]
             if gaps_json:
                 cmd += ["--gaps-json", gaps_json]
             for lab in self.labels:
@@ -166,10 +172,33 @@ def total(runs: Sequence[Run], limits: Limits, pool: concurrent.futures.Executor
     return c
 
 
+def bands(runs: Sequence[Run]) -> List[Limits]:
+    """The tick's bands to try: the central shares of the kernel's own ticks' lengths."""
+    ticks = sorted(x for r in runs for x in r.ticks)
+    if len(ticks) < 20:
+        return []
+    def q(f: float) -> float:
+        return ticks[min(len(ticks) - 1, int(f * (len(ticks) - 1)))]
+    return [{"tick_lo": round(q((1 - s) / 2) / 1.01, 3), "tick_hi": round(1.01 * q((1 + s) / 2), 3)}
+            for s in BAND_SHARES]
+
+
 def fit(runs: Sequence[Run], pool: concurrent.futures.Executor) -> Tuple[Limits, Confusion]:
-    """The limits under which @runs' gaps are inferred right most often, and that confusion."""
+    """The limits under which @runs' gaps are inferred right most often, and that confusion: a
+    descent from the run's own tick band and from each band of the kernel's ticks, the best."""
     start = {k: sorted(r.builtin[k] for r in runs)[len(runs) // 2] for k in LIMITS}
-    best = dict(start)
+    best: Optional[Tuple[Limits, Confusion]] = None
+    no_band: Limits = {}
+    for band in [no_band] + bands(runs):
+        got = descend(runs, dict(start, **band), pool)
+        if best is None or correct(got[1]) > correct(best[1]):
+            best = got
+    assert best is not None
+    return best
+
+
+def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor) -> Tuple[Limits, Confusion]:
+    """Coordinate descent over the three limits from @best (its tick band held)."""
     best_c = total(runs, best, pool)
     cands = candidates(runs)
     for _ in range(ROUNDS):
@@ -203,9 +232,11 @@ def learn(paths_: Sequence[str], jobs: int = 2) -> Dict[str, Any]:
                 gj = os.path.join(tmp, "gaps.jsonl")
                 rep = r.merge(None, gj)
                 with open(gj) as f:
-                    r.lengths = [(g["g1"] - g["g0"]) / (rep["run"]["tsc_hz"] / 1e6)
-                                 for g in map(json.loads, f) if g.get("actual") not in ("hidden", None)
-                                 and not g.get("vol")]
+                    gaps = [g for g in map(json.loads, f) if g.get("actual") not in ("hidden", None)
+                        and not g.get("vol")]
+                us = rep["run"]["tsc_hz"] / 1e6
+                r.lengths = [(g["g1"] - g["g0"]) / us for g in gaps]
+                r.ticks = [(g["g1"] - g["g0"]) / us for g in gaps if g["actual"] == "timer"]
             cal = (rep.get("inference") or {}).get("calibration") or {}
             r.builtin = {"switch": float(cal.get("switch_limit_us") or 50),
                          "hidden": float(cal.get("hidden_limit_us") or 0.5),
@@ -223,7 +254,7 @@ def learn(paths_: Sequence[str], jobs: int = 2) -> Dict[str, Any]:
                     "profile": figures(held_c), "builtin": figures(builtin_c)}
     return {"format": FORMAT, "version": VERSION, "machine": m0,
             "learned": {"date": datetime.date.today().isoformat(), "runs": [os.path.abspath(r.path) for r in runs]},
-            "limits_us": {k: round(limits[k], 3) for k in LIMITS},
+            "limits_us": {k: round(limits[k], 3) for k in LIMITS + BAND if k in limits},
             "builtin_limits_us": {os.path.abspath(r.path): {k: round(v, 3) for k, v in r.builtin.items()}
                                   for r in runs},
             "fitted": {"profile": figures(fitted_c), "builtin": figures(builtin_c)},
@@ -247,6 +278,11 @@ def load(path: str) -> Dict[str, Any]:
     lim = prof.get("limits_us")
     if not isinstance(lim, dict) or not all(isinstance(lim.get(k), (int, float)) and lim[k] > 0 for k in LIMITS):
         raise HgError(f"{path}: the profile's limits_us must give {', '.join(LIMITS)}, each above 0", EXIT_BAD_INPUT)
+    if (("tick_lo" in lim) != ("tick_hi" in lim)) or ("tick_lo" in lim and not (
+            isinstance(lim["tick_lo"], (int, float)) and isinstance(lim["tick_hi"], (int, float))
+            and 0 < lim["tick_lo"] < lim["tick_hi"])):
+        raise HgError(f"{path}: the profile's tick_lo and tick_hi come together, 0 < tick_lo < tick_hi",
+                      EXIT_BAD_INPUT)
     if not isinstance(prof.get("machine"), dict):
         raise HgError(f"{path}: the profile names no machine", EXIT_BAD_INPUT)
     return prof
@@ -254,4 +290,4 @@ def load(path: str) -> Dict[str, Any]:
 
 def limits_arg(prof: Dict[str, Any]) -> str:
     """hgmerge's --limits for a profile."""
-    return ",".join(f"{k}={float(prof['limits_us'][k]):.4f}" for k in LIMITS)
+    return ",".join(f"{k}={float(prof['limits_us'][k]):.4f}" for k in LIMITS + BAND if k in prof["limits_us"])

@@ -213,7 +213,9 @@ def _inference(rep: Report, w: Writer) -> None:
         held, built = prof.get("held_out") or {}, prof.get("held_out_builtin") or {}
         w(f"limits from the profile {prof.get('path')} (hourglass learn, {prof.get('learned_runs')} run(s) of "
           f"{(prof.get('machine') or {}).get('kernel')}): switch {lim.get('switch')} us, phase {lim.get('phase')} "
-          f"us, hidden {lim.get('hidden')} us; "
+          f"us, hidden {lim.get('hidden')} us"
+          + (f", the tick's band {lim.get('tick_lo')} to {lim.get('tick_hi')} us" if "tick_lo" in lim else "")
+          + "; "
           + (f"on runs it was not fitted on {held.get('correct')} of {held.get('gaps')} right, the built-in "
              f"rules {built.get('correct')}" if held else "no held-out figures (learned from one run)")
           + (f"; learned on another machine: {'; '.join(prof['mismatch'])}" if prof.get("mismatch") else "")

@@ -111,8 +111,8 @@ struct run {
 	 * faster; -1 unknown (files before 2026-12-02) */
 	long long syscall_cycles;
 	/* the inference's limits given (hgmerge --limits: a profile's), in us: switch, phase,
-	 * hidden; < 0 calibrated from the run */
-	double limits_us[3];
+	 * hidden, and the tick's band (low, high); < 0 calibrated from the run */
+	double limits_us[5];
 	int have_window;
 	int64_t window[2];
 	char **warnings;

@@ -675,6 +675,36 @@ static void calibrate(struct infer *in, struct tick *t)
 		t->hi = b.hi;
 		t->steps = steps;
 	}
+	/*
+	 * A profile's band for the tick (hgmerge --limits tick_lo, tick_hi): the lengths the kernel's
+	 * own ticks took on this machine, where an emulator's slow and uneven handlers scatter them
+	 * past any one mode. The period is still this run's: found in that band where the search
+	 * found none.
+	 */
+	if (in->r->limits_us[4] > 0) {
+		double lo = in->r->limits_us[3] * 1e-6 * in->r->hz, hi = in->r->limits_us[4] * 1e-6 * in->r->hz;
+
+		if (!t->p) {
+			int64_t *starts = xcalloc(t->nsample + 1, sizeof(*starts));
+			size_t n = 0;
+			double p, tol, score;
+
+			for (i = 0; i < t->nsample; i++)
+				if ((double)t->sample[2 * i + 1] >= lo && (double)t->sample[2 * i + 1] < hi)
+					starts[n++] = t->sample[2 * i];
+			find_tick(t, starts, n, in->r->hz, PHASE_PERIODS, &p, &tol, &score);
+			free(starts);
+			if (p) {
+				t->p = p;
+				t->tol = tol;
+				t->score = score;
+				t->steps = PHASE_PERIODS;
+				t->cand_only = 0;
+			}
+		}
+		t->lo = lo;
+		t->hi = hi;
+	}
 	t->reach = t->p ? PHASE_PERIODS * t->p + t->tol + t->hi + 1 : 0;
 	t->calibrated = 1;
 	for (i = 0; i < t->nsample; i++) {

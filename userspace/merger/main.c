@@ -29,7 +29,7 @@
 struct opts {
 	const char *hgl, *kernel, *name, *report, *gaps, *gaps_json, *ks, *ks_session, *pf, *dir;
 	double margin_us;
-	double limits_us[3];	/* --limits: switch, phase, hidden; < 0 calibrated as usual */
+	double limits_us[5];	/* --limits: switch, phase, hidden, tick_lo, tick_hi; < 0 calibrated */
 	int progress;
 	int ready_fd;		/* -1, or where to say that the report is whole */
 };
@@ -94,9 +94,10 @@ static void usage(FILE *f)
 		"                        FILE.perfetto-trace\n"
 		"  --label WHAT=NAME     name a load in the report: WHAT is a pid, comm:PREFIX (every task\n"
 		"                        whose comm starts so) or irq:N; repeatable\n"
-		"  --limits switch=US,phase=US,hidden=US\n"
+		"  --limits switch=US,phase=US,hidden=US,tick_lo=US,tick_hi=US\n"
 		"                        the inference's limits instead of the run's calibration (any\n"
-		"                        of the three: hourglass learn's profile, docs/profile.md)\n"
+		"                        of them; the tick's band both or neither: hourglass learn's\n"
+		"                        profile, docs/profile.md)\n"
 		"  --margin-us US        wake-up windows open this early (default 20: the intended\n"
 		"                        expiry is converted from CLOCK_MONOTONIC)\n"
 		"  --progress            a progress line on stderr\n"
@@ -117,24 +118,29 @@ static void bad_usage(const char *fmt, const char *arg)
 	exit(HGMERGE_EXIT_USAGE);
 }
 
-/* parse_limits - "switch=US,phase=US,hidden=US", any of them, into @v (switch, phase, hidden); 0 or -1 */
+/*
+ * parse_limits - "switch=US,phase=US,hidden=US,tick_lo=US,tick_hi=US", any of them (the tick's
+ * band both or neither, low below high), into @v in that order; 0 or -1
+ */
 static int parse_limits(const char *spec, double *v)
 {
-	static const char *const key[] = { "switch=", "phase=", "hidden=" };
+	static const char *const key[] = { "switch=", "phase=", "hidden=", "tick_lo=", "tick_hi=" };
 	const char *p = spec;
 	char *end;
 	int k;
 
 	while (*p) {
-		for (k = 0; k < 3 && strncmp(p, key[k], strlen(key[k])); k++)
+		for (k = 0; k < 5 && strncmp(p, key[k], strlen(key[k])); k++)
 			;
-		if (k == 3)
+		if (k == 5)
 			return -1;
 		v[k] = strtod(p + strlen(key[k]), &end);
 		if (end == p + strlen(key[k]) || !(v[k] > 0 && v[k] < 1e9) || (*end && *end != ','))
 			return -1;
 		p = *end ? end + 1 : end;
 	}
+	if ((v[3] > 0) != (v[4] > 0) || (v[3] > 0 && v[3] >= v[4]))
+		return -1;
 	return p == spec ? -1 : 0;
 }
 
@@ -156,7 +162,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->margin_us = 20;
 	o->ready_fd = -1;
-	o->limits_us[0] = o->limits_us[1] = o->limits_us[2] = -1;
+	o->limits_us[0] = o->limits_us[1] = o->limits_us[2] = o->limits_us[3] = o->limits_us[4] = -1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l': o->hgl = optarg; break;
@@ -184,8 +190,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'T':
 			if (parse_limits(optarg, o->limits_us))
-				bad_usage("--limits %s: not switch=US,phase=US,hidden=US (any of them, each a number of "
-					  "microseconds above 0)", optarg);
+				bad_usage("--limits %s: not switch=US,phase=US,hidden=US,tick_lo=US,tick_hi=US (any of "
+					  "them, each a number of microseconds above 0; tick_lo and tick_hi together, "
+					  "tick_lo below)", optarg);
 			break;
 		case 'm':
 			o->margin_us = strtod(optarg, &end);
