@@ -110,6 +110,7 @@ struct run {
 	/* the cheapest system call hourglass measured (TSC cycles): no kernel path is
 	 * faster; -1 unknown (files before 2026-12-02) */
 	long long syscall_cycles;
+	int cpus_online;	/* as hourglass read it (kernel.cpus_online); -1 unknown */
 	/* the inference's limits given (hgmerge --limits: a profile's), in us: switch, phase,
 	 * hidden, and the tick's band (low, high); < 0 calibrated from the run */
 	double limits_us[5];
@@ -198,6 +199,12 @@ const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size
 void infer_thread_span(struct infer *in, int thread, int64_t *first, int64_t *last, uint64_t *n);
 double infer_switch_limit(const struct infer *in);	/* cycles: rule 5's switch/interrupt limit */
 void infer_free(struct infer *in);
+/* lanes (hgmerge --grid): another set of switch, phase and hidden limits (us; <= 0 the run's),
+ * decided beside the run's own on the same calibration; infer_lane_decide when infer_decide */
+struct infer_lane;
+struct infer_lane *infer_lane_new(struct infer *in, const double limits_us[3]);
+void infer_lane_decide(struct infer *in, struct infer_lane *l, struct hgg_gap *g);
+void infer_lane_free(struct infer_lane *l);
 
 /* ---- kstream.c: the kernel's records, merged by time across CPUs ---- */
 struct kstream;

@@ -39,7 +39,7 @@ struct gapout *gapout_open(const char *path, int json, struct run *r, struct inf
 	if (!json) {
 		struct hgg_header h = { .major = HGG_MAJOR, .minor = HGG_MINOR, .rec_size = sizeof(struct hgg_gap),
 					.tsc_hz = r->hz, .base_tsc = (uint64_t)r->base, .nthreads = r->nthreads,
-					.ncpus = hgt_nr_cpus(r->hgt) };
+					.ncpus = r->ncpus };
 
 		memcpy(h.magic, HGG_MAGIC, 8);
 		fwrite(&h, sizeof(h), 1, o->f);

@@ -16,7 +16,7 @@
 
 #define HGG_MAGIC	"HGGAPS\n"	/* 8 bytes with the NUL */
 #define HGG_MAJOR	1
-#define HGG_MINOR	1
+#define HGG_MINOR	2
 
 /* what a stretch of a gap is charged to */
 enum hgg_comp_kind {
@@ -56,7 +56,11 @@ enum hgg_rule {
 };
 
 /* why the kernel's account says what it says */
-enum hgg_why { HGG_W_NONE, HGG_W_WINDOW, HGG_W_LOST, HGG_W_HIDDEN, HGG_W_OTHER, HGG_W_OUT, HGG_W_N };
+enum hgg_why {
+	HGG_W_NONE, HGG_W_WINDOW, HGG_W_LOST, HGG_W_HIDDEN, HGG_W_OTHER, HGG_W_OUT,
+	HGG_W_NO_RECORDING,	/* 1.2: merged without the kernel's recording (hgmerge --no-kernel) */
+	HGG_W_N
+};
 
 /* hgg_gap.flags */
 #define HGG_F_OUT	0x01	/* the thread was switched out in the gap (out_* set) */

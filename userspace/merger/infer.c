@@ -1436,3 +1436,81 @@ void infer_free(struct infer *in)
 	free(in->nint);
 	free(in);
 }
+
+/*
+ * Lanes (hgmerge --grid): more sets of limits decided beside the run's own in the same pass,
+ * for hourglass learn. A lane differs from the run's inference only in the switch, phase and
+ * hidden limits: the calibration (the tick's period, phase and band, the steal) does not use
+ * them, so it is shared, and so is when a gap can be decided. What a lane keeps of its own is
+ * rule 2b's state, which its decisions move (a gap read as a switch restarts the slice), per CPU.
+ * infer_decide is the one rule: a lane's limits and state are put in place around it.
+ */
+struct lane_cpu {
+	int init, has_in;
+	int64_t last_in, gaps_since;
+};
+
+struct infer_lane {
+	double switch_limit, phase_limit, hidden_limit, hrtick_limit;
+	uint64_t hrtick_gaps;
+	struct lane_cpu *cpu;
+	uint32_t ncpu;
+};
+
+struct infer_lane *infer_lane_new(struct infer *in, const double limits_us[3])
+{
+	struct infer_lane *l = xcalloc(1, sizeof(*l));
+	double us = 1e-6 * in->r->hz;
+
+	l->switch_limit = limits_us[0] > 0 ? limits_us[0] * us : in->switch_limit;
+	l->phase_limit = limits_us[1] > 0 ? limits_us[1] * us : fmax(in->phase_limit, l->switch_limit);
+	l->hidden_limit = limits_us[2] > 0 ? limits_us[2] * us : in->hidden_limit;
+	l->hrtick_limit = limits_us[2] > 0 ? l->hidden_limit : in->hrtick_limit;
+	return l;
+}
+
+void infer_lane_decide(struct infer *in, struct infer_lane *l, struct hgg_gap *g)
+{
+	struct tick *t = tick_of(in, g->cpu);
+	struct lane_cpu *c, own;
+	double sw = in->switch_limit, ph = in->phase_limit, hi = in->hidden_limit, hr = in->hrtick_limit;
+	uint64_t hg = in->hrtick_gaps;
+
+	if (g->cpu >= l->ncpu) {
+		l->cpu = xrealloc(l->cpu, (g->cpu + 1) * sizeof(*l->cpu));
+		memset(l->cpu + l->ncpu, 0, (g->cpu + 1 - l->ncpu) * sizeof(*l->cpu));
+		l->ncpu = g->cpu + 1;
+	}
+	c = &l->cpu[g->cpu];
+	if (!c->init)	/* where the decision pass started the CPU (infer_calibrate's end) */
+		*c = (struct lane_cpu){ .init = 1, .has_in = t->has_first, .last_in = t->first_t0 };
+	own = (struct lane_cpu){ .has_in = t->has_in, .last_in = t->last_in, .gaps_since = t->gaps_since };
+	in->switch_limit = l->switch_limit;
+	in->phase_limit = l->phase_limit;
+	in->hidden_limit = l->hidden_limit;
+	in->hrtick_limit = l->hrtick_limit;
+	in->hrtick_gaps = l->hrtick_gaps;
+	t->has_in = c->has_in;
+	t->last_in = c->last_in;
+	t->gaps_since = c->gaps_since;
+	infer_decide(in, g);
+	c->has_in = t->has_in;
+	c->last_in = t->last_in;
+	c->gaps_since = t->gaps_since;
+	l->hrtick_gaps = in->hrtick_gaps;
+	t->has_in = own.has_in;
+	t->last_in = own.last_in;
+	t->gaps_since = own.gaps_since;
+	in->switch_limit = sw;
+	in->phase_limit = ph;
+	in->hidden_limit = hi;
+	in->hrtick_limit = hr;
+	in->hrtick_gaps = hg;
+}
+
+void infer_lane_free(struct infer_lane *l)
+{
+	if (l)
+		free(l->cpu);
+	free(l);
+}

@@ -121,6 +121,7 @@ struct judge {
 	struct run *r;
 	const char *tmpdir;
 	uint64_t total, voluntary, scored, unexpl[HGG_W_N], classes[HGG_C_N], rules[HGG_R_N];
+	uint64_t inferred_all[HGG_C_N];	/* every involuntary gap's inference, judged or not */
 	uint64_t explained;		/* hgg_explained() gaps */
 	uint64_t m[SCORED][INFERABLE];
 	uint64_t hidden_gaps;
@@ -433,6 +434,7 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 		j->voluntary++;
 		return;
 	}
+	j->inferred_all[g->inferred]++;
 	/* the time lost: each component its own time */
 	for (i = 0; i < d->ncomp; i++) {
 		a = agg_of(&j->lost, d->comp[i].kind, d->comp[i].id, g);
@@ -626,6 +628,12 @@ static void report_inference(struct judge *j, struct jsonw *w, struct infer *in)
 		jw_numf(w, "macro_f1", s.macro_f1, 4);
 	else
 		jw_null(w, "macro_f1");
+	/* what the inference said of every involuntary gap, the kernel's verdict known or not (a run
+	 * merged without a recording: hgmerge --no-kernel) */
+	jw_obj(w, "inferred_all");
+	for (i = 0; i < INFERABLE; i++)
+		jw_uint(w, hgg_class_name[i], j->inferred_all[i]);
+	jw_end_obj(w);
 	infer_report(in, j->r, w);
 	jw_obj(w, "rules");
 	for (i = 0; i < HGG_R_N; i++)
@@ -868,12 +876,14 @@ void judge_report(struct judge *j, struct jsonw *w, struct infer *in)
 	jw_uint(w, "total", j->total);
 	jw_uint(w, "voluntary", j->voluntary);
 	jw_uint(w, "scored", j->scored);
-	jw_uint(w, "unexplainable", j->unexpl[HGG_W_WINDOW] + j->unexpl[HGG_W_LOST]);
+	jw_uint(w, "unexplainable", j->unexpl[HGG_W_WINDOW] + j->unexpl[HGG_W_LOST] + j->unexpl[HGG_W_NO_RECORDING]);
 	jw_obj(w, "unexplainable_why");
 	if (j->unexpl[HGG_W_WINDOW])
 		jw_uint(w, why_text[HGG_W_WINDOW], j->unexpl[HGG_W_WINDOW]);
 	if (j->unexpl[HGG_W_LOST])
 		jw_uint(w, why_text[HGG_W_LOST], j->unexpl[HGG_W_LOST]);
+	if (j->unexpl[HGG_W_NO_RECORDING])
+		jw_uint(w, why_text[HGG_W_NO_RECORDING], j->unexpl[HGG_W_NO_RECORDING]);
 	jw_end_obj(w);
 	jw_arr(w, "class_order");	/* report 2.1: every actual class, in the order tables list them */
 	for (c = 0; c < HGG_C_VOLUNTARY; c++)
@@ -894,7 +904,7 @@ void judge_report(struct judge *j, struct jsonw *w, struct infer *in)
 	else
 		jw_null(w, "share");
 	jw_end_obj(w);
-	if (j->scored)
+	if (j->scored || j->total > j->voluntary)	/* none scored: merged without a recording, still inferred */
 		report_inference(j, w, in);
 	else
 		jw_null(w, "inference");
@@ -966,6 +976,19 @@ int judge_summary(struct judge *j, char *line1, char *line2, size_t len)
 	if (!j->total)		/* a latency run: its threads sleep between wake-ups, and record no gaps */
 		return 0;
 	scores(j, &s);
+	if (j->unexpl[HGG_W_NO_RECORDING]) {	/* hgmerge --no-kernel: inferred, not judged */
+		snprintf(line1, len, "gaps: %llu (%llu voluntary); no kernel recording: the %llu others inferred "
+			 "%llu switch_hg, %llu switch_other, %llu timer, %llu interrupt, %llu hidden",
+			 (unsigned long long)j->total, (unsigned long long)j->voluntary, (unsigned long long)invol,
+			 (unsigned long long)j->inferred_all[HGG_C_SWITCH_HG],
+			 (unsigned long long)j->inferred_all[HGG_C_SWITCH_OTHER],
+			 (unsigned long long)j->inferred_all[HGG_C_TIMER],
+			 (unsigned long long)j->inferred_all[HGG_C_INTERRUPT],
+			 (unsigned long long)j->inferred_all[HGG_C_HIDDEN]);
+		snprintf(line2, len, "inferences: not judged (no ground truth); how far to trust them on this "
+			 "machine: a profile's held-out figures (hourglass report --profile, docs/profile.md)");
+		return 2;
+	}
 	snprintf(line1, len, "gaps: %llu (%llu voluntary); the kernel explains %llu of the %llu others (%.1f%%), "
 		 "%llu hidden (steal: %.2f%% of the run), %llu unexplainable",
 		 (unsigned long long)j->total, (unsigned long long)j->voluntary, (unsigned long long)explained,
@@ -998,7 +1021,7 @@ int judge_vm_summary(struct judge *j, const char *hv, double switch_limit, char 
 	char name[96], tick[160] = "";
 	size_t i;
 
-	if (!j->total || !hv || !*hv)
+	if (!j->total || !hv || !*hv || j->unexpl[HGG_W_NO_RECORDING])	/* nothing known of the steal */
 		return 0;
 	for (i = 0; i < j->irq.n; i++) {
 		struct agg *a = &j->irq.v[i];

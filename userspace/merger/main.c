@@ -20,7 +20,9 @@
 
 #include "engine.h"
 #include "hg_json.h"
+#include "hg_jsonw.h"
 #include "export.h"
+#include "gapin.h"
 #include "gapout.h"
 #include "out_tmp.h"
 #include "report.h"
@@ -28,6 +30,9 @@
 
 struct opts {
 	const char *hgl, *kernel, *name, *report, *gaps, *gaps_json, *ks, *ks_session, *pf, *dir;
+	const char *truth;	/* --truth: the kernel's verdicts from an earlier merge's gap stream */
+	const char *grid;	/* --grid: more sets of limits to decide beside the run's */
+	int no_kernel;		/* --no-kernel: hourglass's side alone, nothing judged */
 	double margin_us;
 	double limits_us[5];	/* --limits: switch, phase, hidden, tick_lo, tick_hi; < 0 calibrated */
 	int progress;
@@ -67,6 +72,13 @@ struct ctx {
 	struct xthread *xt;	/* the exporters' threads, when there are exporters */
 	int64_t *kmig;		/* per thread: the kernel's last migration of it */
 	int *has_kmig;
+	struct gapin *truth;	/* --truth's gap stream; NULL otherwise */
+	struct grid_lane {	/* --grid: each set of limits, and its confusion */
+		double limits_us[3];
+		struct infer_lane *lane;
+		uint64_t m[HGG_C_UNEXPLAINABLE][HGG_C_OTHER];
+	} *lanes;
+	size_t nlanes;
 };
 
 /* a bad command line is 1 for every program of the project (docs/exit-status.md) */
@@ -75,13 +87,20 @@ struct ctx {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [options]\n\n"
+		"usage: hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [options]\n"
+		"       hgmerge --hgl FILE --no-kernel --report OUT.json [options]\n"
+		"       hgmerge --hgl FILE --truth FILE.hgg --report OUT.json [options]\n\n"
 		"Merge an hourglass run (its binary trace, hourglass --trace) with the kernel's\n"
 		"recording of it (hgtrace record, or hgtrace-import of a trace.dat) on the TSC:\n"
 		"explain every gap, score the gray-box inferences, and write the report as JSON\n"
 		"(docs/report-json.md). One pass; memory does not grow with the trace.\n\n"
 		"  --hgl FILE            hourglass's trace\n"
 		"  --kernel FILE         the kernel's recording (.hgt)\n"
+		"  --no-kernel           no recording: every gap inferred from hourglass's side alone,\n"
+		"                        none judged (a run where no module or tracefs was at hand)\n"
+		"  --truth FILE          the kernel's verdict on each gap from an earlier merge of the\n"
+		"                        same run (its --gaps FILE): scored as with the recording, at a\n"
+		"                        fraction of the cost, names aside (hourglass learn)\n"
 		"  --report FILE         the report (JSON, report_version 2); '-' for stdout\n"
 		"  --name NAME           how messages and the report name the recording\n"
 		"  --dir DIR             the run directory, as the report names it\n"
@@ -94,6 +113,10 @@ static void usage(FILE *f)
 		"                        FILE.perfetto-trace\n"
 		"  --label WHAT=NAME     name a load in the report: WHAT is a pid, comm:PREFIX (every task\n"
 		"                        whose comm starts so) or irq:N; repeatable\n"
+		"  --grid FILE           also decide every gap by each set of limits FILE gives, a line\n"
+		"                        each: switch=US,phase=US,hidden=US (the tick's band is --limits'\n"
+		"                        or the run's); the report's \"grid\" gives each one's confusion\n"
+		"                        matrix (hourglass learn: one pass for many candidates)\n"
 		"  --limits switch=US,phase=US,hidden=US,tick_lo=US,tick_hi=US\n"
 		"                        the inference's limits instead of the run's calibration (any\n"
 		"                        of them; the tick's band both or neither: hourglass learn's\n"
@@ -154,7 +177,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "perfetto", required_argument, NULL, 'P' }, { "dir", required_argument, NULL, 'd' },
 		{ "margin-us", required_argument, NULL, 'm' }, { "progress", no_argument, NULL, 'p' },
 		{ "label", required_argument, NULL, 'L' }, { "ready-fd", required_argument, NULL, 'R' },
-		{ "limits", required_argument, NULL, 'T' }, { "help", no_argument, NULL, 'h' }, { 0 }
+		{ "limits", required_argument, NULL, 'T' }, { "truth", required_argument, NULL, 't' },
+		{ "no-kernel", no_argument, NULL, 'N' }, { "grid", required_argument, NULL, 'G' },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	char *end;
 	int c;
@@ -167,6 +192,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'l': o->hgl = optarg; break;
 		case 'k': o->kernel = optarg; break;
+		case 't': o->truth = optarg; break;
+		case 'N': o->no_kernel = 1; break;
+		case 'G': o->grid = optarg; break;
 		case 'n': o->name = optarg; break;
 		case 'r': o->report = optarg; break;
 		case 'g': o->gaps = optarg; break;
@@ -205,8 +233,12 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		bad_usage("unexpected argument '%s'", argv[optind]);
-	if (!o->hgl || !o->kernel || !o->report)
-		bad_usage("%s", "--hgl, --kernel and --report are required");
+	if (!o->hgl || !o->report)
+		bad_usage("%s", "--hgl and --report are required");
+	if (!!o->kernel + !!o->truth + o->no_kernel != 1)
+		bad_usage("%s", "one of --kernel FILE, --truth FILE and --no-kernel is required");
+	if (!o->kernel && (o->ks || o->pf))
+		bad_usage("%s", "--kernelshark and --perfetto show the kernel's events: they need --kernel");
 	if (o->ready_fd >= 0 && !strcmp(o->report, "-"))
 		bad_usage("%s", "--ready-fd goes with a --report file, not '-'");
 	if (o->ks_session && !o->ks)
@@ -264,6 +296,7 @@ static void read_kernel(struct run *r)
 		r->hrtick_dl = feature(fe, "HRTICK_DL") == 1;
 	}
 	r->base_slice_ns = sl && jv_type(sl) == JV_NUM && jv_num(sl) > 0 ? (long long)jv_num(sl) : -1;
+	r->cpus_online = k && jv_type(jv_get(k, "cpus_online")) == JV_NUM ? (int)jv_num(jv_get(k, "cpus_online")) : -1;
 	sc = info ? jv_get(info, "syscall_cycles") : NULL;
 	r->syscall_cycles = sc && jv_type(sc) == JV_NUM && jv_num(sc) > 0 ? (long long)jv_num(sc) : -1;
 	/* a deadline thread's runtime: HRTICK_DL's timer ends it */
@@ -276,8 +309,88 @@ static void read_kernel(struct run *r)
 	jv_free(info);
 }
 
+/*
+ * setup_without_recording - the time base and CPUs without the kernel's recording: --truth's
+ * gap stream says them as the merge that wrote it had them (its times are the same then);
+ * else hourglass's zero, and the CPUs hourglass saw online
+ */
+static void setup_without_recording(struct run *r, const struct gapin *tr)
+{
+	if (tr) {
+		const struct hgg_header *h = gapin_header(tr);
+
+		if (fabs(h->tsc_hz / r->hz - 1) > 1e-9 || h->nthreads != (uint32_t)r->nthreads)
+			fail("%s: a gap stream of %u threads at %.0f Hz; this run has %d at %.0f Hz: another run's",
+			     r->kernel_name, h->nthreads, h->tsc_hz, r->nthreads, r->hz);
+		r->base = (int64_t)h->base_tsc;
+		r->ncpus = h->ncpus;
+	} else {
+		r->base = r->info->t0_tsc;
+		r->ncpus = r->cpus_online > 0 ? (uint32_t)r->cpus_online : 1;
+	}
+}
+
+/* read_grid - --grid's sets of limits, a line each (blank lines and # comments skipped) */
+static void read_grid(struct ctx *c, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	size_t cap = 0, no = 0;
+
+	if (!f)
+		fail_env("%s: cannot open it: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		struct grid_lane gl = { 0 };
+		double v[5] = { -1, -1, -1, -1, -1 };
+		char *p = line + strspn(line, " \t");
+
+		no++;
+		p[strcspn(p, "\r\n")] = 0;
+		if (!*p || *p == '#')
+			continue;
+		if (parse_limits(p, v) || v[3] > 0 || v[4] > 0)
+			fail("%s: line %zu: '%s' is not switch=US,phase=US,hidden=US (the tick's band is --limits')",
+			     path, no, p);
+		memcpy(gl.limits_us, v, sizeof(gl.limits_us));
+		VEC_PUSH(c->lanes, c->nlanes, cap, gl);
+	}
+	fclose(f);
+	if (!c->nlanes)
+		fail("%s: no set of limits in it", path);
+}
+
+/* report_grid - each --grid lane's limits and confusion, rows and columns as the report's */
+static void report_grid(void *ctx, struct jsonw *w)
+{
+	struct ctx *c = ctx;
+	size_t i;
+	int a, k;
+
+	if (!c->nlanes)
+		return;
+	jw_arr(w, "grid");
+	for (i = 0; i < c->nlanes; i++) {
+		jw_obj(w, NULL);
+		jw_obj(w, "limits_us");
+		jw_numf(w, "switch", c->lanes[i].limits_us[0], 4);
+		jw_numf(w, "phase", c->lanes[i].limits_us[1], 4);
+		jw_numf(w, "hidden", c->lanes[i].limits_us[2], 4);
+		jw_end_obj(w);
+		jw_arr(w, "matrix");
+		for (a = 0; a < HGG_C_UNEXPLAINABLE; a++) {
+			jw_arr(w, NULL);
+			for (k = 0; k < HGG_C_OTHER; k++)
+				jw_uint(w, NULL, c->lanes[i].m[a][k]);
+			jw_end_arr(w);
+		}
+		jw_end_arr(w);
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+}
+
 /* setup - both files open and checked against each other; the threads; the time base */
-static void setup(struct run *r, const struct opts *o)
+static void setup(struct run *r, const struct opts *o, const struct gapin *tr)
 {
 	static const char *const never_blocks[] = { "CPU", "CPU_SCAN", "CPU_PERIODIC", NULL };
 	static const char *const never_yields[] = { "CPU", "CPU_SCAN", NULL };
@@ -288,10 +401,10 @@ static void setup(struct run *r, const struct opts *o)
 
 	if (hgl_open(&r->hgl, o->hgl, 0, &err))
 		fail_err(&err);
-	if (hgt_open(&r->hgt, o->kernel, 0, &err))
+	if (o->kernel && hgt_open(&r->hgt, o->kernel, 0, &err))
 		fail_err(&err);
 	r->info = hgl_info(r->hgl);
-	r->kernel_name = o->name ? o->name : o->kernel;
+	r->kernel_name = o->name ? o->name : o->kernel ? o->kernel : o->truth ? o->truth : "(no recording)";
 	r->hz = r->info->tsc_hz;
 	r->margin = (int64_t)(o->margin_us * 1e-6 * r->hz);
 	r->nthreads = r->info->nthreads;
@@ -310,6 +423,11 @@ static void setup(struct run *r, const struct opts *o)
 	if (hgl_dropped(r->hgl))
 		warn(r, "%s: hourglass's buffer filled, %llu records missing: gaps around them are wrong",
 		     hgl_path(r->hgl), (unsigned long long)hgl_dropped(r->hgl));
+	read_kernel(r);
+	if (!r->hgt) {
+		setup_without_recording(r, tr);
+		return;
+	}
 	if (hgt_check_clock(r->hgt, r->kernel_name, &err))	/* the library's rule, hgtrace dump's too */
 		fail_err(&err);
 	khz_s = hgt_meta(r->hgt, "tsc_khz");
@@ -336,7 +454,6 @@ static void setup(struct run *r, const struct opts *o)
 		     "machine, or not stamped with the TSC?", r->kernel_name, (long long)r->window[0],
 		     (long long)r->window[1], (long long)r->info->t0_tsc);
 	r->ncpus = hgt_nr_cpus(r->hgt);
-	read_kernel(r);
 }
 
 /* ---- the sinks of the pass ---- */
@@ -399,6 +516,24 @@ static void wq_push(struct wqueue *q, const struct hgg_gap *g, const struct gap_
 	w->d.comp = w->comp;
 }
 
+/*
+ * decide - @g's inference, and each --grid lane's tallied: every lane's decision falls when the
+ * run's own does (they share its calibration), in the same order
+ */
+static void decide(struct ctx *c, struct hgg_gap *g)
+{
+	size_t i;
+
+	for (i = 0; i < c->nlanes; i++) {
+		struct hgg_gap x = *g;
+
+		infer_lane_decide(c->infer, c->lanes[i].lane, &x);
+		if (hgg_in_matrix(&x))
+			c->lanes[i].m[x.cls][x.inferred]++;
+	}
+	infer_decide(c->infer, g);
+}
+
 /* on_gap - a judged gap: decided and handed on now, or waiting behind its CPU's earlier ones */
 static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 {
@@ -406,7 +541,7 @@ static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 	struct wqueue *q = wq_of(c, g->cpu);
 
 	if (!q->n && infer_ready(c->infer, g)) {
-		infer_decide(c->infer, g);
+		decide(c, g);
 		dispatch(c, g, d);
 		return;
 	}
@@ -440,7 +575,7 @@ static void drain(struct ctx *c)
 		while (q->n && infer_passed(c->infer, d = infer_due(c->infer, &q->v[q->head].g))) {
 			struct waiting *w = &q->v[q->head];
 
-			infer_decide(c->infer, &w->g);
+			decide(c, &w->g);
 			dispatch(c, &w->g, &w->d);
 			q->head = (q->head + 1) % q->cap;
 			q->n--;
@@ -574,6 +709,30 @@ static void check_window(struct run *r)
 		     ((double)first - (double)r->window[0]) / r->hz, ((double)last - (double)r->window[0]) / r->hz);
 }
 
+/*
+ * gap_without_recording - a gap closed, with no kernel recording to charge it: its kernel side
+ * is --truth's record of it, or unknown (unexplainable: no recording); its inference as ever
+ */
+static void gap_without_recording(struct ctx *c, const struct gapdef *d)
+{
+	struct hgg_gap g = { .cls = HGG_C_UNEXPLAINABLE, .kind = HGG_KD_UNEXPLAINABLE, .why = HGG_W_NO_RECORDING };
+	struct gap_detail det = { 0 };
+
+	if (c->truth)
+		g = *gapin_find(c->truth, d);
+	g.g0 = (uint64_t)d->g0;
+	g.g1 = (uint64_t)d->g1;
+	g.cpu = d->cpu;
+	g.thread = d->thread;
+	g.next_thread = d->next_thread;
+	g.vol = d->vol;
+	g.inferred = 0;
+	g.rule = 0;
+	det.comp = g.comp;
+	det.ncomp = g.ncomp;
+	on_gap(c, &g, &det);
+}
+
 /* the one pass: both timelines merged by time, the kernel's first at a tie */
 static uint64_t pass(struct ctx *c, const struct opts *o)
 {
@@ -582,8 +741,8 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 				   .migrated = on_migrate };
 	struct sweep *sw = sweep_new(r, c->infer, &sink);
 	struct hgside *hs = hgside_open(r, on_record, c);
-	struct kstream *ks = kstream_open(r);
-	uint64_t total = hgt_nr_records(r->hgt), events;
+	struct kstream *ks = r->hgt ? kstream_open(r) : NULL;
+	uint64_t total = r->hgt ? hgt_nr_records(r->hgt) : 0, events = 0;
 	double shown = now();
 	struct gapper gp;
 
@@ -596,7 +755,7 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 		int mig, made;
 
 		/* the kernel's records up to hourglass's next event, the kernel's first at a tie */
-		while ((tk = kstream_peek(ks)) <= th && tk != INT64_MAX) {
+		while (ks && (tk = kstream_peek(ks)) <= th && tk != INT64_MAX) {
 			const struct hgt_rec *rec;
 			uint32_t cpu;
 
@@ -618,9 +777,11 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 		hgside_next(hs, &ev);
 		made = gapper_event(&gp, &ev, &g, &mig, &mt1);
 		infer_seen(c->infer, &ev, made, &g);
-		if (made == 1)
+		if (!ks && made == 1)
+			gap_without_recording(c, &g);
+		else if (made == 1)
 			sweep_close_gap(sw, &g);
-		else if (made == 2)
+		else if (made == 2 && ks)
 			sweep_open_gap(sw, &g);
 		if (c->waiting)
 			drain(c);
@@ -629,16 +790,16 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 
 			/* a change of CPU between two intervals: did the kernel move it in between? */
 			judge_migration_inferred(c->judge, r->th[k].tid && c->has_kmig[k] && c->kmig[k] >= mt1);
-		} else if (ev.kind == HGE_WOPEN) {
+		} else if (ev.kind == HGE_WOPEN && ks) {
 			sweep_open_window(sw, &ev);
-		} else if (ev.kind == HGE_WCLOSE) {
+		} else if (ev.kind == HGE_WCLOSE && ks) {
 			sweep_close_window(sw, &ev);
 		}
 	}
 	sweep_finish(sw);
 	infer_end(c->infer);
 	drain(c);
-	if (o->progress)
+	if (o->progress && ks)
 		fprintf(stderr, "\rhgmerge: 100.0%% of %llu kernel events\n", (unsigned long long)total);
 	if (gp.overlaps)
 		warn(r, "%s: threads %u and %u both ran on CPU %u at TSC %llu: CPU numbers from rdtscp are off "
@@ -648,10 +809,12 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 	if (sweep_backwards(sw))
 		warn(r, "%s: %llu kernel events went back in time on their CPU", r->kernel_name,
 		     (unsigned long long)sweep_backwards(sw));
-	check_window(r);
-	events = kstream_events(ks);
+	if (ks) {
+		check_window(r);
+		events = kstream_events(ks);
+		kstream_close(ks);
+	}
 	gapper_free(&gp);
-	kstream_close(ks);
 	hgside_close(hs);
 	sweep_free(sw);
 	return events;
@@ -791,13 +954,22 @@ int main(int argc, char **argv)
 
 	parse(argc, argv, &o);
 	remove_temporaries_on_stop();
-	setup(&r, &o);
+	if (o.truth)
+		c.truth = gapin_open(o.truth);
+	setup(&r, &o, c.truth);
 	memcpy(r.limits_us, o.limits_us, sizeof(r.limits_us));
 	c.r = &r;
 	c.next_due = INFINITY;
 	names_init(&r);
 	hgside_measure_disorder(&r);
 	c.infer = infer_calibrate(&r);
+	if (o.grid) {
+		size_t i;
+
+		read_grid(&c, o.grid);
+		for (i = 0; i < c.nlanes; i++)
+			c.lanes[i].lane = infer_lane_new(c.infer, c.lanes[i].limits_us);
+	}
 	c.judge = judge_new(&r, tmpdir);
 	c.lat = latency_new(&r, tmpdir);
 	c.micro = micro_new(&r, c.infer);
@@ -827,6 +999,9 @@ int main(int argc, char **argv)
 	rin.ks_path = o.ks;
 	rin.pf_path = o.pf;
 	rin.seconds = now() - t0;
+	rin.truth_path = o.truth;
+	rin.extra = report_grid;
+	rin.extra_ctx = &c;
 	f = open_report(o.report, &tmp);
 	report_write(&rin, f);
 	if (fflush(f) || ferror(f) || (tmp && fclose(f)))
@@ -854,8 +1029,13 @@ int main(int argc, char **argv)
 	latency_free(c.lat);
 	micro_free(c.micro);
 	sbf_free(c.sbf);
+	while (c.nlanes)
+		infer_lane_free(c.lanes[--c.nlanes].lane);
+	free(c.lanes);
 	infer_free(c.infer);
 	hgl_close(r.hgl);
-	hgt_close(r.hgt);
+	if (r.hgt)
+		hgt_close(r.hgt);
+	gapin_close(c.truth);
 	return 0;
 }

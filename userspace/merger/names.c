@@ -17,7 +17,7 @@
 const char *const why_text[HGG_W_N] = {
 	"", "outside the recording window", "the recorder lost events on this CPU during the gap",
 	"no kernel event at all: hypervisor, emulator, SMI", "kernel events but no handler or other task",
-	"switched out",
+	"switched out", "no kernel recording",
 };
 
 /* a map from a 32-bit id to a short name, open addressing */

@@ -52,11 +52,20 @@ static void put_run(struct report_in *in, struct jsonw *w, const struct jv *info
 static void put_kernel(struct report_in *in, struct jsonw *w)
 {
 	struct run *r = in->r;
-	uint32_t c, n = hgt_nr_cpus(r->hgt);
+	uint32_t c, n;
 	uint64_t total = 0;
-	const char *rec = hgt_meta(r->hgt, "recorder");
+	const char *rec;
 	char key[16];
 
+	/* what the actual classes come from: the recording, an earlier merge's gap stream, nothing */
+	jw_str(w, "ground_truth", r->hgt ? "kernel recording" : in->truth_path ? "gap stream" : "none");
+	if (!r->hgt) {
+		jw_str(w, "truth", in->truth_path);
+		jw_null(w, "kernel_recording");
+		return;
+	}
+	n = hgt_nr_cpus(r->hgt);
+	rec = hgt_meta(r->hgt, "recorder");
 	jw_obj(w, "kernel_recording");
 	jw_str(w, "path", r->kernel_name);
 	jw_str(w, "recorder", rec ? rec : hgt_meta(r->hgt, "source") ? hgt_meta(r->hgt, "source") : "hgtrace.ko");
@@ -126,9 +135,10 @@ void report_write(struct report_in *in, FILE *f)
 	w.pretty = 1;
 	jw_obj(&w, NULL);
 	jw_int(&w, "report_version", 2);
-	jw_int(&w, "report_minor", 3);	/* 2.1: kernel_tick, gaps.class_order, latency.stages; 2.2: the
+	jw_int(&w, "report_minor", 4);	/* 2.1: kernel_tick, gaps.class_order, latency.stages; 2.2: the
 					 * calibration's hrtick figures and notes, the rule hrtick; 2.3: the
-					 * calibration's hidden_limit_basis */
+					 * calibration's hidden_limit_basis; 2.4: ground_truth, truth,
+					 * inference.inferred_all */
 	jw_obj(&w, "merger");
 	jw_str(&w, "program", "hgmerge");
 	jw_str(&w, "version", HGMERGE_VERSION);
@@ -159,6 +169,8 @@ void report_write(struct report_in *in, FILE *f)
 	jw_str(&w, "kernelshark", in->ks_path);
 	jw_str(&w, "perfetto", in->pf_path);
 	jw_end_obj(&w);
+	if (in->extra)
+		in->extra(in->extra_ctx, &w);
 	jw_end_obj(&w);
 	jv_free(info);
 }

@@ -19,6 +19,9 @@ struct report_in {
 	struct micro *micro;
 	struct sbf *sbf;
 	const char *gaps_path, *ks_path, *pf_path;	/* files written beside it, or NULL */
+	const char *truth_path;		/* hgmerge --truth: the kernel's verdicts came from it */
+	void (*extra)(void *ctx, struct jsonw *w);	/* more keys at the report's end (--grid's) */
+	void *extra_ctx;
 };
 
 void report_write(struct report_in *in, FILE *f);
