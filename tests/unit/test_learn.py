@@ -139,3 +139,110 @@ def test_a_bad_profile_is_named(tmp_path, content, msg):
     assert msg in p.stderr and "p.json" in p.stderr
     p = run("report", d, "--profile", str(tmp_path / "missing.json"), expect=1)
     assert "cannot read the profile" in p.stderr
+
+
+def merge(d, *how, limits=None, gaps=None, expect=0):
+    """hgmerge of run @d with @how (--kernel F, --truth F or --no-kernel): its report."""
+    out = os.path.join(d, "m.json")
+    cmd = [HGMERGE, "--hgl", os.path.join(d, "hourglass.hgl"), *how, "--report", out]
+    cmd += ["--limits", limits] if limits else []
+    cmd += ["--gaps", gaps] if gaps else []
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    assert p.returncode == expect, p.stderr
+    return json.load(open(out)) if not expect else p.stderr
+
+
+def test_truth_from_a_gap_stream_scores_as_the_recording_does(tmp_path):
+    """hgmerge --truth: the kernel's verdicts from an earlier merge's gap stream, as learn
+    scores every set of limits; the same figures as a merge that reads the recording."""
+    d = write_run(str(tmp_path / "a"), 0)
+    kernel = ("--kernel", os.path.join(d, "kernel.hgt"))
+    hgg = str(tmp_path / "a.hgg")
+    merge(d, *kernel, gaps=hgg)
+    for lim in (None, "switch=150,phase=400,hidden=3", "switch=120,tick_lo=30,tick_hi=320"):
+        want, got = merge(d, *kernel, limits=lim), merge(d, "--truth", hgg, limits=lim)
+        assert got["ground_truth"] == "gap stream" and want["ground_truth"] == "kernel recording"
+        for k in ("confusion", "headline", "classes", "inferred_all", "rules"):
+            assert got["inference"][k] == want["inference"][k], (lim, k)
+        assert got["gaps"]["classes"] == want["gaps"]["classes"]
+    # another run's stream, a stream cut short, not a stream: bad input, named
+    other = write_run(str(tmp_path / "b"), 3)
+    assert "holds no gap of thread 0" in merge(other, "--truth", hgg, expect=3)
+    data = open(hgg, "rb").read()
+    for name, content, msg in (("cut.hgg", data[:-30], "cut short"), ("junk.hgg", b"x" * 100, "not a gap stream"),
+                               ("count.hgg", data[:-8] + b"\7" * 8, "the trailer counts")):
+        (tmp_path / name).write_bytes(content)
+        err = merge(d, "--truth", str(tmp_path / name), expect=3)
+        assert msg in err and name in err, err
+
+
+def test_without_a_recording_every_gap_is_inferred_none_judged(tmp_path):
+    d = write_run(str(tmp_path / "a"), 0)
+    want = merge(d, "--kernel", os.path.join(d, "kernel.hgt"))
+    got = merge(d, "--no-kernel")
+    assert got["ground_truth"] == "none" and got["kernel_recording"] is None
+    assert got["inference"]["inferred_all"] == want["inference"]["inferred_all"]
+    assert sum(got["inference"]["inferred_all"].values()) == 200
+    assert got["inference"]["headline"]["gaps"] == 0 and got["gaps"]["unexplainable_why"] == {"no kernel recording": 200}
+    assert "no kernel recording" in got["summary"][0] and "not judged" in got["summary"][1]
+    # one ground truth, no more and no less; no exports of kernel events without them
+    for how in ((), ("--no-kernel", "--kernel", os.path.join(d, "kernel.hgt")),
+                ("--no-kernel", "--kernelshark", str(tmp_path / "x.dat"))):
+        p = subprocess.run([HGMERGE, "--hgl", os.path.join(d, "hourglass.hgl"), *how, "--report", "-"],
+                           capture_output=True, text=True)
+        assert p.returncode == 1 and "--" in p.stderr, (how, p.stderr)
+
+
+def test_report_reads_a_run_without_ground_truth_with_a_profile(tmp_path):
+    """The use case: a profile learned where the kernel could be recorded, read on a run of
+    hourglass alone; each class with the precision and recall to expect."""
+    train = [write_run(str(tmp_path / f"t{k}"), k) for k in range(2)]
+    prof_path = str(tmp_path / "machine.json")
+    run("learn", *train, "-o", prof_path)
+    lone = write_run(str(tmp_path / "lone"), 5)
+    os.unlink(os.path.join(lone, "kernel.hgt"))
+    rep = json.loads(run("report", lone, "--profile", prof_path, "--json", "-").stdout)
+    assert rep["ground_truth"] == "none" and rep["profile"]["held_out"]["classes"]
+    # the profile reads the 300 us ticks as the tick, where the built-in rules call them switches
+    assert rep["inference"]["inferred_all"]["timer"] == 100 and rep["inference"]["inferred_all"]["interrupt"] == 100
+    text = run("report", lone, "--profile", prof_path).stdout
+    assert "no kernel recording: 200 involuntary gaps inferred" in text and "expected precision" in text
+    assert "actual causes" not in text      # nothing the kernel would have said is made up
+
+
+def test_explain_prints_the_rule_of_each_gap(tmp_path):
+    d = write_run(str(tmp_path / "a"), 0)
+    rep = json.loads(run("report", d, "--json", "-").stdout)
+    def explained(text):
+        return [x for x in text.split("\nexplained: ", 1)[1].splitlines() if x.startswith("  t=")]
+    lines = explained(run("report", d, "--explain").stdout)
+    assert len(lines) == 200
+    h = rep["inference"]["headline"]
+    assert sum("(WRONG)" in x for x in lines) == h["gaps"] - h["correct"]
+    assert all("kernel: " in x for x in lines)
+    one = explained(run("report", d, "--explain", "0.005").stdout)
+    assert len(one) == 1 and one[0].startswith("  t=0.005000 s") and "300.00 us" in one[0]
+    p = run("report", d, "--explain", "soon", expect=1)
+    assert "--explain soon" in p.stderr
+
+
+def test_a_grid_decides_as_separate_merges_do(tmp_path):
+    """hgmerge --grid: each set of limits decided in one pass beside the run's, the same
+    confusion as a merge given those limits alone, with and without a tick band."""
+    d = write_run(str(tmp_path / "a"), 0)
+    kernel = ("--kernel", os.path.join(d, "kernel.hgt"))
+    sets = ["switch=50,phase=60,hidden=1", "switch=150,phase=400,hidden=3", "switch=90,phase=500,hidden=0.5",
+            "switch=350,phase=350,hidden=120"]
+    (tmp_path / "grid").write_text("# candidates\n" + "\n".join(sets) + "\n\n")
+    for band in (None, "tick_lo=30,tick_hi=320"):
+        got = merge(d, *kernel, "--grid", str(tmp_path / "grid"), limits=band)["grid"]
+        assert len(got) == len(sets)
+        mats = []
+        for s, lane in zip(sets, got):
+            want = merge(d, *kernel, limits=s + ("," + band if band else ""))["inference"]["confusion"]["matrix"]
+            assert lane["matrix"] == want, (band, s)
+            mats.append(want)
+        assert len({json.dumps(m) for m in mats}) >= 3      # the sets read the run differently
+    (tmp_path / "bad").write_text("switch=1,tick_lo=2,tick_hi=3\n")
+    err = merge(d, *kernel, "--grid", str(tmp_path / "bad"), expect=3)
+    assert "line 1" in err and "bad" in err

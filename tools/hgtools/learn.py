@@ -18,7 +18,9 @@ The fit: the tick's band from the lengths the kernel's own ticks took (the centr
 on the gaps the kernel explains: each limit in turn takes the candidate (just above quantiles
 of the runs' gap lengths) under which the most gaps are inferred right, the others held,
 twice round. Each candidate is scored by the merger itself (hgmerge
---limits), so that the rules live in one place. Held-out figures: with two runs or more, each
+--limits), so that the rules live in one place: the kernel's recording is read once a run, into
+its gap stream, and every later merge of the run takes the kernel's verdicts from there
+(hgmerge --truth), reading hourglass's side alone. Held-out figures: with two runs or more, each
 run is scored by the limits fitted on the others (leave one run out); the built-in rules'
 scores on the same runs stand beside them.
 """
@@ -71,16 +73,26 @@ class Run:
         self.builtin: Limits = {}               # the run's own calibration
         self.builtin_c: Confusion = {}          # and what it scored
         self.scored: Dict[Tuple[Tuple[str, float], ...], Confusion] = {}   # score()'s, by limits
+        self.truth: Optional[str] = None        # the gap stream of its first merge: the kernel's verdicts
 
-    def merge(self, limits: Optional[Limits], gaps_json: Optional[str] = None) -> Dict[str, Any]:
-        """hgmerge with @limits (None: the built-in calibration): the report as a dictionary."""
+    def merge(self, limits: Optional[Limits], gaps_json: Optional[str] = None,
+              truth: Optional[str] = None, grid: Optional[str] = None) -> Dict[str, Any]:
+        """hgmerge with @limits (None: the built-in calibration): the report as a dictionary. The
+        first merge reads the kernel's recording and writes its verdicts to @truth; the later
+        ones read them from there (hgmerge --truth: the run's gaps, not its kernel events)."""
         with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
             out = os.path.join(tmp, "r.json")
-            cmd = [paths.require("hgmerge"), "--hgl", self.hgl, "--kernel", self.kernel, "--report", out]
+            cmd = [paths.require("hgmerge"), "--hgl", self.hgl, "--report", out]
+            if self.truth:
+                cmd += ["--truth", self.truth]
+            else:
+                cmd += ["--kernel", self.kernel] + (["--gaps", truth] if truth else [])
             if limits:
                 cmd += ["--limits", ",".join(f"{k}={limits[k]:.4f}" for k in LIMITS + BAND if k in limits)]
             if gaps_json:
                 cmd += ["--gaps-json", gaps_json]
+            if grid:
+                cmd += ["--grid", grid]
             for lab in self.labels:
                 cmd += ["--label", lab]
             p = subprocess.run(cmd, capture_output=True, text=True)
@@ -93,13 +105,28 @@ class Run:
 
 
     def score(self, limits: Limits) -> Confusion:
-        """The confusion under @limits, merged once for each set of limits: the descents from
-        each band and the held-out fits try many of the same (3 plain-emulation runs: 12.7
-        minutes before)."""
-        key = tuple(sorted((k, round(v, 3)) for k, v in limits.items()))
-        if key not in self.scored:
-            self.scored[key] = confusion(self.merge(limits))
-        return self.scored[key]
+        return self.score_many([limits])[0]
+
+    def score_many(self, trials: Sequence[Limits]) -> List[Confusion]:
+        """The confusion under each set of @trials (one tick band), each set merged once: the
+        descents from each band and the held-out fits try many of the same (3 plain-emulation
+        runs: 12.7 minutes before), and those not scored yet are decided in one merge, each a
+        lane of hgmerge --grid beside the others (a descent's step: 30 merges became one)."""
+        keys = [tuple(sorted((k, round(v, 3)) for k, v in t.items())) for t in trials]
+        todo = {k: t for k, t in zip(keys, trials) if k not in self.scored}
+        if todo:
+            band = {k: v for k, v in next(iter(todo.values())).items() if k in BAND}
+            with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
+                grid = os.path.join(tmp, "grid")
+                with open(grid, "w") as f:
+                    for t in todo.values():
+                        assert {k: v for k, v in t.items() if k in BAND} == band, "one band a merge"
+                        f.write(",".join(f"{k}={t[k]:.4f}" for k in LIMITS) + "\n")
+                rep = self.merge(band or None, grid=grid)
+            conf = (rep.get("inference") or {}).get("confusion") or {}
+            for k, lane in zip(todo, rep.get("grid") or []):
+                self.scored[k] = confusion({"inference": {"confusion": dict(conf, matrix=lane["matrix"])}})
+        return [self.scored[k] for k in keys]
 
 
 def machine_of(info: Dict[str, Any]) -> Dict[str, Any]:
@@ -177,10 +204,15 @@ def candidates(runs: Sequence[Run]) -> List[float]:
 
 
 def total(runs: Sequence[Run], limits: Limits, pool: concurrent.futures.Executor) -> Confusion:
-    c: Confusion = {}
-    for part in pool.map(lambda r: r.score(limits), runs):
-        c = add(c, part)
-    return c
+    return total_many(runs, [limits], pool)[0]
+
+
+def total_many(runs: Sequence[Run], trials: Sequence[Limits], pool: concurrent.futures.Executor) -> List[Confusion]:
+    """Each of @trials' confusion over every run."""
+    out: List[Confusion] = [{} for _ in trials]
+    for parts in pool.map(lambda r: r.score_many(trials), runs):
+        out = [add(a, b) for a, b in zip(out, parts)]
+    return out
 
 
 def bands(runs: Sequence[Run]) -> List[Limits]:
@@ -215,11 +247,9 @@ def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor
     for _ in range(ROUNDS):
         moved = False
         for k in ("phase", "switch", "hidden"):
-            for v in cands:
-                if v == best[k] or (k == "phase" and v < best["switch"]):
-                    continue
-                trial = dict(best, **{k: v})
-                c = total(runs, trial, pool)
+            trials = [dict(best, **{k: v}) for v in cands
+                      if v != best[k] and not (k == "phase" and v < best["switch"])]
+            for trial, c in zip(trials, total_many(runs, trials, pool)):
                 if correct(c) > correct(best_c):
                     best, best_c, moved = trial, c, True
         if not moved:
@@ -236,12 +266,14 @@ def learn(paths_: Sequence[str], jobs: int = 2) -> Dict[str, Any]:
         if diff:
             raise HgError(f"{r.path}: not the machine of {runs[0].path} ({'; '.join(diff)}): a profile is "
                           "learned on one machine and kernel", EXIT_USAGE)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
+            tempfile.TemporaryDirectory(prefix="hourglass-learn-truth-") as truths:
         builtin_c: Confusion = {}
-        for r in runs:
+        for i, r in enumerate(runs):
             with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
                 gj = os.path.join(tmp, "gaps.jsonl")
-                rep = r.merge(None, gj)
+                rep = r.merge(None, gj, truth=os.path.join(truths, f"{i}.hgg"))
+                r.truth = os.path.join(truths, f"{i}.hgg")
                 with open(gj) as f:
                     gaps = [g for g in map(json.loads, f) if g.get("actual") not in ("hidden", None)
                         and not g.get("vol")]
