@@ -184,7 +184,10 @@ def test_missing_merger_says_where_it_looked(run_dir, capsys, monkeypatch, tmp_p
     (None, ["report", "{tmp}/nope"], 3, "{tmp}/nope: no such directory"),
     ("file", ["report", "{tmp}/f"], 3, "{tmp}/f: not a directory"),
     ("empty", ["report", "{tmp}/e"], 3, "{tmp}/e: no hourglass.hgl (hourglass --trace) in this directory"),
-    ("nokernel", ["report", "{tmp}/r"], 3, "{tmp}/r: no kernel.hgt (hgtrace record), ftrace.hgt"),
+    # no recording: hourglass alone (record --no-kernel), read without one; its exports refused
+    ("nokernel", ["report", "{tmp}/r"], 3, "{tmp}/r/hourglass.hgl: offset 0: empty file"),
+    ("nokernel", ["export", "{tmp}/r", "--kernelshark", "{tmp}/x.dat"], 3,
+     "{tmp}/r: no kernel recording (hourglass record --no-kernel): the exports show the kernel's events"),
     ("incomplete", ["report", "{tmp}/r"], 3, "{tmp}/r: the recording did not finish (interrupted by Ctrl-C)"),
     ("nokernel", ["report", "{tmp}/r", "--kernel", "{tmp}/k.hgt"], 3, "{tmp}/k.hgt: no such file"),
     ("v1", ["report", "{tmp}/old.json"], 3, "{tmp}/old.json: report_version 1; this hourglass reads version 2"),

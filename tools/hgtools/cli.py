@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence
 
 from . import engine, learn, record, report_json, report_text
@@ -90,21 +91,44 @@ def report_main(argv: Sequence[str]) -> int:
     ap.add_argument("--force-profile", action="store_true",
                     help="use --profile's limits on a run of another kernel, CPU count, hypervisor or TSC "
                          "than the profile's (a warning, not a refusal)")
+    ap.add_argument("--explain", nargs="?", const="all", metavar="WHEN",
+                    help="after the report, the rule that decided each gap, in its words and with the limits "
+                         "it used, and the kernel's verdict beside it: every gap, or those over a time WHEN "
+                         "(seconds on the report's clock; else the nearest on each CPU), or T1:T2")
     a = ap.parse_args(argv)
+    if a.explain and a.explain != "all":
+        try:
+            [float(x) for x in a.explain.split(":", 1)]
+        except ValueError:
+            ap.error(f"--explain {a.explain}: not 'all', a time in seconds or T1:T2")
+    if a.explain and a.json == "-":
+        ap.error("--explain prints text: not with --json -")
     _check_labels(ap, a.label)
     if a.json and a.json != "-":
         _check_output(a.json)
     prof = _profile_for(a.profile, a.dir, a.force_profile) if a.profile else None
-    rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps), a.label,
-                     limits=learn.limits_arg(prof) if prof else None)
-    if prof:
-        rep["profile"] = _profile_section(prof, a.profile)
-    if a.json == "-":
-        _print(lambda out: out.write(json.dumps(rep, indent=1) + "\n"))
-        return 0
-    if a.json:
-        _write_json(rep, a.json)
-    _print(lambda out: report_text.render(rep, out, a.disagreements))
+    if a.explain and not os.path.isdir(a.dir):
+        raise HgError(f"{a.dir}: --explain needs the run directory (a report JSON holds no gaps)", EXIT_USAGE)
+    with tempfile.TemporaryDirectory(prefix="hourglass-explain-") as tmp:
+        gj = os.path.join(tmp, "gaps.jsonl") if a.explain else None
+        rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps, gaps_json=gj), a.label,
+                         limits=learn.limits_arg(prof) if prof else None)
+        if prof:
+            rep["profile"] = _profile_section(prof, a.profile)
+        if a.json == "-":
+            _print(lambda out: out.write(json.dumps(rep, indent=1) + "\n"))
+            return 0
+        if a.json:
+            _write_json(rep, a.json)
+        gaps = []
+        if gj:
+            with open(gj) as f:
+                gaps = [json.loads(line) for line in f]
+    def text(out: Any) -> None:
+        report_text.render(rep, out, a.disagreements)
+        if a.explain:
+            report_text.explain(rep, gaps, out, a.explain)
+    _print(text)
     return 0
 
 

@@ -60,12 +60,22 @@ class Exports:
     kernelshark: Optional[str] = None
     ks_session: Optional[str] = None
     perfetto: Optional[str] = None
+    gaps_json: Optional[str] = None     # the per-gap stream as JSON lines (hourglass report --explain)
 
 
-def run_inputs(run_dir: str, kernel: Optional[str] = None) -> "tuple[str, str]":
+GROUND_TRUTH = ("kernel.hgt", "ftrace.hgt", "trace.dat")   # a run directory's, in the order looked for
+
+
+def has_ground_truth(run_dir: str) -> bool:
+    """Whether @run_dir holds a kernel recording (else hourglass ran alone: record --no-kernel)."""
+    return any(os.path.exists(os.path.join(run_dir, n)) for n in GROUND_TRUTH)
+
+
+def run_inputs(run_dir: str, kernel: Optional[str] = None, alone: bool = False) -> "tuple[str, str]":
     """hourglass's trace and the ground truth of @run_dir (DIR/kernel.hgt, the
     module's, else DIR/ftrace.hgt, hgtrace-ftrace's, else DIR/trace.dat,
-    unless @kernel names one); a run that did not finish recording is refused."""
+    unless @kernel names one); a run that did not finish recording is refused.
+    @alone: hourglass's trace only (the ground truth is ''), for a run without one."""
     if not os.path.isdir(run_dir):
         raise HgError(f"{run_dir}: not a directory" if os.path.exists(run_dir) else f"{run_dir}: no such directory")
     hgl = os.path.join(run_dir, "hourglass.hgl")
@@ -79,11 +89,13 @@ def run_inputs(run_dir: str, kernel: Optional[str] = None) -> "tuple[str, str]":
         except OSError as e:
             raise cannot("read", marker, e)
         raise HgError(f"{run_dir}: the recording did not finish ({why or 'INCOMPLETE'}): nothing to report")
+    if alone:
+        return hgl, ""
     if kernel:
         if not os.path.exists(kernel):
             raise HgError(f"{kernel}: no such file")
         return hgl, kernel
-    for name in ("kernel.hgt", "ftrace.hgt", "trace.dat"):
+    for name in GROUND_TRUTH:
         p = os.path.join(run_dir, name)
         if os.path.exists(p):
             return hgl, p
@@ -172,22 +184,29 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
     the kernel says of it. @on_report gets the report as soon as it is whole,
     while hgmerge is still putting the exports' files together (hourglass
     export draws its HTML page meanwhile); merge() returns when they are. @limits: hgmerge's
-    --limits (a profile's, hgtools.learn)."""
-    hgl, kpath = run_inputs(run_dir, kernel)
-    trip = breaktrace.of_run(run_dir)
-    all_labels = run_labels(run_dir) + list(labels or [])
+    --limits (a profile's, hgtools.learn). A run directory without a kernel recording (hourglass
+    record --no-kernel) is merged without one (hgmerge --no-kernel): inferred, not judged; its
+    exports, which show the kernel's events, are refused."""
+    alone = not kernel and os.path.isdir(run_dir) and not has_ground_truth(run_dir)
     exports = exports or Exports()
+    if alone and (exports.kernelshark or exports.perfetto or exports.ks_session):
+        raise HgError(f"{run_dir}: no kernel recording (hourglass record --no-kernel): the exports show the "
+                      "kernel's events, and there are none")
+    hgl, kpath = run_inputs(run_dir, kernel, alone)
+    trip = None if alone else breaktrace.of_run(run_dir)
+    all_labels = run_labels(run_dir) + list(labels or [])
     if show_progress is None:
         show_progress = progress.enabled()
     hgmerge = paths.require("hgmerge")
     with tempfile.TemporaryDirectory(prefix="hourglass-") as tmp:
         name = None
-        if is_trace_dat(kpath):
+        if kpath and is_trace_dat(kpath):
             imported = os.path.join(tmp, "kernel.hgt")
             _run([paths.require("hgtrace-import"), kpath, "-o", imported])
             kpath, name = imported, kernel or kpath
         out = os.path.join(tmp, "report.json")
-        cmd = [hgmerge, "--hgl", hgl, "--kernel", kpath, "--report", out, "--dir", os.path.abspath(run_dir)]
+        cmd = [hgmerge, "--hgl", hgl, *(["--kernel", kpath] if kpath else ["--no-kernel"]), "--report", out,
+               "--dir", os.path.abspath(run_dir)]
         if name:
             cmd += ["--name", name]
         for opt, path in (("--gaps", exports.gaps), ("--kernelshark", exports.kernelshark),
@@ -195,7 +214,8 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
             if path:
                 _check_writable(path)
                 cmd += [opt, path]
-        gaps_json = os.path.join(tmp, "gaps.jsonl") if trip and trip["kind"] == "gap" else None
+        gaps_json = exports.gaps_json or (os.path.join(tmp, "gaps.jsonl") if trip and trip["kind"] == "gap"
+                                          else None)
         if gaps_json:
             cmd += ["--gaps-json", gaps_json]
         for lab in all_labels:

@@ -1,9 +1,10 @@
 """record - one step to a run directory: the kernel's recording (hgtrace.ko),
 hourglass's trace, and with --ftrace hgtrace-ftrace's (the same tracepoints
 through ftrace, userspace/ftrace) as a second, independent ground truth;
-with --ftrace-only, hgtrace-ftrace's as the only one (no module needed).
+with --ftrace-only, hgtrace-ftrace's as the only one (no module needed); with
+--no-kernel, none: hourglass alone, for a profile to read (docs/profile.md).
 
-    hourglass record --dir DIR [--ftrace | --ftrace-only] [--force]
+    hourglass record --dir DIR [--ftrace | --ftrace-only | --no-kernel] [--force]
                      [--load COMMAND ...] [--label WHAT=NAME ...] <the paper's options>
 
 (--dir was -o, which still works: in a plain run -o is the text output's
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 
     from . import loads as loadmod
 
-USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only] [--force]
+USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only | --no-kernel] [--force]
                         [--load COMMAND]... [--label WHAT=NAME]... <hourglass options>
 
 Record an hourglass run with the kernel's ground truth (hgtrace.ko must be
@@ -69,6 +70,10 @@ DIR` reads.
                  an instance of its own, x86-tsc clock) into DIR/ftrace.hgt
   --ftrace-only  record them through ftrace only: for machines that cannot
                  load the module (the report reads ftrace.hgt instead)
+  --no-kernel    no ground truth at all: hourglass alone (no module, no tracefs,
+                 no root), for a machine where neither can be had; `hourglass
+                 report DIR --profile P` then reads its gaps with a profile
+                 learned on a machine of the same kind (docs/profile.md)
   --force        reuse a non-empty DIR, deleting the files this command writes
   --load COMMAND run COMMAND (with /bin/sh -c) beside hourglass: started once
                  recording has started, before hourglass, stopped after it
@@ -175,6 +180,7 @@ def _record(argv: List[str]) -> int:
     ftrace, force = False, False
     rest: List[str] = []
     module = True
+    alone = False
     load_cmds: List[str] = []
     extra_labels: List[str] = []
     settle, grace = 1.0, 3.0
@@ -235,6 +241,8 @@ def _record(argv: List[str]) -> int:
             ftrace = True
         elif a == "--ftrace-only":
             ftrace, module = True, False
+        elif a == "--no-kernel":
+            alone = True
         elif a == "--force":
             force = True
         else:
@@ -244,6 +252,12 @@ def _record(argv: List[str]) -> int:
     if not out:
         sys.stderr.write(USAGE)
         return fail("--dir DIR (or -o DIR) is required", 1)
+    if alone and (ftrace or not module):
+        return fail("--no-kernel records no ground truth; --ftrace and --ftrace-only record some: one or the other", 1)
+    if alone and (reader_cpu is not None or reader_interval is not None):
+        return fail("--reader-cpu and --reader-interval place the recorders: --no-kernel has none", 1)
+    if alone:
+        module = False
     for bad in ("--trace", "--json", "-o", "--output"):
         if bad in rest:
             return fail(f"{bad} is set by record (files go in {out})", 1)
@@ -317,7 +331,7 @@ def _record(argv: List[str]) -> int:
 
     old_handlers = (signal.signal(signal.SIGINT, on_signal), signal.signal(signal.SIGTERM, on_signal))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
-    log_path = os.path.join(out, "hgtrace.log" if module else "hgtrace-ftrace.log")
+    log_path = os.path.join(out, "hgtrace.log" if module else "hgtrace-ftrace.log" if ftrace else "hourglass.log")
     try:
         cmd = [hg, *rest, "--trace", os.path.join(out, "hourglass.hgl"),
                "--json", os.path.join(out, "hourglass.json"), "-o", os.path.join(out, "hourglass.txt")]
@@ -357,7 +371,9 @@ def _record(argv: List[str]) -> int:
         # each recorder says its command's status when it is not 0 (and nothing when it never started it)
         ft_rc = top_rc if ftrace else None
         hgt_rc = (top_rc if not ftrace else _said(log_text, "hgtrace-ftrace", ft_rc)) if module else None
-        hg_rc = _said(log_text, "hgtrace" if module else "hgtrace-ftrace", hgt_rc if module else ft_rc)
+        # hourglass alone (--no-kernel): its own status
+        hg_rc = (_said(log_text, "hgtrace" if module else "hgtrace-ftrace", hgt_rc if module else ft_rc)
+                 if module or ftrace else top_rc)
         if hg_rc == 0 and not os.path.exists(os.path.join(out, "hourglass.hgl")):
             hg_rc = -1
         meta.update(hourglass_exit=hg_rc)

@@ -28,11 +28,61 @@ def render(rep: Report, out: TextIO, max_dis: int = 20) -> None:
         w(line + "\n")
     w("\n")
     _run(rep, w)
+    if rep.get("ground_truth") == "none":
+        # hourglass alone (record --no-kernel): what it inferred, and how far to trust it
+        _inferred_alone(rep, w)
+        return
     for part in (_gaps, _causes, _time_lost, _inference, _context_switch, _interrupts, _migrations,
                  _microstates, _latency):
         part(rep, w)
     _missed(rep, w, max_dis)
     _disagreements(rep, w, max_dis)
+
+
+def _inferred_alone(rep: Report, w: Writer) -> None:
+    """A run without ground truth: each class inferred, with the profile's precision and recall
+    on the runs it was not fitted on (what to expect of those figures here), and the rules."""
+    inf = section(rep, "inference") or {}
+    got = inf.get("inferred_all") or {}
+    prof = rep.get("profile") or {}
+    held = (prof.get("held_out") or {}).get("classes") or {}
+    built = (prof.get("held_out_builtin") or {}).get("classes") or {}
+    n = sum(got.values())
+    w(f"\nno kernel recording: {n} involuntary gaps inferred from hourglass alone, none judged\n")
+    if prof:
+        w(f"expected precision and recall: the profile's on {prof.get('learned_runs')} run(s) of this machine "
+          "it was not fitted on (the built-in rules' beside them)\n")
+    elif n:
+        w("how far to trust them: learn a profile on runs of this machine with ground truth (hourglass "
+          "learn), then hourglass report --profile (docs/profile.md)\n")
+    w(f"  {'class':14s} {'inferred':>9s}" + (f" {'precision':>10s} {'recall':>8s}  {'built-in':>17s}" if prof
+                                              else "") + "\n")
+    for c, k in got.items():
+        if not k and not held.get(c):
+            continue
+        line = f"  {c:14s} {k:9d}"
+        if prof:
+            h, b = held.get(c) or {}, built.get(c) or {}
+            line += (f" {pct(h.get('precision')):>10s} {pct(h.get('recall')):>8s}  "
+                     f"{pct(b.get('precision')):>8s} {pct(b.get('recall')):>8s}")
+        w(line + "\n")
+    if prof:
+        hp, hb = prof.get("held_out") or {}, prof.get("held_out_builtin") or {}
+        if hp:
+            w(f"  all gaps with a kernel cause: {pct(hp.get('accuracy'))} right with the profile, "
+              f"{pct(hb.get('accuracy'))} with the built-in rules\n")
+        else:
+            w("  (no held-out figures: the profile was learned from one run)\n")
+    _limits(rep, inf, w)
+
+
+def _limits(rep: Report, inf: Dict[str, Any], w: Writer) -> None:
+    """Where the inference's limits came from, and which rule decided how many gaps."""
+    _calibration(inf, w)
+    _profile_line(rep, w)
+    rules = section(inf, "rules")
+    if rules:
+        w("decided by rule: " + ", ".join(f"{k} {v}" for k, v in rules.items()) + "\n")
 
 
 Writer = Callable[[str], Any]
@@ -49,7 +99,7 @@ def _run(rep: Report, w: Writer) -> None:
       f"TSC {(r.get('tsc_hz') or 0) / 1e6:.3f} MHz, {len(threads)} thread{'s' if len(threads) != 1 else ''}"
       f"{f', {dur:.3f} s' if dur is not None else ''}"
       f"{'' if r.get('hourglass_complete', True) else ' (hourglass trace incomplete)'}\n")
-    if r.get("t0") is not None:
+    if r.get("t0") is not None and rep.get("ground_truth") != "none":
         w(f"     times are seconds from the start of the kernel's recording (as in trace-cmd report and "
           f"Perfetto); hourglass's own zero is at {t(r['t0'])}\n")
     for th in threads:
@@ -180,6 +230,10 @@ def _inference(rep: Report, w: Writer) -> None:
     if inf.get("macro_f1") is not None:
         parts.append(f"macro F1 {inf['macro_f1']:.2f}")
     w("accuracy: " + "; ".join(parts) + "; other gaps (kernel activity of no known class) count as wrong\n")
+    _limits(rep, inf, w)
+
+
+def _calibration(inf: Dict[str, Any], w: Writer) -> None:
     cal = section(inf, "calibration")
     if cal:
         bits = []
@@ -207,6 +261,9 @@ def _inference(rep: Report, w: Writer) -> None:
             w("calibrated on this run: " + "; ".join(bits) + "\n")
         for note in cal.get("notes") or []:
             w(f"  note: {note}\n")
+
+
+def _profile_line(rep: Report, w: Writer) -> None:
     prof = rep.get("profile")
     if prof:
         lim = prof.get("limits_us") or {}
@@ -220,9 +277,6 @@ def _inference(rep: Report, w: Writer) -> None:
              f"rules {built.get('correct')}" if held else "no held-out figures (learned from one run)")
           + (f"; learned on another machine: {'; '.join(prof['mismatch'])}" if prof.get("mismatch") else "")
           + "\n")
-    rules = section(inf, "rules")
-    if rules:
-        w("decided by rule: " + ", ".join(f"{k} {v}" for k, v in rules.items()) + "\n")
 
 
 def _context_switch(rep: Report, w: Writer) -> None:
@@ -361,3 +415,52 @@ def _us(v: Optional[float]) -> str:
 
 def _num(v: Optional[float], width: int, prec: int) -> str:
     return f"{'-':>{width}s}" if v is None else f"{v:{width}.{prec}f}"
+
+
+def explain(rep: Report, gaps: List[Dict[str, Any]], out: TextIO, when: str) -> None:
+    """hourglass report --explain: the rule that decided each gap @when selects ('all', a time T
+    in seconds on the report's clock: the gaps over it, else the nearest on each CPU, or T1:T2),
+    in its own words with the limits it used, and the kernel's verdict beside it when known."""
+    w = out.write
+    invol = [g for g in gaps if not g.get("vol")]
+    hz = (rep.get("run") or {}).get("tsc_hz") or 0
+    chosen = _select(invol, when, 1 / hz if hz else 0.0)
+    truth = rep.get("ground_truth") != "none"
+    w(f"\nexplained: {len(chosen)} of {len(invol)} involuntary gaps ({'every one' if when == 'all' else when}); "
+      "each the rule that decided it (docs/merge.md, \"The inferences\")"
+      + (", then what the kernel says" if truth else "") + "\n")
+    for g in chosen:
+        us = (g["g1"] - g["g0"]) / hz * 1e6 if hz else 0.0
+        line = (f"  {t(g.get('t'))} CPU {g.get('cpu')} {thread_name(rep, g.get('thread'))}->"
+                f"{thread_name(rep, g.get('next_thread'))} {us:.2f} us: {g.get('inferred')}, "
+                f"{g.get('why_inferred') or '-'}")
+        if truth and g.get("actual") not in (None, "unexplainable"):
+            ok = g["actual"] == g.get("inferred")
+            line += (f"; kernel: {g['actual']}, {g.get('cause') or g.get('why') or '-'}"
+                     f" {'(right)' if ok else '(WRONG)'}")
+        elif truth:
+            line += f"; kernel: unexplainable ({g.get('why') or '-'})"
+        w(line + "\n")
+
+
+def _select(gaps: List[Dict[str, Any]], when: str, spc: float) -> List[Dict[str, Any]]:
+    """The gaps @when names (explain's), @spc seconds a TSC cycle."""
+    def end(g: Dict[str, Any]) -> float:
+        return float(g["t"]) + float(g["g1"] - g["g0"]) * spc
+    if when == "all":
+        return gaps
+    lo_s, _, hi_s = when.partition(":")
+    lo = float(lo_s)
+    if hi_s:
+        hi = float(hi_s)
+        return [g for g in gaps if g["t"] <= hi and end(g) >= lo]
+    over = [g for g in gaps if g["t"] <= lo <= end(g)]
+    if over:
+        return over
+    nearest: Dict[int, Dict[str, Any]] = {}
+    for g in gaps:
+        d = min(abs(g["t"] - lo), abs(end(g) - lo))
+        k = g.get("cpu", 0)
+        if k not in nearest or d < min(abs(nearest[k]["t"] - lo), abs(end(nearest[k]) - lo)):
+            nearest[k] = g
+    return sorted(nearest.values(), key=lambda g: g["t"])
