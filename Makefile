@@ -344,7 +344,7 @@ uninstall:
 FORCE:
 
 lab: setup userspace
-	@flock /tmp/hg-guest.lock env HG_GUEST_LOCK=held scripts/lab -j 2
+	@flock /tmp/hg-guest.lock env HG_GUEST_LOCK=held scripts/lab -j 2 --runs 2 --profiles
 
 clean:
 	$(MAKE) -s -C kmod clean

@@ -130,6 +130,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description="run the lab's scenarios in this guest")
     ap.add_argument("--guest", choices=sorted(scenario.GUESTS), required=True)
     ap.add_argument("--quick", action="store_true", help="only the scenarios marked quick, each check_runs times (make check's subset)")
+    ap.add_argument("--runs", type=int, default=1, choices=range(1, 6), metavar="N",
+                    help="record each scenario N times (1-5; make lab: 2, so that a profile learned on one run "
+                         "is measured on the other, docs/profile.md); --quick's come from check_runs")
     ap.add_argument("scenarios", nargs="*")
     a = ap.parse_args()
     if os.geteuid() != 0 or not os.path.exists("/proc/modules") or not KO:
@@ -150,7 +153,7 @@ def main() -> int:
     for n in names:
         sc = scenario.load(n)
         if a.guest in sc["guests"] and (not a.quick or sc.get("quick")):
-            todo += [(n, k) for k in range(1, (sc["check_runs"] if a.quick else 1) + 1)]
+            todo += [(n, k) for k in range(1, (sc["check_runs"] if a.quick else a.runs) + 1)]
     print(f"TAP version 13\n1..{len(todo)}\n# lab: {a.guest} guest, kernel {os.uname().release}", flush=True)
     why = mount_debugfs()     # hourglass reads the scheduler's features there, as on a typical system
     if why:

@@ -257,38 +257,67 @@ def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor
     return best, best_c
 
 
-def learn(paths_: Sequence[str], jobs: int = 2) -> Dict[str, Any]:
-    """The profile of the runs at @paths_ (their machine must be one)."""
-    runs = [Run(p) for p in paths_]
+def prepare(r: Run, truth: str) -> None:
+    """@r's first merge: the built-in rules' calibration and score, its gaps' lengths, and the
+    kernel's verdicts written to @truth for every later merge of it."""
+    with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
+        gj = os.path.join(tmp, "gaps.jsonl")
+        rep = r.merge(None, gj, truth=truth)
+        r.truth = truth
+        with open(gj) as f:
+            gaps = [g for g in map(json.loads, f) if g.get("actual") not in ("hidden", None)
+                    and not g.get("vol")]
+        us = rep["run"]["tsc_hz"] / 1e6
+        r.lengths = [(g["g1"] - g["g0"]) / us for g in gaps]
+        r.ticks = [(g["g1"] - g["g0"]) / us for g in gaps if g["actual"] == "timer"]
+    cal = (rep.get("inference") or {}).get("calibration") or {}
+    r.builtin = {"switch": float(cal.get("switch_limit_us") or 50),
+                 "hidden": float(cal.get("hidden_limit_us") or 0.5),
+                 "phase": float(cal.get("phase_limit_us") or cal.get("switch_limit_us") or 50)}
+    r.builtin_c = confusion(rep)
+
+
+def one_machine(runs: Sequence[Run]) -> Dict[str, Any]:
+    """The machine of @runs, which must be one."""
     m0 = runs[0].machine
     for r in runs[1:]:
         diff = mismatch({"machine": m0}, r.machine)
         if diff:
             raise HgError(f"{r.path}: not the machine of {runs[0].path} ({'; '.join(diff)}): a profile is "
                           "learned on one machine and kernel", EXIT_USAGE)
+    return m0
+
+
+def evaluate(prof: Dict[str, Any], paths_: Sequence[str], jobs: int = 2) -> Dict[str, Any]:
+    """The profile @prof and the built-in rules scored on the runs at @paths_ (their kernel's
+    classes the expectation): {"profile": FIGURES, "builtin": FIGURES}. The lab measures profiles
+    so on runs they never saw (tests/lab/profiles.py)."""
+    runs = [Run(p) for p in paths_]
+    limits = {k: float(v) for k, v in prof["limits_us"].items()}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
             tempfile.TemporaryDirectory(prefix="hourglass-learn-truth-") as truths:
+        list(pool.map(lambda ir: prepare(ir[1], os.path.join(truths, f"{ir[0]}.hgg")), enumerate(runs)))
+        prof_c = total(runs, limits, pool)
+    builtin_c: Confusion = {}
+    for r in runs:
+        builtin_c = add(builtin_c, r.builtin_c)
+    return {"profile": figures(prof_c), "builtin": figures(builtin_c)}
+
+
+def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True) -> Dict[str, Any]:
+    """The profile of the runs at @paths_ (their machine must be one); @held_out: measured on
+    each run by the limits fitted on the others (leave one run out)."""
+    runs = [Run(p) for p in paths_]
+    m0 = one_machine(runs)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
+            tempfile.TemporaryDirectory(prefix="hourglass-learn-truth-") as truths:
+        list(pool.map(lambda ir: prepare(ir[1], os.path.join(truths, f"{ir[0]}.hgg")), enumerate(runs)))
         builtin_c: Confusion = {}
-        for i, r in enumerate(runs):
-            with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
-                gj = os.path.join(tmp, "gaps.jsonl")
-                rep = r.merge(None, gj, truth=os.path.join(truths, f"{i}.hgg"))
-                r.truth = os.path.join(truths, f"{i}.hgg")
-                with open(gj) as f:
-                    gaps = [g for g in map(json.loads, f) if g.get("actual") not in ("hidden", None)
-                        and not g.get("vol")]
-                us = rep["run"]["tsc_hz"] / 1e6
-                r.lengths = [(g["g1"] - g["g0"]) / us for g in gaps]
-                r.ticks = [(g["g1"] - g["g0"]) / us for g in gaps if g["actual"] == "timer"]
-            cal = (rep.get("inference") or {}).get("calibration") or {}
-            r.builtin = {"switch": float(cal.get("switch_limit_us") or 50),
-                         "hidden": float(cal.get("hidden_limit_us") or 0.5),
-                         "phase": float(cal.get("phase_limit_us") or cal.get("switch_limit_us") or 50)}
-            r.builtin_c = confusion(rep)
+        for r in runs:
             builtin_c = add(builtin_c, r.builtin_c)
         limits, fitted_c = fit(runs, pool)
         held: Optional[Dict[str, Any]] = None
-        if len(runs) >= 2:
+        if held_out and len(runs) >= 2:
             held_c: Confusion = {}
             for i, r in enumerate(runs):
                 lim, _ = fit(runs[:i] + runs[i + 1:], pool)
