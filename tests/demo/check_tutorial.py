@@ -16,7 +16,7 @@ import re
 import sys
 
 # numbers that are the document's, not the run's: section numbers, "Fig. 3", "section 5.1", "first 40 ms"
-STRUCTURE = {"1", "2", "3", "4", "5", "5.1", "40"}
+STRUCTURE = {"1", "2", "3", "4", "5", "5.1", "6", "40"}
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 
 

@@ -55,16 +55,16 @@ def _inferred_alone(rep: Report, w: Writer) -> None:
     elif n:
         w("how far to trust them: learn a profile on runs of this machine with ground truth (hourglass "
           "learn), then hourglass report --profile (docs/profile.md)\n")
-    w(f"  {'class':14s} {'inferred':>9s}" + (f" {'precision':>10s} {'recall':>8s}  {'built-in':>17s}" if prof
-                                              else "") + "\n")
+    w(f"  {'class':14s} {'inferred':>9s}" + (f" {'precision':>10s} {'recall':>8s}   built-in: {'precision':>9s}"
+                                              f" {'recall':>8s}" if prof else "") + "\n")
     for c, k in got.items():
         if not k and not held.get(c):
             continue
         line = f"  {c:14s} {k:9d}"
         if prof:
             h, b = held.get(c) or {}, built.get(c) or {}
-            line += (f" {pct(h.get('precision')):>10s} {pct(h.get('recall')):>8s}  "
-                     f"{pct(b.get('precision')):>8s} {pct(b.get('recall')):>8s}")
+            line += (f" {pct(h.get('precision')):>10s} {pct(h.get('recall')):>8s}             "
+                     f"{pct(b.get('precision')):>9s} {pct(b.get('recall')):>8s}")
         w(line + "\n")
     if prof:
         hp, hb = prof.get("held_out") or {}, prof.get("held_out_builtin") or {}
