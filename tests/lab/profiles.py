@@ -13,6 +13,8 @@ prints the table.
 
     tests/lab/profiles.py OUT [--jobs N] [-k KERNEL ...] [-g GUEST ...]
 
+With -k or -g, only those are learned again; the others' figures in OUT/profiles.json stay.
+
 Exit 0 when every kernel and guest with runs enough was learned and measured (a profile
 worse than the built-in rules is marked in the table, not a failure: the lab reports); 1 when
 one could not be.
@@ -126,6 +128,10 @@ def main() -> int:
     a = ap.parse_args()
     results: Dict[str, Dict[str, Any]] = {}
     failed = 0
+    js = os.path.join(a.out, "profiles.json")
+    if (a.kernels or a.guests) and os.path.exists(js):
+        with open(js) as f:     # a part of the matrix again: the others' figures kept
+            results = json.load(f)
     for k in sorted(os.listdir(a.out)):
         if not os.path.isdir(os.path.join(a.out, k)) or (a.kernels and k not in a.kernels):
             continue
@@ -148,7 +154,7 @@ def main() -> int:
                   f"repeat {pct(res['repeat']['builtin']['accuracy'])} → {pct(res['repeat']['profile']['accuracy'])}"
                   f"%, other {pct(res['other']['builtin']['accuracy'])} → {pct(res['other']['profile']['accuracy'])}%",
                   flush=True)
-    with open(os.path.join(a.out, "profiles.json"), "w") as f:
+    with open(js, "w") as f:
         json.dump(results, f, indent=1)
     md = table(results)
     with open(os.path.join(a.out, "profiles.md"), "w") as f:

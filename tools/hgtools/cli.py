@@ -156,9 +156,7 @@ def learn_main(argv: Sequence[str]) -> int:
     _write_json(prof, a.output)
     fit, held = prof["fitted"], prof.get("held_out")
     lim = prof["limits_us"]
-    print(f"hourglass learn: {a.output}: switch {lim['switch']:g} us, phase {lim['phase']:g} us, hidden "
-          f"{lim['hidden']:g} us"
-          + (f", the tick's band {lim['tick_lo']:g} to {lim['tick_hi']:g} us" if "tick_lo" in lim else "")
+    print(f"hourglass learn: {a.output}: {learn.limits_text(lim)}"
           + f", from {len(a.runs)} run(s) of {prof['machine']['kernel']}")
     print(f"  on the runs it was fitted on: {fit['profile']['correct']} of {fit['profile']['gaps']} gaps with a "
           f"kernel cause right, the built-in rules {fit['builtin']['correct']}")

@@ -269,8 +269,8 @@ def _profile_line(rep: Report, w: Writer) -> None:
         lim = prof.get("limits_us") or {}
         held, built = prof.get("held_out") or {}, prof.get("held_out_builtin") or {}
         w(f"limits from the profile {prof.get('path')} (hourglass learn, {prof.get('learned_runs')} run(s) of "
-          f"{(prof.get('machine') or {}).get('kernel')}): switch {lim.get('switch')} us, phase {lim.get('phase')} "
-          f"us, hidden {lim.get('hidden')} us"
+          f"{(prof.get('machine') or {}).get('kernel')}): "
+          + ", ".join(f"{k} {lim[k]:g} us" if k in lim else f"{k} the run's own" for k in ("switch", "phase", "hidden"))
           + (f", the tick's band {lim.get('tick_lo')} to {lim.get('tick_hi')} us" if "tick_lo" in lim else "")
           + "; "
           + (f"on runs it was not fitted on {held.get('correct')} of {held.get('gaps')} right, the built-in "

@@ -119,8 +119,8 @@ static void usage(FILE *f)
 		"                        matrix (hourglass learn: one pass for many candidates)\n"
 		"  --limits switch=US,phase=US,hidden=US,tick_lo=US,tick_hi=US\n"
 		"                        the inference's limits instead of the run's calibration (any\n"
-		"                        of them; the tick's band both or neither: hourglass learn's\n"
-		"                        profile, docs/profile.md)\n"
+		"                        of them, or LIMIT=calibrated; the tick's band both or neither:\n"
+		"                        hourglass learn's profile, docs/profile.md)\n"
 		"  --margin-us US        wake-up windows open this early (default 20: the intended\n"
 		"                        expiry is converted from CLOCK_MONOTONIC)\n"
 		"  --progress            a progress line on stderr\n"
@@ -143,7 +143,8 @@ static void bad_usage(const char *fmt, const char *arg)
 
 /*
  * parse_limits - "switch=US,phase=US,hidden=US,tick_lo=US,tick_hi=US", any of them (the tick's
- * band both or neither, low below high), into @v in that order; 0 or -1
+ * band both or neither, low below high), into @v in that order; 0 or -1. The three limits may
+ * be "calibrated": the run's own, as when not given.
  */
 static int parse_limits(const char *spec, double *v)
 {
@@ -157,8 +158,15 @@ static int parse_limits(const char *spec, double *v)
 			;
 		if (k == 5)
 			return -1;
-		v[k] = strtod(p + strlen(key[k]), &end);
-		if (end == p + strlen(key[k]) || !(v[k] > 0 && v[k] < 1e9) || (*end && *end != ','))
+		if (k < 3 && !strncmp(p + strlen(key[k]), "calibrated", 10)) {
+			v[k] = -1;	/* the run's own, said explicitly (a --grid line that keeps it) */
+			end = (char *)p + strlen(key[k]) + 10;
+		} else {
+			v[k] = strtod(p + strlen(key[k]), &end);
+			if (end == p + strlen(key[k]) || !(v[k] > 0 && v[k] < 1e9))
+				return -1;
+		}
+		if (*end && *end != ',')
 			return -1;
 		p = *end ? end + 1 : end;
 	}
