@@ -5,13 +5,16 @@ was not fitted, against the built-in rules on the same runs (docs/profile.md, is
 
   - learned on the first run of half the scenarios (every other one, by name);
   - "repeat": measured on the second run of those scenarios (the same loads, another run);
-  - "other": measured on both runs of the other half (loads it never saw).
+  - "other": measured on both runs of the other half (loads it never saw);
+  - "cross": with --cross, each kernel's profile measured on the next kernel's "repeat" runs in
+    the same guest (another kernel: the figures shown, whatever they are; hourglass report
+    --force-profile's case).
 
 The expectation is each run's own kernel recording (its classes), never the profile. Writes
 OUT/profiles.json (every figure) and OUT/profiles.md (the table docs/profile.md shows), and
 prints the table.
 
-    tests/lab/profiles.py OUT [--jobs N] [-k KERNEL ...] [-g GUEST ...]
+    tests/lab/profiles.py OUT [--jobs N] [-k KERNEL ...] [-g GUEST ...] [--cross]
 
 With -k or -g, only those are learned again; the others' figures in OUT/profiles.json stay.
 
@@ -71,7 +74,8 @@ def one(gd: str, jobs: int) -> Optional[Dict[str, Any]]:
     t0 = time.monotonic()
     prof = learn.learn(s["learn"], jobs, held_out=False)
     res: Dict[str, Any] = {"scenarios_learned": s["scenarios_learned"], "scenarios_other": s["scenarios_other"],
-                           "limits_us": prof["limits_us"], "fitted": prof["fitted"]}
+                           "limits_us": prof["limits_us"], "fitted": prof["fitted"], "profile": prof,
+                           "repeat_runs": s["repeat"]}
     for what in ("repeat", "other"):
         res[what] = learn.evaluate(prof, s[what], jobs)
     res["seconds"] = round(time.monotonic() - t0, 1)
@@ -103,6 +107,36 @@ def worse(res: Dict[str, Any], what: str) -> List[str]:
     return out
 
 
+def cross(results: Dict[str, Dict[str, Any]], jobs: int) -> Dict[str, Any]:
+    """Each kernel's profile on the next kernel's repeated runs, in each guest (in kernel order,
+    the last on the first)."""
+    out: Dict[str, Any] = {}
+    guests = sorted({k.split("/")[1] for k in results})
+    for g in guests:
+        ks = sorted(k.split("/")[0] for k in results if k.endswith("/" + g))
+        for i, k in enumerate(ks if len(ks) > 1 else []):
+            to = ks[(i + 1) % len(ks)]
+            src, dst = results[f"{k}/{g}"], results[f"{to}/{g}"]
+            ev = learn.evaluate(src["profile"], dst["repeat_runs"], jobs)
+            ev["own"] = dst["repeat"]["profile"]
+            out[f"{k}->{to}/{g}"] = ev
+            print(f"profiles: {k}'s profile on {to}/{g}: {pct(ev['builtin']['accuracy'])} built-in, "
+                  f"{pct(ev['profile']['accuracy'])} with it, {pct(ev['own']['accuracy'])} with {to}'s own",
+                  flush=True)
+    return out
+
+
+def cross_table(cr: Dict[str, Any]) -> str:
+    lines = ["| profile of → runs of | guest | gaps | built-in | that profile | the runs' kernel's own profile |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for key in sorted(cr, key=lambda x: (x.split("/")[1], x)):
+        pair, g = key.split("/")
+        e = cr[key]
+        lines.append(f"| {pair.replace('->', ' → ')} | {g} | {e['builtin']['gaps']} | {pct(e['builtin']['accuracy'])} "
+                     f"| {pct(e['profile']['accuracy'])} | {pct(e['own']['accuracy'])} |")
+    return "\n".join(lines) + "\n"
+
+
 def table(results: Dict[str, Dict[str, Any]]) -> str:
     lines = ["| kernel | guest | measured on | gaps | built-in | profile | " +
              " | ".join(f"{c} P/R built-in → profile" for c in CLASSES) + " | worse |",
@@ -125,6 +159,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("-k", dest="kernels", action="append", default=[], help="only this kernel (repeatable)")
     ap.add_argument("-g", dest="guests", action="append", default=[], help="only this guest (repeatable)")
+    ap.add_argument("--cross", action="store_true", help="then each kernel's profile on the next kernel's runs")
+    ap.add_argument("--only-cross", action="store_true", help="the cross figures alone, from OUT/profiles.json")
     a = ap.parse_args()
     results: Dict[str, Dict[str, Any]] = {}
     failed = 0
@@ -132,7 +168,7 @@ def main() -> int:
     if (a.kernels or a.guests) and os.path.exists(js):
         with open(js) as f:     # a part of the matrix again: the others' figures kept
             results = json.load(f)
-    for k in sorted(os.listdir(a.out)):
+    for k in sorted(os.listdir(a.out)) if not a.only_cross else []:
         if not os.path.isdir(os.path.join(a.out, k)) or (a.kernels and k not in a.kernels):
             continue
         for g in sorted(os.listdir(os.path.join(a.out, k))):
@@ -154,9 +190,21 @@ def main() -> int:
                   f"repeat {pct(res['repeat']['builtin']['accuracy'])} → {pct(res['repeat']['profile']['accuracy'])}"
                   f"%, other {pct(res['other']['builtin']['accuracy'])} → {pct(res['other']['profile']['accuracy'])}%",
                   flush=True)
+    cr: Dict[str, Any] = {}
+    crjs = os.path.join(a.out, "profiles-cross.json")
+    if a.cross or a.only_cross:
+        if a.only_cross and os.path.exists(js):
+            with open(js) as f:
+                results = json.load(f)
+        cr = cross(results, a.jobs)
+        with open(crjs, "w") as f:
+            json.dump(cr, f, indent=1)
+    elif os.path.exists(crjs):
+        with open(crjs) as f:
+            cr = json.load(f)
     with open(js, "w") as f:
         json.dump(results, f, indent=1)
-    md = table(results)
+    md = table(results) + ("\n" + cross_table(cr) if cr else "")
     with open(os.path.join(a.out, "profiles.md"), "w") as f:
         f.write(md)
     print(md)
