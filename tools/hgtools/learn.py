@@ -245,18 +245,39 @@ def fit(runs: Sequence[Run], pool: concurrent.futures.Executor) -> Tuple[Limits,
     """The limits under which @runs' gaps are inferred right most often, and that confusion: a
     descent from the run's own tick band and from each band of the kernel's ticks, the best."""
     start = {k: OWN for k in LIMITS}       # the built-in rules, as each run calibrates them
+    floor = class_floor(total(runs, start, pool))
     best: Optional[Tuple[Limits, Confusion]] = None
     no_band: Limits = {}
     for band in [no_band] + bands(runs):
-        got = descend(runs, dict(start, **band), pool)
-        if best is None or correct(got[1]) > correct(best[1]) + margin(best[1]):
+        got = descend(runs, dict(start, **band), pool, floor)
+        if best is None or (correct(got[1]) > correct(best[1]) + margin(best[1]) and keeps(got[1], floor)):
             best = got
     assert best is not None
     return best
 
 
-def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor) -> Tuple[Limits, Confusion]:
-    """Coordinate descent over the three limits from @best (its tick band held)."""
+def f1(c: Confusion, k: str) -> float:
+    right = c.get((k, k), 0)
+    actual = sum(n for (a, _), n in c.items() if a == k)
+    inferred = sum(n for (_, p), n in c.items() if p == k)
+    return 2.0 * right / (actual + inferred) if actual + inferred else 1.0
+
+
+def class_floor(c: Confusion) -> Dict[str, float]:
+    """Each class's F1 under the built-in rules, which a fit may not lower by more than 0.01: the
+    issue asks never worse on any class, and the total alone traded one for another (6.1's
+    instruction-count lab, two vCPUs: the timer's precision 100 -> 52% for more interrupts right)."""
+    return {k: f1(c, k) for k in CLASSES if k != "hidden"}
+
+
+def keeps(c: Confusion, floor: Dict[str, float]) -> bool:
+    return all(f1(c, k) >= v - 0.01 for k, v in floor.items())
+
+
+def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor,
+            floor: Dict[str, float]) -> Tuple[Limits, Confusion]:
+    """Coordinate descent over the three limits from @best (its tick band held), each step
+    keeping every class's F1 at its @floor."""
     best_c = total(runs, best, pool)
     cands = candidates(runs)
     for _ in range(ROUNDS):
@@ -266,7 +287,7 @@ def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor
                       if v != best[k] and not (k == "phase" and OWN < v < best["switch"])]
             gain = margin(best_c)
             for trial, c in zip(trials, total_many(runs, trials, pool)):
-                if correct(c) > correct(best_c) + gain:
+                if correct(c) > correct(best_c) + gain and keeps(c, floor):
                     best, best_c, moved = trial, c, True
         if not moved:
             break
