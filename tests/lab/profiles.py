@@ -58,7 +58,7 @@ def split(gd: str) -> Optional[Dict[str, List[str]]]:
     names = sorted({scenario.parse_run_dir(n)[0] for n in os.listdir(gd)
                     if os.path.isdir(os.path.join(gd, n)) and usable(os.path.join(gd, n))})
     two = [n for n in names if usable(os.path.join(gd, scenario.run_dir_name(n, 2)))]
-    if len(two) < 4:
+    if len(two) < 3:
         return None
     fit, other = two[0::2], two[1::2]
     return {"learn": [os.path.join(gd, n) for n in fit],
@@ -182,7 +182,7 @@ def main() -> int:
                 failed += 1
                 continue
             if res is None:
-                print(f"profiles: {k}/{g}: fewer than 4 scenarios with two whole runs (scripts/lab --runs 2)",
+                print(f"profiles: {k}/{g}: fewer than 3 scenarios with two whole runs (scripts/lab --runs 2)",
                       file=sys.stderr)
                 continue
             results[f"{k}/{g}"] = res
