@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, TextIO
 
+from .learn import limits_text
 from .report_json import Report, lat_threads, pct, section, t, thread_name
 from .report_json import classes as report_classes, stages as report_stages
 
@@ -269,10 +270,7 @@ def _profile_line(rep: Report, w: Writer) -> None:
         lim = prof.get("limits_us") or {}
         held, built = prof.get("held_out") or {}, prof.get("held_out_builtin") or {}
         w(f"limits from the profile {prof.get('path')} (hourglass learn, {prof.get('learned_runs')} run(s) of "
-          f"{(prof.get('machine') or {}).get('kernel')}): "
-          + ", ".join(f"{k} {lim[k]:g} us" if k in lim else f"{k} the run's own" for k in ("switch", "phase", "hidden"))
-          + (f", the tick's band {lim.get('tick_lo')} to {lim.get('tick_hi')} us" if "tick_lo" in lim else "")
-          + "; "
+          f"{(prof.get('machine') or {}).get('kernel')}): {limits_text(lim)}; "
           + (f"on runs it was not fitted on {held.get('correct')} of {held.get('gaps')} right, the built-in "
              f"rules {built.get('correct')}" if held else "no held-out figures (learned from one run)")
           + (f"; learned on another machine: {'; '.join(prof['mismatch'])}" if prof.get("mismatch") else "")
