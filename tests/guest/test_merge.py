@@ -204,7 +204,7 @@ def test_record_without_the_module(ctx):
 PROFILE_RUN = "-n 3 -d 1s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH -a --affinity 1"
 
 
-@once(60)
+@once(120)
 def test_profile_on_runs_it_never_saw(ctx):
     """Issue 40's use case end to end, on this machine: three runs recorded with the module
     (two to learn from, one never seen), and one of hourglass alone (record --no-kernel, no

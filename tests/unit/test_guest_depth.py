@@ -90,6 +90,6 @@ def test_core_runs_the_kernel_tests_and_its_share(monkeypatch):
             if hasattr(t, "once_seconds"):
                 ran.setdefault(t.__name__, []).append(k)
     assert sorted(ran) == list("bcefgh") and all(len(v) == 1 for v in ran.values()), ran
-    # the core kernel starts from its core time: 250, less than 6.1's 554 and 7.3's unknown (the
-    # mean of the known), so it is dealt the heaviest test
+    # the core kernel starts from its core time: 250, less than 6.1's 554 and 7.3's 690, so it
+    # is dealt the heaviest test
     assert ran["b"] == ["6.12"], ran
