@@ -95,7 +95,7 @@ MAN_PAGES := hourglass.1:hourglass.md hgtrace.1:hgtrace.md hgtrace-ftrace.1:hgtr
 	hourglass-record.1:merge.md \
 	hourglass-export.1:export.md hgmerge.1:hgmerge.md hgtrace.4:hgtrace-abi.md \
 	hgtrace-file.5:hgtrace-file.md hourglass-trace.5:hourglass-trace.md report-json.5:report-json.md \
-	hourglass-learn.1:profile.md
+	hourglass-learn.1:profile.md hourglass-results.1:results.md
 # more names for a page: name:page that documents it
 MAN_LINKS := hourglass-report.1:hourglass-record.1 hgtrace-import.1:hgtrace.1
 HG_VERSION := $(shell sed -n 's/^\#define HG_VERSION "\(.*\)"/\1/p' userspace/hourglass/hourglass.h)

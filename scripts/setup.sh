@@ -32,7 +32,8 @@
 #     unit tests render each (man -l, groff) and lint it (mandoc -T lint);
 #   - with --fuzz, only clang and its compiler-rt (libclang-rt-N-dev: libFuzzer and
 #     the sanitizers), and atheris in build/fuzz/pyenv, for make fuzz (tests/fuzz);
-#   - virtme-ng, pytest and pytest-xdist in a virtual environment at $HG_VENV (default
+#   - virtme-ng, pytest and pytest-xdist (and pyarrow and duckdb: hourglass results) in a
+#     virtual environment at $HG_VENV (default
 #     .venv), and the hgtools package from tools/, installed editable, so
 #     that `python -m hgtools` runs the tree's code as it is.
 set -euo pipefail
@@ -146,6 +147,14 @@ fi
 if ! "$venv/bin/python" -c "import perfetto.protos.perfetto.trace.perfetto_trace_pb2" 2>/dev/null; then
 	echo "setup: installing perfetto and protobuf into $venv (the Perfetto export's tests)"
 	"$venv/bin/pip" install -q --disable-pip-version-check perfetto protobuf
+fi
+
+# hourglass results writes Parquet (pyarrow) and answers SQL (DuckDB): pinned, as the
+# table's tests compare their output; pyarrow 17, the last that runs with Debian 12's
+# numpy 1.24, which the system's matplotlib (seen through --system-site-packages) needs
+if ! "$venv/bin/python" -c 'import pyarrow, duckdb, sys; sys.exit(pyarrow.__version__ != "17.0.0" or duckdb.__version__ != "2.0.1")' 2>/dev/null; then
+	echo "setup: installing pyarrow 17.0.0 and duckdb 2.0.1 into $venv (hourglass results)"
+	"$venv/bin/pip" install -q --disable-pip-version-check pyarrow==17.0.0 duckdb==2.0.1
 fi
 
 # make test checks hgtools' types with mypy, pinned: a newer mypy's new checks are a change of

@@ -17,15 +17,16 @@ import sys
 import tempfile
 from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence
 
-from . import engine, learn, record, report_json, report_text
+from . import engine, learn, record, report_json, report_text, results
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, HgError, cannot, reason
 
-USAGE = """usage: hourglass record|report|export|learn ARGS (each has --help)
+USAGE = """usage: hourglass record|report|export|learn|results ARGS (each has --help)
 
   record  run hourglass under the kernel's recorder, into a run directory
   report  merge a run directory and print what explains every gap
   export  merge it into files for viewers: trace.dat, a Perfetto trace, an HTML page
   learn   fit the inference's limits to a machine from runs with ground truth (a profile)
+  results many runs in one table (Parquet), queried with SQL (DuckDB)
 """
 
 EXIT_EPILOG = ("Exit status (docs/exit-status.md): 0 done, 1 bad command line, 2 could not run (a program "
@@ -50,11 +51,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cmd, rest = args[0], args[1:]
     if cmd == "record":
         return record.main(rest)
-    if cmd not in ("report", "export", "learn"):
+    if cmd not in ("report", "export", "learn", "results"):
         print(f"hourglass: unknown command '{cmd}'\n{USAGE}", file=sys.stderr, end="")
         return EXIT_USAGE
     try:
-        return {"report": report_main, "export": export_main, "learn": learn_main}[cmd](rest)
+        return {"report": report_main, "export": export_main, "learn": learn_main,
+                "results": results_main}[cmd](rest)
     except HgError as e:
         print(f"hourglass {cmd}: {e}", file=sys.stderr)
         return e.status
@@ -129,6 +131,56 @@ def report_main(argv: Sequence[str]) -> int:
         if a.explain:
             report_text.explain(rep, gaps, out, a.explain)
     _print(text)
+    return 0
+
+
+def results_main(argv: Sequence[str]) -> int:
+    """`hourglass results DIR... [-o FILE.parquet] [--query SQL]`: many runs in one table."""
+    ap = Parser(prog="hourglass results",
+                description="Gather run directories (make lab's, make paper's, a farm's artifacts, your own "
+                            "hourglass record --dir runs) into one table, one row per run and per class, and "
+                            "answer questions across them with SQL (DuckDB, embedded). The columns are "
+                            "docs/results.md's.",
+                epilog="A run's figures are its report's: DIR/report.json when newer than the run, else a "
+                       "merge now. Named queries: " + ", ".join(results.QUERIES) + " (docs/results.md shows "
+                       "each); any other --query is SQL over the view `results`. " + EXIT_EPILOG)
+    ap.add_argument("paths", nargs="+", metavar="DIR|FILE.parquet",
+                    help="directories searched for run directories, or tables written by -o before")
+    ap.add_argument("-o", "--output", metavar="FILE.parquet", help="write the table as Parquet")
+    ap.add_argument("--query", metavar="SQL", action="append",
+                    help="a named query or SQL over `results`, printed as a table (may be repeated; "
+                         "default: classes)")
+    ap.add_argument("--csv", action="store_true", help="print the queries' rows as CSV, not aligned columns")
+    ap.add_argument("--machine", metavar="NAME",
+                    help="the machine column of the runs gathered from directories (default: the "
+                         "hypervisor and the TSC's rate, from each run's hourglass.json)")
+    a = ap.parse_args(argv)
+    if a.output:
+        if not a.output.endswith(".parquet"):
+            ap.error(f"-o {a.output}: the file must end in .parquet")
+        _check_output(a.output)
+    progress = sys.stderr.isatty() and os.environ.get("HG_PROGRESS") != "0"
+    def on_run(run: str) -> None:
+        if progress:
+            print(f"\rhourglass results: {run[-60:]:60}", end="", file=sys.stderr, flush=True)
+    table = results.gather(a.paths, on_run, a.machine)
+    if progress:
+        print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
+    if a.output:
+        results.write(table, a.output)
+        runs = len(set(table.column("run_dir").to_pylist()))
+        print(f"hourglass results: {a.output}: {runs} runs, {table.num_rows} rows", file=sys.stderr)
+    for q in a.query or ([] if a.output else ["classes"]):
+        names, rows = results.query(table, q)
+        def show(out: Any, names: List[str] = names, rows: List[Any] = rows) -> None:
+            if a.csv:
+                import csv
+                w = csv.writer(out)
+                w.writerow(names)
+                w.writerows(rows)
+            else:
+                out.write(results.render(names, rows))
+        _print(show)
     return 0
 
 

@@ -467,7 +467,7 @@ static int python_dir(const char *exe, char *dir, size_t size)
  */
 static int run_tool(const char *cmd, int argc, char **argv)
 {
-	char exe[4096], dir[4096], pkg[4096 + 16], path[8192], **args;
+	char exe[4096], dir[4096], pkg[4096 + 16], path[8192], venv_py[4096 + 32], **args;
 	const char *old = getenv("PYTHONPATH"), *py;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int i, a = 0;
@@ -498,6 +498,15 @@ static int run_tool(const char *cmd, int argc, char **argv)
 	if (!args)
 		return HG_EXIT_ENV;
 	py = python_bin();
+	/*
+	 * results needs pyarrow and duckdb, which Debian 12 does not package: from a build
+	 * tree, the virtual environment make set up beside it has them (scripts/setup.sh);
+	 * an installed hourglass uses HG_PYTHON or the system's, and says what is missing
+	 */
+	if (!strcmp(cmd, "results") && !getenv("HG_PYTHON") &&
+	    snprintf(venv_py, sizeof(venv_py), "%s/../.venv/bin/python", dir) < (int)sizeof(venv_py) &&
+	    !access(venv_py, X_OK))
+		py = venv_py;
 	args[a++] = (char *)py;
 	if (!strcmp(cmd, "record")) {
 		sigset_t held;
@@ -545,7 +554,7 @@ int main(int argc, char **argv)
 		return HG_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "record") || !strcmp(argv[1], "report") || !strcmp(argv[1], "export") ||
-	    !strcmp(argv[1], "learn"))
+	    !strcmp(argv[1], "learn") || !strcmp(argv[1], "results"))
 		return run_tool(argv[1], argc - 2, argv + 2);
 	if (argv[1][0] != '-') {
 		fprintf(stderr, "hourglass: unknown command '%s': a plain run starts with an option, e.g. 'hourglass -n 1 -d 1s' (see --help)\n",

@@ -754,6 +754,7 @@ void hg_usage(FILE *f)
 "       hourglass report DIR [--json FILE]   explain every gap, score the inferences\n"
 "       hourglass export DIR --kernelshark OUT.dat | --perfetto OUT.json | --html OUT.html\n"
 "       hourglass learn RUN... -o PROFILE    fit the inference to a machine (report --profile)\n"
+"       hourglass results DIR... [-o FILE.parquet] [--query SQL]   many runs in one table\n"
 "\n"
 "Threads spin on the TSC and record every gap in their own execution; all\n"
 "output comes after the run. Compatible with Hourglass 0.5 (Regehr, 2002).\n"
