@@ -20,12 +20,16 @@ test passed or is a known shortfall.
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import os
+import subprocess
 import sys
 from typing import Any, Dict, List, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.abspath(os.path.join(HERE, "../.."))
 sys.path.insert(0, HERE)
 import expect  # noqa: E402
 import scenario  # noqa: E402
@@ -126,14 +130,44 @@ def run_tests(r: Dict[str, Any], guest: str) -> List[Tuple[str, List[str], str]]
     return out
 
 
+def results_test(out: str, lab: Dict[str, Any]) -> Tuple[str, List[str], str]:
+    """`hourglass results OUT -o OUT/results.parquet` (issue 41): its per-class figures, read back
+    from the Parquet file with DuckDB, are lab.json's for every run and class."""
+    table = os.path.join(out, "results.parquet")
+    cmd = [os.path.join(TOP, "build", "hourglass"), "results", out, "-o", table]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, HG_PROGRESS="0"))
+    name = "hourglass results: the Parquet table holds lab.json's per-class figures of every run"
+    if p.returncode != 0:
+        return name, [f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-300:]}"], ""
+    q = subprocess.run([cmd[0], "results", table, "--csv", "--query",
+                        "SELECT run_dir, cls, actual, inferred, correct FROM results WHERE actual IS NOT NULL"],
+                       capture_output=True, text=True)
+    if q.returncode != 0:
+        return name, [f"query: exit {q.returncode}: {q.stderr.strip()[-300:]}"], ""
+    got = {(os.path.realpath(r[0]), r[1]): tuple(int(x) for x in r[2:]) for r in list(csv.reader(io.StringIO(q.stdout)))[1:]}
+    probs, n = [], 0
+    for r in lab["runs"]:
+        for cls, k in (r.get("classes") or {}).items():
+            n += 1
+            want = (k["actual"], k["inferred"], k["correct"])
+            have = got.get((os.path.realpath(r["dir"]), cls))
+            if have != want:
+                probs.append(f"{r['dir']} {cls}: lab.json {want}, the table {have}")
+    if not n:
+        probs.append("lab.json holds no per-class figures")
+    return name + f" ({n})", probs[:10], ""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="assert issue 17's targets on a lab's results")
     ap.add_argument("out", help="the directory with lab.json")
     ap.add_argument("--guest", default="icount")
+    ap.add_argument("--results", action="store_true",
+                    help="also check hourglass results' table against lab.json (writes OUT/results.parquet)")
     a = ap.parse_args()
     with open(os.path.join(a.out, "lab.json")) as f:
         lab = json.load(f)
-    tests = tests_of(lab, a.guest)
+    tests = tests_of(lab, a.guest) + ([results_test(a.out, lab)] if a.results else [])
     print(f"TAP version 13\n1..{len(tests)}")
     failed = known = 0
     for i, (name, probs, todo) in enumerate(tests, 1):
