@@ -160,6 +160,10 @@ def match(hgt_events, fevents, drops, window, tol, near=None):
 # behind another's can run only once the task runs again, maybe on another CPU. The module's
 # probes come first (HGT_TP_PRIO), so of such an event the other recorder's stamp is the late one.
 PREEMPTIBLE_SITES = ("exit",)
+# on PREEMPT_RT the softirqs run preemptible too (kmod/compat.h, HGT_TP_PRIO): 7.3-rt, fresh-clone run
+# of 2026-12-02 on a slow host, hgtrace-ftrace's softirq_entry callback ran 84 ms after the module's
+RT_PREEMPTIBLE_SITES = PREEMPTIBLE_SITES + ("softirq_entry", "softirq_exit")
+SHARED_IDENTITY = ("softirq_entry", "softirq_exit")
 
 
 def preemptible_probes(kernel):
@@ -169,8 +173,16 @@ def preemptible_probes(kernel):
     return bool(m) and (int(m.group(1)), int(m.group(2))) > (6, 12)
 
 
-def displaced(res, hgt_events, fevents, drops, tol):
-    """Pair what @res left unmatched of PREEMPTIBLE_SITES with the other recording's event of
+def preemptible_sites(kernel):
+    """The kinds whose probes the kernel named in a recording's metadata may call preemptible:
+    none up to 6.12; the exit after it; the softirqs too on PREEMPT_RT."""
+    if not preemptible_probes(kernel):
+        return ()
+    return RT_PREEMPTIBLE_SITES if "PREEMPT_RT" in (kernel or "") or "-rt-" in (kernel or "") else PREEMPTIBLE_SITES
+
+
+def displaced(res, hgt_events, fevents, drops, tol, sites=PREEMPTIBLE_SITES):
+    """Pair what @res left unmatched of @sites (preemptible_sites) with the other recording's event of
     the same kind and identity, on any CPU and at any distance, wherever it lies: matched or
     not, or left out near a loss stretch (a callback run late can land outside the stretch its
     other copy lies in). Take the unmatched ones paired off the lists and return the pairs as
@@ -184,23 +196,40 @@ def displaced(res, hgt_events, fevents, drops, tol):
     whose copy fell in hgtrace-ftrace's lost stretches from 85 ms after it)."""
     mod, other = defaultdict(list), defaultdict(list)
     for e in hgt_events:
-        if e.kind in PREEMPTIBLE_SITES and e.kind in HGT_KIND:
+        if e.kind in sites and e.kind in HGT_KIND:
             mod[(e.kind, HGT_KIND[e.kind][1](e.fields))].append((e.tsc, e.cpu))
     for e in fevents:
-        if e["event"] in KINDS and KINDS[e["event"]][0] in PREEMPTIBLE_SITES:
+        if e["event"] in KINDS and KINDS[e["event"]][0] in sites:
             kind, fkey, _ = KINDS[e["event"]]
             other[(kind, fkey(e["fields"]))].append((e["ts"], e["cpu"]))
     late = 20 * tol
     lost_in = {"only_hgtrace": [(lo - late, hi + tol) for _c, lo, hi in loss_windows_ftrace(fevents, drops)],
                "only_ftrace": [(lo - late, hi + tol) for _c, lo, hi in loss_windows_hgt(hgt_events)]}
     pairs, left = [], {"only_ftrace": [], "only_hgtrace": []}
-    for side, there, mine_first in (("only_ftrace", mod, False), ("only_hgtrace", other, True)):
+    # a softirq's identity is its vector, shared by thousands of events: its late copy is the other
+    # recording's unmatched event of that vector (nearest first, each taken once), not any event
+    spare = {"only_ftrace": defaultdict(list), "only_hgtrace": defaultdict(list)}
+    for side in spare:
         for (cpu, kind, key), ts in res[side]:
-            if kind not in PREEMPTIBLE_SITES:
+            if kind in sites and kind in SHARED_IDENTITY:
+                spare[side][(kind, key)].append((ts, cpu))
+    taken = set()
+    for side, there, mine_first in (("only_ftrace", mod, False), ("only_hgtrace", other, True)):
+        opposite = spare["only_hgtrace" if side == "only_ftrace" else "only_ftrace"]
+        for (cpu, kind, key), ts in res[side]:
+            if kind not in sites:
                 left[side].append(((cpu, kind, key), ts))
                 continue
-            cands = there.get((kind, key), [])
-            if cands:
+            if (side, kind, key, ts, cpu) in taken:
+                continue
+            cands = there.get((kind, key), []) if kind not in SHARED_IDENTITY else \
+                [x for x in opposite.get((kind, key), []) if (("only_hgtrace" if side == "only_ftrace"
+                                                               else "only_ftrace"), kind, key) + x not in taken]
+            if cands and kind in SHARED_IDENTITY:
+                t, c = min(cands, key=lambda x: abs(x[0] - ts))
+                taken.add((("only_hgtrace" if side == "only_ftrace" else "only_ftrace"), kind, key, t, c))
+                pairs.append((ts, t, cpu, c) if mine_first else (t, ts, c, cpu))
+            elif cands:
                 t, c = min(cands, key=lambda x: abs(x[0] - ts))
                 pairs.append((ts, t, cpu, c) if mine_first else (t, ts, c, cpu))
             elif any(lo <= ts <= hi for lo, hi in lost_in[side]):

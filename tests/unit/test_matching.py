@@ -114,3 +114,30 @@ def test_ftrace_loss_stretch_starts_at_the_cpus_previous_event():
     f = [fsw(0, 100, 1, 2), fsw(1, 150, 1, 2), fsw(0, 90, 1, 2), fsw(1, 300, 1, 2), fsw(0, 400, 1, 2)]
     drops = [(0, 5, 4), (1, 2, 3), (2, 1, 1), (1, 1, 5)]
     assert matching.loss_windows_ftrace(f, drops) == [(0, 100, 400), (1, 150, 300), (2, 0, 150), (1, 300, 1 << 64)]
+
+
+def sirq(cpu, tsc):
+    return Event(cpu, tsc, "softirq_entry", 0, 0, 0, dict(vec=7))
+
+
+def fsirq(cpu, ts):
+    return dict(cpu=cpu, ts=ts, event="softirq_entry", fields=dict(vec="7"))
+
+
+def test_a_late_softirq_on_preempt_rt_pairs_with_the_other_unmatched_copy():
+    """PREEMPT_RT runs softirqs preemptible: the other tracer's callback can run long after the
+    module's probe. Its copy is the other side's unmatched event of that vector, not the
+    nearest event of the vector (which is another softirq's, already paired)."""
+    h = [sirq(0, 1000), sirq(0, 2000), sirq(0, 3000)]
+    f = [fsirq(0, 1002), fsirq(0, 2003), fsirq(1, 3500)]        # the third ran late, on the other CPU
+    kernel = "Linux 7.3.4+deb13-rt-amd64 #1 SMP PREEMPT_RT"
+    r = matching.match(h, f, [], (0, 10000), tol=20)
+    assert r["matched"] == 2 and len(r["only_ftrace"]) == 1 and len(r["only_hgtrace"]) == 1
+    pairs = matching.displaced(r, h, f, [], 20, matching.preemptible_sites(kernel))
+    assert pairs == [(3000, 3500, 0, 1)] and not r["only_ftrace"] and not r["only_hgtrace"]
+    # not on a kernel that runs them with preemption off: unmatched stays unmatched
+    assert matching.preemptible_sites("Linux 7.3.4+deb13-amd64 #1 SMP PREEMPT_DYNAMIC") == ("exit",)
+    assert matching.preemptible_sites("Linux 6.12.117+deb12-rt-amd64 #1 SMP PREEMPT_RT") == ()
+    r = matching.match(h, f, [], (0, 10000), tol=20)
+    assert matching.displaced(r, h, f, [], 20, matching.preemptible_sites("Linux 7.3.4+deb13-amd64")) == []
+    assert len(r["only_ftrace"]) == 1 and len(r["only_hgtrace"]) == 1
