@@ -88,10 +88,18 @@ int out_create(const char *path, char **tmp, struct hg_err *err)
 		return hg_err_env(err, "%s: out of memory", path);
 	/* a dot name: a listing of the folder does not show it as an output */
 	sprintf(name, "%.*s.%s.XXXXXX", (int)dlen, path, base);
+	/*
+	 * tracked before the file exists, not after: a stop between mkostemp() and out_track()
+	 * left the file behind (a Ctrl-C sent as soon as it appeared, tests/unit/test_merge.py,
+	 * 1 run in some tens). Until mkostemp() fills in the name, a stop unlinks the template:
+	 * no file of that name, nothing done.
+	 */
+	out_track(name);
 	fd = mkostemp(name, O_CLOEXEC);
 	if (fd < 0) {
 		hg_err_env(err, "%s: cannot create a file in its folder: %s", path, strerror(errno));
-		free(name);
+		if (out_untrack(name))
+			free(name);
 		return -1;
 	}
 	/* mkstemp's 0600 is for secrets: an output gets the mode a plain create would give it */
@@ -101,7 +109,6 @@ int out_create(const char *path, char **tmp, struct hg_err *err)
 		umask(mask);
 		fchmod(fd, 0666 & ~mask);
 	}
-	out_track(name);
 	*tmp = name;
 	return fd;
 }
