@@ -498,7 +498,7 @@ def test_a_scenario_run_several_times_is_judged_on_most_runs():
 def test_check_runs_is_read_and_names_the_run_directories():
     sc = scenario.load("periodic-pair")
     assert sc["check_runs"] == 3 and sc.get("quick")
-    assert scenario.load("tick")["check_runs"] == 3 and scenario.load("cpu-yield")["check_runs"] == 1
+    assert scenario.load("tick")["check_runs"] == 3 and scenario.load("fifo-periodic")["check_runs"] == 1
     assert [scenario.run_dir_name("tick", k) for k in (1, 2)] == ["tick", "tick.run2"]
     assert scenario.parse_run_dir("tick.run2") == ("tick", 2)
     assert scenario.parse_run_dir("tick") == ("tick", 1)
