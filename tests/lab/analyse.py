@@ -131,7 +131,7 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
     with open(os.path.join(d, "gaps.jsonl")) as f:
         gaps = [json.loads(line) for line in f]
     run = {"dir": d, "guest": r["guest"], "report": rep, "record": meta, "hourglass": hg, "gaps": gaps,
-           "cpu": scenario.for_guest(sc, r["guest"])["cpu"] if "{cpu}" in sc["hourglass"] else None,
+           "cpu": scenario.for_guest(sc, r["guest"], lab_run.get("cpus"))["cpu"] if "{cpu}" in sc["hourglass"] else None,
            "load_names": [ld.get("name") for ld in meta.get("loads") or []], "config_hz": lab_run.get("config_hz"),
            "rt": "-rt-" in str(lab_run.get("kernel", ""))}
     res["expectations"] = expect.evaluate(sc, run)

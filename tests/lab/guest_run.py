@@ -2,6 +2,7 @@
 """guest_run - the lab's scenarios inside one booted guest, one after another:
 
     scripts/vm [--icount] -k KERNEL -o OUT -- tests/lab/guest_run.py --guest icount|smp2 [SCENARIO...]
+    HGT_KO=hgtrace.ko HGT_OUT=OUT tests/lab/guest_run.py --guest machine    (scripts/lava-lab)
 
 Loads hgtrace.ko once, then for each scenario made for this guest: its setup
 commands (a line `label: WHAT=NAME` they print names an irq or task for the
@@ -139,7 +140,7 @@ def main() -> int:
         print("1..0 # SKIP needs root in a kernel that loads modules (run through scripts/vm)")
         return 4
     want = scenario.GUESTS[a.guest]
-    if os.cpu_count() != want["cpus"] or (os.environ.get("HGT_VM_ICOUNT") == "1") != want["icount"]:
+    if (want["cpus"] and os.cpu_count() != want["cpus"]) or (os.environ.get("HGT_VM_ICOUNT") == "1") != want["icount"]:
         print(f"Bail out! this guest has {os.cpu_count()} CPUs, icount {os.environ.get('HGT_VM_ICOUNT')}: "
               f"not the {a.guest} guest")
         return 2
@@ -152,7 +153,7 @@ def main() -> int:
     todo = []   # (scenario, run): the quick subset records each check_runs times
     for n in names:
         sc = scenario.load(n)
-        if a.guest in sc["guests"] and (not a.quick or sc.get("quick")):
+        if scenario.made_for(sc, a.guest) and (not a.quick or sc.get("quick")):
             todo += [(n, k) for k in range(1, (sc["check_runs"] if a.quick else a.runs) + 1)]
     print(f"TAP version 13\n1..{len(todo)}\n# lab: {a.guest} guest, kernel {os.uname().release}", flush=True)
     why = mount_debugfs()     # hourglass reads the scheduler's features there, as on a typical system

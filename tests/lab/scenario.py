@@ -43,7 +43,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 SCENARIOS = os.path.join(TOP, "tests", "lab", "scenarios")
@@ -73,12 +73,33 @@ GUESTS = {"icount": {"cpus": 1, "icount": True, "record": ["--reader-interval", 
           "icount2-shared": {"cpus": 2, "icount": True, "record": ["--reader-interval", "60s"],
                              "not_held": "icount2-shared: CPU 0 runs as much as hourglass's CPU 1, and the vCPUs "
                                          "take turns: half of each CPU's time is the other's steal (docs/lab.md)"},
-          "smp2": {"cpus": 2, "icount": False, "record": []}}
+          "smp2": {"cpus": 2, "icount": False, "record": []},
+          # machine: the machine this runs on, as a farm's device runs the lab (docs/lava.md):
+          # however many CPUs it has (hourglass on the last), its own clock, the scenarios made
+          # for smp2 (runs_like: the plain guest is the nearest to a real machine); its class
+          # figures are measured, never held: the targets are the instruction-count lab's
+          "machine": {"cpus": None, "icount": False, "record": [], "runs_like": "smp2",
+                      "not_held": "machine: a real machine's (or a farm device's) figures are measured, "
+                                  "not held: the targets are the instruction-count lab's (docs/lava.md)"}}
+
+
+def guest_cpus(guest: str, cpus: Optional[int] = None) -> int:
+    """How many CPUs @guest has: its own count; for the machine guest, @cpus (what its run
+    recorded, lab-run.json) or this machine's."""
+    n = GUESTS[guest]["cpus"] or cpus
+    return int(n) if n else (os.cpu_count() or 1)
+
+
+def made_for(sc: Dict[str, Any], guest: str) -> bool:
+    """Whether @sc runs in @guest: it names the guest, or the guest it runs like."""
+    return guest in sc["guests"] or GUESTS[guest].get("runs_like") in sc["guests"]
 
 
 def vm_options(guest: str) -> str:
     """scripts/vm's options for @guest: the one place a guest's CPUs and clock are said."""
     g = GUESTS[guest]
+    if not g["cpus"]:
+        raise ValueError(f"the {guest} guest is the machine this runs on: no scripts/vm boots it")
     return " ".join((["--icount"] if g["icount"] else []) + ["-c", str(g["cpus"])]
                     + (["--append", g["append"]] if g.get("append") else []))
 
@@ -247,21 +268,21 @@ def not_run_reason(sc: Dict[str, Any], release: str, rt: bool) -> "str | None":
     return None
 
 
-def fill(text: str, guest: str) -> str:
-    """@text with the placeholders of @guest filled in."""
-    cpus = GUESTS[guest]["cpus"]
+def fill(text: str, guest: str, ncpus: Optional[int] = None) -> str:
+    """@text with the placeholders of @guest (of @ncpus CPUs: guest_cpus) filled in."""
+    cpus = guest_cpus(guest, ncpus)
     return (text.replace("{cpu}", str(cpus - 1)).replace("{cpumask}", f"{1 << (cpus - 1):x}")
             .replace("{other}", str(0))
             .replace("{lab}", os.path.join(TOP, "build", "lab")).replace("{top}", TOP))
 
 
-def for_guest(sc: Dict[str, Any], guest: str) -> Dict[str, Any]:
-    """The commands of @sc as they run in @guest."""
-    return {"hourglass": fill(sc["hourglass"], guest),
-            "loads": [fill(ld["command"], guest) for ld in sc["load"]],
-            "setup": [fill(c, guest) for c in sc.get("setup", [])],
-            "teardown": [fill(c, guest) for c in sc.get("teardown", [])],
+def for_guest(sc: Dict[str, Any], guest: str, cpus: Optional[int] = None) -> Dict[str, Any]:
+    """The commands of @sc as they run in @guest (of @cpus CPUs: guest_cpus)."""
+    return {"hourglass": fill(sc["hourglass"], guest, cpus),
+            "loads": [fill(ld["command"], guest, cpus) for ld in sc["load"]],
+            "setup": [fill(c, guest, cpus) for c in sc.get("setup", [])],
+            "teardown": [fill(c, guest, cpus) for c in sc.get("teardown", [])],
             "settle": str(sc.get("settle", "1s")),
-            "labels": [fill(x, guest) for x in sc.get("labels", [])],
-            "cpu": GUESTS[guest]["cpus"] - 1,
+            "labels": [fill(x, guest, cpus) for x in sc.get("labels", [])],
+            "cpu": guest_cpus(guest, cpus) - 1,
             "record": list(GUESTS[guest]["record"])}
