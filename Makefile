@@ -20,6 +20,8 @@
 #   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
 #   make bench-startup  hourglass record --ftrace-only against trace-cmd record, in the 6.1 guest
 #   make lab          the truth lab: scenarios x kernels x guests into out/lab/ (docs/lab.md)
+#   make lava-jobs    LAVA jobs that run the lab on a farm's devices into out/lava-jobs/,
+#                     each checked by LAVA's own job schema (docs/lava.md)
 #   make setup        install what is missing (apt packages, virtual environment)
 #   make fuzz         each fuzz target for FUZZ_SECONDS (default 180): executions, edges, crashes
 #                     (tests/fuzz/README.md); make soak: 10 minutes of recording in a guest
@@ -346,9 +348,12 @@ FORCE:
 lab: setup userspace
 	@flock /tmp/hg-guest.lock env HG_GUEST_LOCK=held scripts/lab -j 2 --runs 2 --profiles
 
+lava-jobs: setup
+	$(PY) tests/lab/lava_jobs.py -o out/lava-jobs
+
 clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs us-pyc man test setup check check-full demo bench bench-icount bench-startup bench-loop install fuzz fuzz-smoke soak lab \
+.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs us-pyc man test setup check check-full demo bench bench-icount bench-startup bench-loop install fuzz fuzz-smoke soak lab lava-jobs \
 	uninstall clean FORCE

@@ -157,6 +157,15 @@ if ! "$venv/bin/python" -c 'import pyarrow, duckdb, sys; sys.exit(pyarrow.__vers
 	"$venv/bin/pip" install -q --disable-pip-version-check pyarrow==17.0.0 duckdb==2.0.1
 fi
 
+# the farm's jobs (tests/lab/lava_jobs.py, docs/lava.md): rendered by Linaro's TuxLAVA and
+# checked by LAVA's own job schema (scripts/setup-lava unpacks it into build/lava)
+if ! "$venv/bin/python" -c 'import tuxlava, voluptuous, sys; from importlib.metadata import version as v; sys.exit(v("tuxlava") != "0.28.0" or voluptuous.__version__ != "0.16.0")' 2>/dev/null; then
+	echo "setup: installing tuxlava 0.28.0 and voluptuous 0.16.0 into $venv (the LAVA jobs)"
+	"$venv/bin/pip" install -q --disable-pip-version-check tuxlava==0.28.0 voluptuous==0.16.0
+fi
+HG_VENV=$venv "$top/scripts/setup-lava" ||
+	echo "setup: LAVA's job schema is not here: the LAVA jobs' check will say it is missing" >&2
+
 # make test checks hgtools' types with mypy, pinned: a newer mypy's new checks are a change of
 # their own, not a failure of a tree that passed
 if ! "$venv/bin/python" -m mypy --version 2>/dev/null | grep -q "^mypy 1\.20\.2 "; then

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""lava_cases - the lab's checks and figures as LAVA test cases:
+
+    tests/lab/lava_cases.py [--print] OUT [--guest machine]
+    tests/lab/lava_cases.py [--print] --case NAME pass|fail|skip WHY
+
+Reads OUT/lab.json (tests/lab/analyse.py) and reports, for each run of the guest:
+  - each of tests/lab/check.py's checks (its expected counts, its class figures) as a
+    test case that passes or fails as the check does; a check whose figures are shown but
+    not held (a known shortfall, or the machine guest's class figures) is skipped, never
+    passed;
+  - each expectation's count found (unit: events) and each class's precision and recall
+    (unit: ratio), the steal (percent) and the share of gaps explained, as measurements.
+Inside a LAVA job (lava-test-case on PATH) it calls lava-test-case, which LAVA records; else,
+or with --print, it prints the lava-test-case command lines it would run. --case reports one
+case (scripts/lava-lab's build steps). Exit 1 if any case failed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import Any, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import check  # noqa: E402
+
+RESULTS = ("pass", "fail", "skip")
+
+
+def slug(text: str, limit: int = 90) -> str:
+    """@text as a LAVA test case name: letters, digits, '.', '_' and '-' only."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:limit]
+
+
+class Reporter:
+    """Test cases, to lava-test-case or to standard output."""
+
+    def __init__(self, printing: bool):
+        self.tool = None if printing else shutil.which("lava-test-case")
+        self.failed = 0
+        self.cases: List[List[str]] = []
+
+    def case(self, name: str, result: str, measurement: Optional[float] = None, units: str = "") -> None:
+        argv = ["lava-test-case", slug(name), "--result", result]
+        if measurement is not None:
+            argv += ["--measurement", f"{measurement:.6g}"] + (["--units", units] if units else [])
+        self.cases.append(argv)
+        self.failed += result == "fail"
+        if self.tool:
+            subprocess.run([self.tool] + argv[1:], check=False)
+        else:
+            print(" ".join(argv), flush=True)
+
+    def note(self, text: str) -> None:
+        """Why a case is what it is: a comment in the job's log (LAVA keeps the log)."""
+        for line in text.splitlines():
+            print(f"# {line}", flush=True)
+
+
+def report_lab(rep: Reporter, lab: dict, guest: str) -> int:
+    """Every check and figure of @lab's runs in @guest; the number of runs."""
+    runs = [r for r in lab.get("runs", []) if r.get("guest") == guest]
+    for name, probs, todo in check.tests_of(lab, guest):
+        where, _, what = name.partition(": ")
+        kind = "counts" if what.startswith("expected counts") else "classes" if what.startswith("every class") \
+            else slug(what, 30)
+        result = "pass" if not probs else "skip" if todo else "fail"
+        if probs:
+            rep.note(f"{name}" + (f": not held: {todo}" if todo else "") + "".join(f"\n  {p}" for p in probs[:12]))
+        rep.case(f"{where}-{kind}", result)
+    for r in runs:
+        run = os.path.basename(r.get("dir", "")) or r["scenario"]
+        if r.get("error") or r.get("not_run"):
+            continue      # its check above failed with the reason
+        for e in r.get("expectations") or []:
+            rep.case(f"{run}-{e['what']}-found", "pass" if e.get("count_ok") else "fail", e.get("found"), "events")
+        for cls, f in sorted((r.get("classes") or {}).items()):
+            for k in ("precision", "recall"):
+                if f.get(k) is not None:
+                    rep.case(f"{run}-{cls}-{k}", "pass", f[k], "ratio")
+        if r.get("steal_share") is not None:
+            rep.case(f"{run}-steal", "pass", 100 * r["steal_share"], "percent")
+        if r.get("explained_share") is not None:
+            rep.case(f"{run}-explained", "pass", 100 * r["explained_share"], "percent")
+    return len(runs)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="the lab's checks and figures as LAVA test cases (docs/lava.md)")
+    ap.add_argument("--print", action="store_true", help="print the lava-test-case lines, never run them")
+    ap.add_argument("--case", nargs=3, metavar=("NAME", "RESULT", "WHY"), help="report one case: RESULT pass|fail|skip")
+    ap.add_argument("out", nargs="?", help="the lab's directory with lab.json")
+    ap.add_argument("--guest", default="machine", help="whose runs (default machine)")
+    a = ap.parse_args()
+    rep = Reporter(a.print)
+    if a.case:
+        name, result, why = a.case
+        if result not in RESULTS:
+            ap.error(f"--case: the result must be one of {', '.join(RESULTS)}, not {result!r}")
+        rep.note(f"{name}: {why}")
+        rep.case(name, result)
+        return 1 if rep.failed else 0
+    if not a.out:
+        ap.error("the lab's directory (OUT, with lab.json) is needed, or --case")
+    try:
+        with open(os.path.join(a.out, "lab.json")) as f:
+            lab = json.load(f)
+    except (OSError, ValueError) as e:
+        rep.note(f"no lab to report: {e}")
+        rep.case("hourglass-lab", "fail")
+        return 1
+    if not report_lab(rep, lab, a.guest):
+        rep.note(f"lab.json holds no run of the {a.guest} guest")
+        rep.case("hourglass-lab", "fail")
+    return 1 if rep.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

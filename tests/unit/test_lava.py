@@ -1,0 +1,118 @@
+"""The farm's side of the lab (issue 41, docs/lava.md): the machine guest, the LAVA test
+cases a lab's results become (tests/lab/lava_cases.py), and the LAVA jobs TuxLAVA renders,
+checked by LAVA's own job schema (tests/lab/lava_jobs.py). No dispatcher: jobs are not run."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+LAB = os.path.join(os.path.dirname(__file__), "..", "lab")
+sys.path.insert(0, LAB)
+import expect  # noqa: E402
+import scenario  # noqa: E402
+
+
+def test_the_machine_guest_runs_smp2_s_scenarios_on_its_own_cpus():
+    assert scenario.made_for(scenario.load("tick"), "machine")
+    assert scenario.made_for(scenario.load("device-timer"), "machine")
+    assert not scenario.made_for(scenario.load("cpu-yield-2cpu"), "machine"), "an icount2-only scenario"
+    assert not scenario.made_for(scenario.load("cpu-yield-2cpu"), "smp2")
+    assert scenario.fill("--affinity {cpu} mask {cpumask}", "machine", 8) == "--affinity 7 mask 80"
+    assert scenario.for_guest(scenario.load("tick"), "machine", 4)["cpu"] == 3
+    assert scenario.fill("{cpu}", "smp2", 8) == "1", "an emulated guest's CPUs are its own"
+    with pytest.raises(ValueError):
+        scenario.vm_options("machine")
+    assert scenario.not_held(scenario.load("tick"), "machine"), "a machine's class figures are not held"
+
+
+def _lab(found, precision_ok):
+    """A lab of one machine run of tick: its tick count @found of 750, its timer class at
+    precision 1.0 or 0.5 (@precision_ok)."""
+    inferred = 750 if precision_ok else 1500
+    classes = {"timer": {"actual": 750, "inferred": inferred, "correct": 750,
+                         "precision": 750 / inferred, "recall": 1.0}}
+    rep = {"inference": {"classes": classes}}
+    return {"runs": [{"kernel": "6.12", "guest": "machine", "scenario": "tick", "dir": "/x/6.12/machine/tick",
+                      "expectations": [{"what": "ticks", "found": found, "expected": 750, "expected_how": "HZ",
+                                        "found_how": "timer gaps", "count_ok": abs(found - 750) <= 15}],
+                      "class_short": expect.class_targets(rep, {}, []), "classes": classes,
+                      "steal_share": 0.001, "explained_share": 0.99}]}
+
+
+def _cases(tmp_path, lab, *extra):
+    with open(tmp_path / "lab.json", "w") as f:
+        json.dump(lab, f)
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", str(tmp_path), *extra],
+                       capture_output=True, text=True)
+    cases = {ln.split()[1]: ln.split()[2:] for ln in p.stdout.splitlines() if ln.startswith("lava-test-case ")}
+    return p.returncode, cases, p.stdout
+
+
+def test_a_check_that_fails_fails_its_lava_test_case_and_figures_are_measurements(tmp_path):
+    rc, cases, out = _cases(tmp_path, _lab(750, True))
+    assert rc == 0, out
+    assert cases["tick-on-6.12-machine-counts"] == ["--result", "pass"]
+    assert cases["tick-on-6.12-machine-classes"] == ["--result", "pass"]
+    assert cases["tick-ticks-found"] == ["--result", "pass", "--measurement", "750", "--units", "events"]
+    assert cases["tick-timer-precision"] == ["--result", "pass", "--measurement", "1", "--units", "ratio"]
+    assert cases["tick-steal"][:2] == ["--result", "pass"] and cases["tick-steal"][3] == "0.1"
+    # a count far off fails its case and the exit status; a short class is shown, not held: skipped
+    rc, cases, out = _cases(tmp_path, _lab(600, False))
+    assert rc == 1, out
+    assert cases["tick-on-6.12-machine-counts"] == ["--result", "fail"]
+    assert cases["tick-ticks-found"][:2] == ["--result", "fail"]
+    assert cases["tick-on-6.12-machine-classes"] == ["--result", "skip"]
+    assert "# tick on 6.12 machine: expected counts" in out and "found 600 of 750" in out, "the log says why"
+    assert cases["tick-timer-precision"][3] == "0.5"
+
+
+def test_a_lab_with_nothing_to_report_fails(tmp_path):
+    rc, cases, _ = _cases(tmp_path, {"runs": []})
+    assert rc == 1 and cases["hourglass-lab"] == ["--result", "fail"]
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", str(tmp_path / "none")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and "lava-test-case hourglass-lab --result fail" in p.stdout
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "--case", "x", "maybe", "why"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "pass|fail|skip" not in p.stdout and "maybe" in p.stderr
+
+
+def _have_lava_tools():
+    try:
+        import tuxlava  # noqa: F401
+    except ImportError:
+        return "TuxLAVA is not installed (make setup installs it)"
+    sys.path.insert(0, LAB)
+    import lava_jobs
+    if not os.path.exists(os.path.join(lava_jobs.LAVA_PY, "lava_common")):
+        return "LAVA's lava-common is not unpacked (make setup does it)"
+    return ""
+
+
+@pytest.mark.skipif(bool(_have_lava_tools()), reason=_have_lava_tools() or "-")
+def test_the_jobs_pass_lava_s_own_schema_and_a_broken_one_does_not(tmp_path):
+    import yaml
+    import lava_jobs
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_jobs.py"), "-o", str(tmp_path), "--minutes", "33",
+                        "--project", "https://lab.example/hourglass-src.tar.gz"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    for dev in lava_jobs.DEVICES:
+        with open(tmp_path / f"{dev}.yaml") as f:
+            job = yaml.safe_load(f)
+        assert lava_jobs.validate(job) == "", dev
+        steps = [s for a in job["actions"] if "test" in a for d in a["test"]["definitions"]
+                 if d["name"] == "commands" for s in d["repository"]["run"]["steps"]]
+        assert len(steps) == 1 and "/opt/hourglass/scripts/lava-lab" in steps[0], (dev, steps)
+        assert [a["test"]["timeout"] for a in job["actions"] if "test" in a and
+                a["test"]["definitions"][0]["name"] == "commands"] == [{"minutes": 33}]
+        assert job["metadata"]["hourglass.device"] == dev
+    # the schema is LAVA's, and it refuses what LAVA would: a deploy with nowhere to deploy to
+    with open(tmp_path / "qemu-x86_64.yaml") as f:
+        job = yaml.safe_load(f)
+    del job["actions"][0]["deploy"]["to"]
+    assert "deploy" in lava_jobs.validate(job)
+    job = yaml.safe_load(open(tmp_path / "qemu-x86_64.yaml"))
+    job["timeouts"]["job"] = {"fortnights": 1}
+    assert lava_jobs.validate(job)
