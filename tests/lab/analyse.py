@@ -171,6 +171,16 @@ def steal_by_cpu(gaps: List[Dict[str, Any]], hg: Dict[str, Any]) -> Dict[str, fl
     return {c: v / run for c, v in sorted(out.items())} if run > 0 else {}
 
 
+def commit() -> str:
+    """The tree's commit (git describe), or '' where there is no git or no repository: a
+    farm's device runs the lab from a tarball (scripts/lava-lab)."""
+    try:
+        git = subprocess.run(["git", "-C", TOP, "describe", "--always", "--dirty"], capture_output=True, text=True)
+    except OSError:
+        return ""
+    return git.stdout.strip() if git.returncode == 0 else ""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="judge the lab's runs and write lab.json, lab.csv, index.html")
     ap.add_argument("out", help="the lab's output directory (out/lab)")
@@ -181,8 +191,7 @@ def main() -> int:
     todo = runs_under(a.out)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         results = list(ex.map(lambda r: analyse_run(r, not a.no_exports), todo))
-    git = subprocess.run(["git", "-C", TOP, "describe", "--always", "--dirty"], capture_output=True, text=True)
-    lab = {"lab_version": 1, "commit": git.stdout.strip(), "generated_unix": time.time(),
+    lab = {"lab_version": 1, "commit": commit(), "generated_unix": time.time(),
            "targets": {"count_tolerance": expect.TOLERANCE, "class_share": expect.CLASS_SHARE,
                        "classes": list(expect.TARGET_CLASSES), "class_precision_recall": expect.CLASS_TARGET},
            "analyse_seconds": time.monotonic() - t0, "runs": results}
