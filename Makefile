@@ -22,6 +22,8 @@
 #   make lab          the truth lab: scenarios x kernels x guests into out/lab/ (docs/lab.md)
 #   make lava-jobs    LAVA jobs that run the lab on a farm's devices into out/lava-jobs/,
 #                     each checked by LAVA's own job schema (docs/lava.md)
+#   make lava-local   one such job through LAVA's own dispatcher here, in its QEMU device:
+#                     tick and a scenario that fails on purpose, its test cases printed
 #   make setup        install what is missing (apt packages, virtual environment)
 #   make fuzz         each fuzz target for FUZZ_SECONDS (default 180): executions, edges, crashes
 #                     (tests/fuzz/README.md); make soak: 10 minutes of recording in a guest
@@ -351,9 +353,13 @@ lab: setup userspace
 lava-jobs: setup
 	$(PY) tests/lab/lava_jobs.py -o out/lava-jobs
 
+lava-local: setup userspace modules
+	@$(MAKE) -s -C tests/lab/progs
+	@flock /tmp/hg-guest.lock scripts/lava-local
+
 clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs us-pyc man test setup check check-full demo bench bench-icount bench-startup bench-loop install fuzz fuzz-smoke soak lab lava-jobs \
+.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs us-pyc man test setup check check-full demo bench bench-icount bench-startup bench-loop install fuzz fuzz-smoke soak lab lava-jobs lava-local \
 	uninstall clean FORCE

@@ -55,12 +55,13 @@ def project_tarball(out: str) -> str:
     return path
 
 
-def device_command(project: str) -> List[str]:
+def device_command(project: str, lab_args: str = "") -> List[str]:
     """The job's one command on the device: fetch the project where no overlay brought it
-    (an ssh device), then the lab (scripts/lava-lab: it builds, runs and reports)."""
+    (an ssh device), then the lab (scripts/lava-lab @lab_args: it builds, runs and reports)."""
     fetch = (f"test -x {PROJECT_DIR}/scripts/lava-lab || {{ mkdir -p /opt && "
              f"curl -fsSL {project} | tar -xz -C /opt; }}")
-    return ["sh", "-c", f"{fetch} && {PROJECT_DIR}/scripts/lava-lab --out /tmp/hourglass-lab"]
+    return ["sh", "-c", f"{fetch} && {PROJECT_DIR}/scripts/lava-lab --out /tmp/hourglass-lab"
+            + (f" {lab_args}" if lab_args else "")]
 
 
 def render(device: str, a: argparse.Namespace) -> str:
@@ -69,7 +70,7 @@ def render(device: str, a: argparse.Namespace) -> str:
 
     arch = DEVICES[device][1]
     # fresh lists and dicts each time: Job's defaults are shared between its instances
-    kw: Dict[str, Any] = {"device": device, "commands": device_command(a.project), "tests": [],
+    kw: Dict[str, Any] = {"device": device, "commands": device_command(a.project, a.lab_args), "tests": [],
                           "parameters": {"command-name": "hourglass-lab"}, "deploy_os": "debian",
                           "timeouts": {"deploy": 20, "boot": 15}}
     if device == "ssh-device":
@@ -84,14 +85,18 @@ def render(device: str, a: argparse.Namespace) -> str:
     return str(job.render())
 
 
-def finish(text: str, device: str, minutes: int) -> Dict[str, Any]:
+def finish(text: str, device: str, minutes: int, ramdisk: str = "") -> Dict[str, Any]:
     """@text's job with what TuxLAVA has no option for: the lab's test may take @minutes
-    (TuxLAVA gives a command 2), the job as long as it needs, and metadata saying what it is."""
+    (TuxLAVA gives a command 2), the job as long as it needs, metadata saying what it is, and
+    a QEMU device's initramfs (@ramdisk: a distribution's kernel needs one to find its disk)."""
     import yaml
 
     job = yaml.safe_load(text)
     added = 0
     for action in job["actions"]:
+        d = action.get("deploy")
+        if d and ramdisk and device.startswith("qemu-"):
+            d["images"]["ramdisk"] = {"image_arg": "-initrd {ramdisk}", "url": ramdisk}
         t = action.get("test")
         if t and any(d.get("name") == "commands" for d in t.get("definitions", [])):
             added += minutes - int(t["timeout"].get("minutes", 0))
@@ -137,6 +142,7 @@ def main() -> int:
     ap.add_argument("--rootfs", default=PLACEHOLDER + "x86_64/rootfs.ext4.xz",
                     help="qemu-x86_64's root file system, a disk image (Debian, with the kernel's headers, "
                          "dkms and the lab's packages: docs/lava.md)")
+    ap.add_argument("--ramdisk", help="qemu-x86_64's initramfs URL, for a kernel that needs one (a distribution's)")
     ap.add_argument("--nfs-rootfs", default=PLACEHOLDER + "x86_64/rootfs.tar.xz",
                     help="nfs-x86_64's root file system, a tarball (the same contents)")
     ap.add_argument("--arm64-kernel", default=PLACEHOLDER + "arm64/Image", help="the arm64 devices' kernel URL")
@@ -147,6 +153,8 @@ def main() -> int:
     ap.add_argument("--ssh-user", default="root", help="ssh-device: the user (root: the module is loaded)")
     ap.add_argument("--ssh-identity-file", help="ssh-device: the private key LAVA logs in with "
                                                 "(default: an empty placeholder file written into OUT)")
+    ap.add_argument("--lab-args", default="", help="more arguments for scripts/lava-lab on the device "
+                                                    "(scenarios to run instead of the quick ones)")
     ap.add_argument("--minutes", type=int, default=40, help="how long the lab may run on the device (40)")
     a = ap.parse_args()
     if a.minutes < 1:
@@ -165,7 +173,7 @@ def main() -> int:
         os.unlink(old)
     for dev in a.device or DEFAULT_DEVICES:
         try:
-            job = finish(render(dev, a), dev, a.minutes)
+            job = finish(render(dev, a), dev, a.minutes, a.ramdisk or "")
         except ImportError as e:
             print(f"lava_jobs: TuxLAVA is not here ({e}): make setup installs it into .venv", file=sys.stderr)
             return 2

@@ -116,3 +116,70 @@ def test_the_jobs_pass_lava_s_own_schema_and_a_broken_one_does_not(tmp_path):
     job = yaml.safe_load(open(tmp_path / "qemu-x86_64.yaml"))
     job["timeouts"]["job"] = {"fortnights": 1}
     assert lava_jobs.validate(job)
+
+
+def _log(tmp_path, cases, job="pass"):
+    """lava-run's log: a JSON object a line, the results among other lines."""
+    lines = ['{"dt": "x", "lvl": "info", "msg": "lava-dispatcher, installed at version: 2026.10"}', "not json"]
+    for definition, case, result, *m in cases:
+        msg = {"definition": definition, "case": case, "result": result}
+        if m:
+            msg.update(measurement=m[0], units=m[1])
+        lines.append(json.dumps({"dt": "x", "lvl": "results", "msg": msg}))
+    # LAVA's own lines are YAML flow mappings, JSON but for their tags
+    lines.append('{"dt": "x", "lvl": "results", "msg": {"definition": "0_commands", "case": "tagged", '
+                 '"result": "pass", "starttc": ! "788", "endtc": ! "826"}}')
+    if job:
+        lines.append(json.dumps({"dt": "x", "lvl": "results", "msg": {"definition": "lava", "case": "job",
+                                                                      "result": job}}))
+    p = tmp_path / "job.log"
+    p.write_text("\n".join(lines) + "\n")
+    return str(p)
+
+
+def _verdict(log, *args):
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_results.py"), log, *args],
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_lava_s_results_are_read_from_its_log_and_judged(tmp_path):
+    good = [("0_commands", "hgtrace-build", "pass"), ("0_commands", "tick-on-6.12-machine-counts", "pass"),
+            ("0_commands", "tick-on-6.12-machine-classes", "skip"),
+            ("0_commands", "tick-ticks-found", "pass", "749", "events"),
+            ("0_commands", "fails-on-purpose-on-6.12-machine-recorded-and-analysed", "fail"),
+            ("0_commands", "hourglass-lab", "fail")]
+    rc, out, err = _verdict(_log(tmp_path, good, job="fail"), "--pass", "tick", "--fail", "fails-on-purpose")
+    assert rc == 0, err
+    assert "tick-ticks-found" in out and "749 events" in out and "7 test cases" in out and "tagged" in out
+    # the scenario that fails on purpose passed: the failure did not reach LAVA
+    bad = [c if not c[1].startswith("fails") else (c[0], c[1], "pass") for c in good]
+    rc, _, err = _verdict(_log(tmp_path, bad, job="fail"), "--pass", "tick", "--fail", "fails-on-purpose")
+    assert rc == 1 and "fails on purpose" in err
+    # a case of tick that failed, or no case of it at all
+    rc, _, err = _verdict(_log(tmp_path, [("0_commands", "tick-on-6.12-machine-counts", "fail")]), "--pass", "tick")
+    assert rc == 1 and "expected to pass" in err
+    rc, _, err = _verdict(_log(tmp_path, []), "--pass", "tick")
+    assert rc == 1 and "no case of tick" in err
+    # --present: reported, whatever the result
+    rc, _, err = _verdict(_log(tmp_path, [("0_commands", "tick-ticks-found", "fail", "705", "events")]),
+                          "--present", "tick")
+    assert rc == 0, err
+    rc, _, err = _verdict(_log(tmp_path, [("0_commands", "hgtrace-build", "pass")]), "--present", "tick")
+    assert rc == 1 and "no case of tick" in err
+    # a job that never finished (the dispatcher killed, the log cut)
+    rc, _, err = _verdict(_log(tmp_path, good, job=None), "--pass", "tick", "--fail", "fails-on-purpose")
+    assert rc == 1 and "did not finish" in err
+    rc, _, err = _verdict(str(tmp_path / "none.log"))
+    assert rc == 2 and "none.log" in err
+
+
+def test_a_scenario_from_another_directory_is_found_by_name_only(monkeypatch):
+    assert "fails-on-purpose" not in scenario.names()
+    with pytest.raises(scenario.ScenarioError):
+        scenario.load("fails-on-purpose")
+    monkeypatch.setenv("HGT_LAB_SCENARIOS", os.path.join(LAB, "lava"))
+    sc = scenario.load("fails-on-purpose")
+    assert scenario.made_for(sc, "machine") and "exit 1" in sc["setup"][0]
+    assert "fails-on-purpose" not in scenario.names(), "never in the lab's matrix"
+    assert scenario.load("tick")["name"] == "tick", "the lab's own come first"
