@@ -79,7 +79,7 @@ def render(device: str, a: argparse.Namespace) -> str:
         kernel = a.kernel if arch == "x86_64" else a.arm64_kernel
         # QEMU boots a disk image; a lab's machines an NFS root from a tarball
         rootfs = a.rootfs if device.startswith("qemu-") else a.nfs_rootfs if arch == "x86_64" else a.arm64_rootfs
-        kw.update(kernel=kernel, rootfs=rootfs, overlays=[(a.project, "/opt")])
+        kw.update(kernel=kernel, rootfs=rootfs, overlays=[(a.project, "/opt")] + [tuple(o) for o in a.overlay])
     job = Job(**kw)
     job.initialize()
     return str(job.render())
@@ -153,6 +153,9 @@ def main() -> int:
     ap.add_argument("--ssh-user", default="root", help="ssh-device: the user (root: the module is loaded)")
     ap.add_argument("--ssh-identity-file", help="ssh-device: the private key LAVA logs in with "
                                                 "(default: an empty placeholder file written into OUT)")
+    ap.add_argument("--overlay", nargs=2, action="append", default=[], metavar=("URL", "PATH"),
+                    help="one more tarball to unpack at PATH in the root file system (repeatable; "
+                         "scripts/lava-local's kernel config, where the lab reads CONFIG_HZ)")
     ap.add_argument("--lab-args", default="", help="more arguments for scripts/lava-lab on the device "
                                                     "(scenarios to run instead of the quick ones)")
     ap.add_argument("--minutes", type=int, default=40, help="how long the lab may run on the device (40)")
