@@ -221,6 +221,8 @@ check: setup userspace man
 	HG_GUEST_LOCK=held scripts/paper --quick -j 2 -o out/paper-quick
 	$(PY) scripts/paper-check out/paper-quick
 	$(call STAGE,paper)
+	@scripts/lava-local
+	$(call STAGE,lava)
 	@awk 'NR == 1 { t0 = p = $$2; next } { printf "make check: %s %.1f min\n", $$1, ($$2 - p) / 60; p = $$2 } \
 		END { printf "make check: passed, the tests in %.1f min (setup and build before them)\n", (p - t0) / 60 }' \
 		out/check-times.txt
