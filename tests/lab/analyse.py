@@ -147,7 +147,7 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
         # as the report's first line: what is neither hidden nor unexplainable
         explained_share=(total - hidden - unexpl) / total if total else None,
         steal_share=(rep.get("steal") or {}).get("share"), steal_ms=(rep.get("steal") or {}).get("hidden_ms"),
-        steal_by_cpu=steal_by_cpu(gaps, hg),
+        steal_by_cpu=steal_by_cpu(gaps, hg), **longest_gap(gaps, hg),
         classes=inf.get("classes"), macro_f1=inf.get("macro_f1"), headline=inf.get("headline"),
         class_short=expect.class_targets(rep, few, expect.known_misreads(r["kernel"], r["scenario"])),
         class_few=few, loads=rep.get("loads"), summary=rep.get("summary"),
@@ -156,6 +156,16 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
     res["ok"] = all(e["ok"] for e in res["expectations"])
     res["analyse_seconds"] = time.monotonic() - t0
     return res
+
+
+def longest_gap(gaps: List[Dict[str, Any]], hg: Dict[str, Any]) -> Dict[str, Any]:
+    """The run's worst latency: its longest gap hourglass did not ask for (not voluntary), in
+    us, and what the kernel says it was (its actual class); None where there is none."""
+    worst = max((g for g in gaps if not g.get("vol")), key=lambda g: g["g1"] - g["g0"], default=None)
+    if worst is None or not hg["tsc"]["hz"]:
+        return {"longest_gap_us": None, "longest_gap_actual": None}
+    return {"longest_gap_us": (worst["g1"] - worst["g0"]) * 1e6 / hg["tsc"]["hz"],
+            "longest_gap_actual": worst.get("actual")}
 
 
 def steal_by_cpu(gaps: List[Dict[str, Any]], hg: Dict[str, Any]) -> Dict[str, float]:

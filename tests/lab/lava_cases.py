@@ -10,7 +10,8 @@ Reads OUT/lab.json (tests/lab/analyse.py) and reports, for each run of the guest
     not held (a known shortfall, or the machine guest's class figures) is skipped, never
     passed;
   - each expectation's count found (unit: events) and each class's precision and recall
-    (unit: ratio), the steal (percent) and the share of gaps explained, as measurements.
+    (unit: ratio), the longest gap hourglass did not ask for (its worst latency, us), the
+    steal (percent) and the share of gaps explained, as measurements.
 Inside a LAVA job (lava-test-case on PATH) it calls lava-test-case, which LAVA records; else,
 or with --print, it prints the lava-test-case command lines it would run. --case reports one
 case (scripts/lava-lab's build steps). Exit 1 if any case failed.
@@ -84,6 +85,9 @@ def report_lab(rep: Reporter, lab: dict, guest: str) -> int:
             for k in ("precision", "recall"):
                 if f.get(k) is not None:
                     rep.case(f"{run}-{cls}-{k}", "pass", f[k], "ratio")
+        if r.get("longest_gap_us") is not None:
+            # the worst latency hourglass's threads saw: their longest gap they did not ask for
+            rep.case(f"{run}-longest-gap", "pass", r["longest_gap_us"], "us")
         if r.get("steal_share") is not None:
             rep.case(f"{run}-steal", "pass", 100 * r["steal_share"], "percent")
         if r.get("explained_share") is not None:

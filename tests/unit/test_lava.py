@@ -38,7 +38,7 @@ def _lab(found, precision_ok):
                       "expectations": [{"what": "ticks", "found": found, "expected": 750, "expected_how": "HZ",
                                         "found_how": "timer gaps", "count_ok": abs(found - 750) <= 15}],
                       "class_short": expect.class_targets(rep, {}, []), "classes": classes,
-                      "steal_share": 0.001, "explained_share": 0.99}]}
+                      "steal_share": 0.001, "explained_share": 0.99, "longest_gap_us": 412.5}]}
 
 
 def _cases(tmp_path, lab, *extra):
@@ -58,6 +58,7 @@ def test_a_check_that_fails_fails_its_lava_test_case_and_figures_are_measurement
     assert cases["tick-ticks-found"] == ["--result", "pass", "--measurement", "750", "--units", "events"]
     assert cases["tick-timer-precision"] == ["--result", "pass", "--measurement", "1", "--units", "ratio"]
     assert cases["tick-steal"][:2] == ["--result", "pass"] and cases["tick-steal"][3] == "0.1"
+    assert cases["tick-longest-gap"] == ["--result", "pass", "--measurement", "412.5", "--units", "us"]
     # a count far off fails its case and the exit status; a short class is shown, not held: skipped
     rc, cases, out = _cases(tmp_path, _lab(600, False))
     assert rc == 1, out
@@ -183,3 +184,13 @@ def test_a_scenario_from_another_directory_is_found_by_name_only(monkeypatch):
     assert scenario.made_for(sc, "machine") and "exit 1" in sc["setup"][0]
     assert "fails-on-purpose" not in scenario.names(), "never in the lab's matrix"
     assert scenario.load("tick")["name"] == "tick", "the lab's own come first"
+
+
+def test_the_worst_latency_is_the_longest_gap_not_asked_for():
+    import analyse
+    hg = {"tsc": {"hz": 1e9}}
+    gaps = [{"g0": 0, "g1": 5000, "vol": 0, "actual": "timer"},
+            {"g0": 10000, "g1": 900000, "vol": 1, "actual": "voluntary"},   # a sleep it asked for
+            {"g0": 1000000, "g1": 1040000, "vol": 0, "actual": "switch_other"}]
+    assert analyse.longest_gap(gaps, hg) == {"longest_gap_us": 40.0, "longest_gap_actual": "switch_other"}
+    assert analyse.longest_gap(gaps[1:2], hg) == {"longest_gap_us": None, "longest_gap_actual": None}
