@@ -70,7 +70,7 @@ def fakes(tmp_path, monkeypatch):
         (d / name).write_text(text)
         (d / name).chmod(0o755)
     # a worker with a comm of its own, as a load's forked children have
-    shutil.copy(shutil.which("sleep"), d / "lab-worker")
+    shutil.copy(shutil.which("sleep"), d / WORKER)
     monkeypatch.setenv("FAKE_LOG", str(tmp_path / "events.log"))
     return d
 
@@ -101,13 +101,18 @@ def gone(pid):
         return True
 
 
+# the fake worker's comm, this test process's own: pytest's other worker runs these tests too,
+# and record names a comm only when no task outside the loads has it (loads.labels)
+WORKER = f"lw{os.getpid() % 100000:05d}"
+
+
 def load_cmd(tag, workers=1, ignore_term=False):
-    """A shell that logs its start and its SIGTERM, with @workers lab-worker children."""
+    """A shell that logs its start and its SIGTERM, with @workers WORKER children."""
     trap = "trap '' TERM" if ignore_term else \
         f"trap 'echo \"{{\\\"event\\\": \\\"{tag}-term\\\", \\\"t\\\": $(date +%s.%N)}}\" >> $FAKE_LOG; exit 0' TERM"
-    spawn = " ".join(["lab-worker 100 &"] * (workers - 1))
+    spawn = " ".join([f"{WORKER} 100 &"] * (workers - 1))
     return (f"echo \"{{\\\"event\\\": \\\"{tag}-start\\\", \\\"t\\\": $(date +%s.%N), \\\"dir\\\": \\\"$HOURGLASS_RUN_DIR\\\", "
-            f"\\\"n\\\": $HOURGLASS_LOAD}}\" >> $FAKE_LOG; {trap}; {spawn} lab-worker 100 & wait")
+            f"\\\"n\\\": $HOURGLASS_LOAD}}\" >> $FAKE_LOG; {trap}; {spawn} {WORKER} 100 & wait")
 
 
 def test_loads_start_after_the_recorder_and_stop_after_hourglass(fakes, tmp_path):
@@ -127,13 +132,13 @@ def test_loads_start_after_the_recorder_and_stop_after_hourglass(fakes, tmp_path
     assert meta["status"] == "complete" and not os.path.exists(tmp_path / "run" / "INCOMPLETE")
     la, lb = meta["loads"]
     assert la["command"] == load_cmd("a", workers=2) and la["ended"] == "SIGTERM" and la["exit"] == 0
-    assert sorted(t["comm"] for t in la["tasks"]) == ["lab-worker", "lab-worker", "sh"]
-    assert la["name"] == "lab-worker" and lb["name"] == "lab-worker-2"
+    assert sorted(t["comm"] for t in la["tasks"]) == [WORKER, WORKER, "sh"]
+    assert la["name"] == WORKER and lb["name"] == f"{WORKER}-2"
     for t in la["tasks"] + lb["tasks"]:
         assert gone(t["tid"]), f"{t} still runs after record"
         assert f"{t['tid']}={la['name'] if t in la['tasks'] else lb['name']}" in meta["labels"]
     # the comm names the workers a sample missed; 'sh' is too common to name anything
-    assert "comm:lab-worker=lab-worker" in meta["labels"] and not any(x.startswith("comm:sh=") for x in meta["labels"])
+    assert f"comm:{WORKER}={WORKER}" in meta["labels"] and not any(x.startswith("comm:sh=") for x in meta["labels"])
     assert meta["labels"][-1] == "irq:24=disk"
     for k in ("counters_before", "counters_after"):
         c = meta[k]
