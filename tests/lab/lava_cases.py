@@ -2,7 +2,7 @@
 """lava_cases - the lab's checks and figures as LAVA test cases:
 
     tests/lab/lava_cases.py [--print] OUT [--guest machine]
-    tests/lab/lava_cases.py [--print] --case NAME pass|fail|skip WHY
+    tests/lab/lava_cases.py [--print] --case NAME pass|fail|skip WHY [--reference URL]
 
 Reads OUT/lab.json (tests/lab/analyse.py) and reports, for each run of the guest:
   - each of tests/lab/check.py's checks (its expected counts, its class figures) as a
@@ -14,7 +14,9 @@ Reads OUT/lab.json (tests/lab/analyse.py) and reports, for each run of the guest
     steal (percent) and the share of gaps explained, as measurements.
 Inside a LAVA job (lava-test-case on PATH) it calls lava-test-case, which LAVA records; else,
 or with --print, it prints the lava-test-case command lines it would run. --case reports one
-case (scripts/lava-lab's build steps). Exit 1 if any case failed.
+case (scripts/lava-lab's build steps); with --reference, through lava-test-reference: a
+case that links to a file (the run directories' archive on the farm's artifact store). Exit 1
+if any case failed.
 """
 from __future__ import annotations
 
@@ -55,6 +57,17 @@ class Reporter:
         self.failed += result == "fail"
         if self.tool:
             subprocess.run([self.tool] + argv[1:], check=False)
+        else:
+            print(" ".join(argv), flush=True)
+
+    def reference(self, name: str, result: str, url: str) -> None:
+        """A case linked to @url: LAVA keeps the link with the result (lava-test-reference)."""
+        argv = ["lava-test-reference", slug(name), "--result", result, "--reference", url]
+        self.cases.append(argv)
+        self.failed += result == "fail"
+        tool = shutil.which("lava-test-reference") if self.tool else None
+        if tool:
+            subprocess.run([tool] + argv[1:], check=False)
         else:
             print(" ".join(argv), flush=True)
 
@@ -99,6 +112,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description="the lab's checks and figures as LAVA test cases (docs/lava.md)")
     ap.add_argument("--print", action="store_true", help="print the lava-test-case lines, never run them")
     ap.add_argument("--case", nargs=3, metavar=("NAME", "RESULT", "WHY"), help="report one case: RESULT pass|fail|skip")
+    ap.add_argument("--reference", metavar="URL", help="with --case: the case links to URL (lava-test-reference)")
     ap.add_argument("out", nargs="?", help="the lab's directory with lab.json")
     ap.add_argument("--guest", default="machine", help="whose runs (default machine)")
     a = ap.parse_args()
@@ -108,8 +122,13 @@ def main() -> int:
         if result not in RESULTS:
             ap.error(f"--case: the result must be one of {', '.join(RESULTS)}, not {result!r}")
         rep.note(f"{name}: {why}")
-        rep.case(name, result)
+        if a.reference:
+            rep.reference(name, result, a.reference)
+        else:
+            rep.case(name, result)
         return 1 if rep.failed else 0
+    if a.reference:
+        ap.error("--reference goes with --case")
     if not a.out:
         ap.error("the lab's directory (OUT, with lab.json) is needed, or --case")
     try:

@@ -2,13 +2,15 @@
 """lava_jobs - LAVA job definitions that run the truth lab on a farm's devices:
 
     tests/lab/lava_jobs.py -o DIR [--device NAME]... [--kernel URL] [--rootfs URL]
-                           [--project URL] [--ssh-host HOST --ssh-user USER --ssh-identity-file FILE]
+                           [--project URL] [--artifacts URL] [--ssh-host HOST --ssh-user USER --ssh-identity-file FILE]
 
 (`make lava-jobs` writes them all into out/lava-jobs/; docs/lava.md.) A job boots the
 device (or reaches it over ssh), builds hgtrace.ko for the device's kernel with DKMS and
 runs scripts/lava-lab there: the lab's scenarios made for a real machine (scenario.py's
 machine guest), analysed on the device, each check and each class's figures reported as a
-LAVA test case (tests/lab/lava_cases.py), the run directories left in /tmp/hourglass-lab.
+LAVA test case (tests/lab/lava_cases.py), the run directories left in /tmp/hourglass-lab
+and, with --artifacts URL, uploaded to the farm's artifact store as one archive linked to
+the case hourglass-artifacts (what `hourglass results` reads).
 
 The jobs are rendered by Linaro's TuxLAVA, the generator KernelCI's and LKFT's tooling
 uses, from its own templates for each device type; this file adds only what TuxLAVA has no
@@ -55,13 +57,14 @@ def project_tarball(out: str) -> str:
     return path
 
 
-def device_command(project: str, lab_args: str = "") -> List[str]:
+def device_command(project: str, lab_args: str = "", artifacts: str = "") -> List[str]:
     """The job's one command on the device: fetch the project where no overlay brought it
-    (an ssh device), then the lab (scripts/lava-lab @lab_args: it builds, runs and reports)."""
+    (an ssh device), then the lab (scripts/lava-lab @lab_args: it builds, runs and reports;
+    and uploads its run directories to @artifacts)."""
     fetch = (f"test -x {PROJECT_DIR}/scripts/lava-lab || {{ mkdir -p /opt && "
              f"curl -fsSL {project} | tar -xz -C /opt; }}")
-    return ["sh", "-c", f"{fetch} && {PROJECT_DIR}/scripts/lava-lab --out /tmp/hourglass-lab"
-            + (f" {lab_args}" if lab_args else "")]
+    args = (f" --upload {artifacts}" if artifacts else "") + (f" {lab_args}" if lab_args else "")
+    return ["sh", "-c", f"{fetch} && {PROJECT_DIR}/scripts/lava-lab --out /tmp/hourglass-lab{args}"]
 
 
 def render(device: str, a: argparse.Namespace) -> str:
@@ -70,9 +73,12 @@ def render(device: str, a: argparse.Namespace) -> str:
 
     arch = DEVICES[device][1]
     # fresh lists and dicts each time: Job's defaults are shared between its instances
-    kw: Dict[str, Any] = {"device": device, "commands": device_command(a.project, a.lab_args), "tests": [],
+    kw: Dict[str, Any] = {"device": device, "commands": device_command(a.project, a.lab_args, a.artifacts or ""), "tests": [],
                           "parameters": {"command-name": "hourglass-lab"}, "deploy_os": "debian",
                           "timeouts": {"deploy": 20, "boot": 15}}
+    if a.artifacts and device.startswith("qemu-"):
+        # TuxLAVA's QEMU jobs run with `-net none` unless asked: the upload needs the network
+        kw["enable_network"] = True
     if device == "ssh-device":
         kw.update(ssh_host=a.ssh_host, ssh_user=a.ssh_user, ssh_identity_file=a.ssh_identity_file)
     else:
@@ -156,6 +162,9 @@ def main() -> int:
     ap.add_argument("--overlay", nargs=2, action="append", default=[], metavar=("URL", "PATH"),
                     help="one more tarball to unpack at PATH in the root file system (repeatable; "
                          "scripts/lava-local's kernel config, where the lab reads CONFIG_HZ)")
+    ap.add_argument("--artifacts", metavar="URL",
+                    help="the farm's artifact store: the device PUTs its run directories' archive under URL/ "
+                         "(curl -T) and links it to the case hourglass-artifacts (default: kept on the device)")
     ap.add_argument("--lab-args", default="", help="more arguments for scripts/lava-lab on the device "
                                                     "(scenarios to run instead of the quick ones)")
     ap.add_argument("--minutes", type=int, default=40, help="how long the lab may run on the device (40)")

@@ -197,3 +197,86 @@ def test_the_worst_latency_is_the_longest_gap_not_asked_for():
             {"g0": 1000000, "g1": 1040000, "vol": 0, "actual": "switch_other"}]
     assert analyse.longest_gap(gaps, hg) == {"longest_gap_us": 40.0, "longest_gap_actual": "switch_other"}
     assert analyse.longest_gap(gaps[1:2], hg) == {"longest_gap_us": None, "longest_gap_actual": None}
+
+
+def test_a_case_linked_to_the_run_directories_archive_is_a_reference():
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "--case", "hourglass-artifacts",
+                        "pass", "12 KiB", "--reference", "http://store/hourglass-lab-6.12-m.tar.gz"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert ("lava-test-reference hourglass-artifacts --result pass --reference "
+            "http://store/hourglass-lab-6.12-m.tar.gz") in p.stdout and "lava-test-case" not in p.stdout
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "/x", "--reference", "u"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "--reference goes with --case" in p.stderr
+
+
+def test_the_job_s_reference_is_printed_and_required(tmp_path):
+    cases = [("0_commands", "hgtrace-build", "pass")]
+    log = _log(tmp_path, cases)
+    rc, _, err = _verdict(log, "--reference", "hourglass-artifacts")
+    assert rc == 1 and "no case of hourglass-artifacts passed with a link" in err
+    lines = open(log).read().splitlines()
+    ref = {"definition": "0_commands", "case": "hourglass-artifacts", "result": "pass",
+           "reference": "http://10.0.2.2:8/hourglass-lab-x.tar.gz"}
+    lines.insert(2, json.dumps({"dt": "x", "lvl": "results", "msg": ref}))
+    with open(log, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    rc, out, err = _verdict(log, "--reference", "hourglass-artifacts")
+    assert rc == 0, err
+    assert out.splitlines()[-1] == "reference hourglass-artifacts http://10.0.2.2:8/hourglass-lab-x.tar.gz"
+    ref["result"] = "fail"
+    lines[2] = json.dumps({"dt": "x", "lvl": "results", "msg": ref})
+    with open(log, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    rc, _, err = _verdict(log, "--reference", "hourglass-artifacts")
+    assert rc == 1 and "passed with a link" in err
+
+
+def test_the_artifact_store_takes_a_put_and_refuses_what_is_not_a_plain_file(tmp_path):
+    import http.client
+    store = subprocess.Popen([sys.executable, os.path.join(LAB, "lava_artifacts.py"), "--dir", str(tmp_path),
+                              "--max-mb", "1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = store.stdout.readline()
+        assert line.startswith("listening on 127.0.0.1:"), line
+        port = int(line.rsplit(":", 1)[1])
+
+        def put(path, body, headers=None):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.request("PUT", path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, r.read().decode()
+
+        assert put("/runs.tar.gz", b"x" * 1000)[0] == 201
+        assert (tmp_path / "runs.tar.gz").read_bytes() == b"x" * 1000
+        assert put("/lab-6.12.1%2Bdeb12.tgz", b"k")[0] == 201, "a kernel's '+' as curl sends it"
+        assert (tmp_path / "lab-6.12.1+deb12.tgz").read_bytes() == b"k"
+        os.unlink(tmp_path / "lab-6.12.1+deb12.tgz")
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("GET", "/runs.tar.gz")
+        assert c.getresponse().read() == b"x" * 1000
+        for bad in ("/../escape", "/a/b", "/a%2Fb", "/.hidden", "/"):
+            status, text = put(bad, b"y")
+            assert status == 400 and "plain file name" in text, bad
+        status, text = put("/big", b"z" * (1 << 20 + 1))
+        assert status == 413 and "more than the store takes" in text
+        assert sorted(os.listdir(tmp_path)) == ["runs.tar.gz"], "nothing else written, no temporary left"
+    finally:
+        store.terminate()
+        store.wait(timeout=10)
+
+
+@pytest.mark.skipif(bool(LAVA_MISSING), reason=LAVA_MISSING or "TuxLAVA and lava-common are here")
+def test_a_job_with_an_artifact_store_uploads_there(tmp_path):
+    import yaml
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_jobs.py"), "-o", str(tmp_path), "--device",
+                        "qemu-x86_64", "--project", "https://lab.example/src.tar.gz",
+                        "--artifacts", "https://store.example/runs", "--lab-args", "--prebuilt tick"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    job = yaml.safe_load(open(tmp_path / "qemu-x86_64.yaml"))
+    steps = [s for a in job["actions"] if "test" in a for d in a["test"]["definitions"]
+             if d["name"] == "commands" for s in d["repository"]["run"]["steps"]]
+    assert job["context"]["no_network"] is False, "QEMU gets a network to upload through"
+    assert "lava-lab --out /tmp/hourglass-lab --upload https://store.example/runs --prebuilt tick'" in steps[0], steps
