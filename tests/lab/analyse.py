@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.join(TOP, "tests"))             # helpers.recordings
 sys.path.insert(0, os.path.join(TOP, "tests", "helpers"))
 sys.path.insert(0, os.path.join(TOP, "tools"))
 import expect  # noqa: E402
+import labsummary  # noqa: E402
 import labtable  # noqa: E402
 import scenario  # noqa: E402
 from hgtools import engine  # noqa: E402
@@ -208,9 +209,15 @@ def main() -> int:
     with open(os.path.join(a.out, "lab.json"), "w") as f:
         json.dump(lab, f, indent=1)
     labtable.write_csv(lab, os.path.join(a.out, "lab.csv"))
-    labtable.write_html(lab, os.path.join(a.out, "index.html"))
+    # the tables across runs come from the runs' one table, as a farm's queries do (issue 41)
+    table, why_not = labsummary.write_table(a.out)
+    try:
+        across = labsummary.tables(table) if table else []
+    except Exception as e:        # noqa: BLE001 - the page is still written, saying why not
+        across, why_not = [], f"{type(e).__name__}: {e}"
+    labtable.write_html(lab, os.path.join(a.out, "index.html"), labsummary.as_html(across, why_not))
     with open(os.path.join(a.out, "lab.md"), "w") as f:
-        f.write(labtable.markdown(lab))
+        f.write(labtable.markdown(lab) + labsummary.as_markdown(across, why_not))
     bad = [r for r in results if r.get("error")]
     for r in results:
         print(labtable.one_line(r))

@@ -155,7 +155,8 @@ def _expect_cell(r: Dict[str, Any]) -> str:
     return "<br>".join(lines)
 
 
-def write_html(lab: Dict[str, Any], path: str) -> None:
+def write_html(lab: Dict[str, Any], path: str, across: str = "") -> None:
+    """index.html: a row per run; @across, the tables across runs (labsummary.py), after it."""
     t = lab["targets"]
     rows = []
     for r in sorted(lab["runs"], key=_order):
@@ -216,7 +217,7 @@ share of the run time; headline: accuracy over the gaps with a kernel cause.</p>
 {head2}
 {chr(10).join(rows)}
 </table>
-</body></html>
+{across}</body></html>
 """
     with open(path, "w") as f:
         f.write(doc)

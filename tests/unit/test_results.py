@@ -134,3 +134,24 @@ def test_bad_sql_and_bad_output_are_usage_errors(tmp_path):
     # a table that cannot be written leaves nothing behind
     p = run(str(tmp_path / "lab"), "-o", str(tmp_path / "no" / "x.parquet"), expect=2)
     assert "is not a directory" in p.stderr and not os.path.exists(tmp_path / "no")
+
+
+def test_the_lab_page_s_tables_across_runs_are_the_table_s_queries(tmp_path):
+    import sys
+    sys.path.insert(0, os.path.join(TOP, "tests", "lab"))
+    import labsummary
+    runs, _ = lab_tree(str(tmp_path))
+    table, why = labsummary.write_table(str(tmp_path / "lab"))
+    assert table == str(tmp_path / "lab" / "results.parquet") and not why
+    ts = labsummary.tables(table)
+    assert [t[0].split(":")[0] for t in ts] == ["Accuracy per kernel and guest", "Each class per kernel and guest, "
+                                                "summed over the runs", "Runs whose expectations failed"]
+    # the same rows `hourglass results --query NAME` prints
+    acc = list(csv.reader(io.StringIO(run(table, "--query", "accuracy", "--csv").stdout)))
+    assert [list(map(str, r)) for r in ts[0][2]] == acc[1:] and ts[0][1] == acc[0]
+    md = labsummary.as_markdown(ts)
+    total = sum(report(d)["inference"]["headline"]["gaps"] for d in runs)
+    assert f"| 7.3.4-test | smp2 | 2 | {total} |" in md
+    assert "tick.run2" in labsummary.as_html(ts) and "<h2>Across the runs</h2>" in labsummary.as_html(ts)
+    # where the table cannot be written, the page says why rather than show nothing
+    assert "Not built: no pyarrow" in labsummary.as_markdown([], "no pyarrow")
