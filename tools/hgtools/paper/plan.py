@@ -18,7 +18,8 @@ from typing import Dict, List, Optional, Sequence
 ICOUNT = "icount"       # scripts/vm --icount: 1 CPU, deterministic clock, 8 ns an instruction, no caches
 SMP2 = "smp2"           # scripts/vm: 2 vCPUs on one host thread, the host's time, heavy steal
 NATIVE = "native"       # this machine: real caches and clock, no module (no kernel recording)
-GUESTS = (ICOUNT, SMP2, NATIVE)
+MACHINE = "machine"     # a real machine with the module (a farm's device: scripts/lava-lab --paper)
+GUESTS = (ICOUNT, SMP2, NATIVE, MACHINE)
 
 # scripts/kernels' HG_KERNELS, in its order (tests/unit/test_vm_script.py holds them equal)
 KERNELS = ("6.1", "6.1-rt", "6.12", "6.12-rt", "7.3", "7.3-rt")
@@ -37,6 +38,9 @@ WHY = {
     NATIVE: "this machine itself, without the module (its kernel cannot load one): the only place with "
             "real caches, which an indirect cost is made of; the kernel's own counters (schedstat, "
             "getrusage) are the truth there",
+    MACHINE: "a real machine that loads the module (a farm's device, docs/lava.md): the guests' runs that "
+             "need nothing of this project's host, measured on CPU 1 beside their loads as in the 2-vCPU "
+             "guest, with the machine's own clock, caches and interrupts",
 }
 
 
@@ -215,6 +219,19 @@ def runs_of(exp: Experiment, quick: bool) -> List[Run]:
 
 def guest_of(exp: Experiment, run: Run) -> str:
     return run.guest or exp.guest
+
+
+# loads a real machine does not get: the network sender runs on this project's host, and the console
+# load floods the serial console, which is a farm's line to its device (LAVA reads the job through it)
+NOT_ON_MACHINE = {"net": "its sender is this project's host (scripts/paper-netsend)",
+                  "console": "it floods the serial console, the farm's line to the device"}
+
+
+def on_machine(exp: Experiment, run: Run) -> bool:
+    """Whether @run is made for a real machine (MACHINE): a guest's run recorded with the module,
+    whose load needs nothing a farm's device lacks (NOT_ON_MACHINE); fig5's native runs are not."""
+    return guest_of(exp, run) != NATIVE and run.record and run.hourglass is not None \
+        and run.load not in NOT_ON_MACHINE
 
 
 def guests_needed(exps: Sequence[Experiment], quick: bool) -> List[str]:
