@@ -79,6 +79,16 @@ def test_the_table_holds_each_runs_report_figures(tmp_path):
     assert lone[0]["source"] == "run" and lone[0]["expectations"] is None
 
 
+def test_a_run_of_the_paper_s_is_named_by_its_experiment(tmp_path):
+    d = write_run(str(tmp_path / "paper" / "rta" / "hr"), 3)
+    with open(os.path.join(d, "paper-run.json"), "w") as f:
+        json.dump({"experiment": "rta", "run": "hr", "guest": "machine", "errors": []}, f)
+    out = str(tmp_path / "p.parquet")
+    run(str(tmp_path / "paper"), "-o", out)
+    rows = pq.read_table(out).to_pylist()
+    assert {(r["source"], r["scenario"], r["guest"], r["run"]) for r in rows} == {("paper", "rta/hr", "machine", None)}
+
+
 def test_queries_read_the_table_or_the_runs_alike(tmp_path):
     runs, _ = lab_tree(str(tmp_path))
     out = str(tmp_path / "lab.parquet")

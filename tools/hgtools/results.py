@@ -141,6 +141,7 @@ def rows_of(run: str, expectations: Dict[Tuple[str, ...], List[bool]],
     rep = report_of(run)
     hg = _load_json(os.path.join(run, "hourglass.json")) or {}
     lab = _load_json(os.path.join(run, "lab-run.json"))
+    paper = None if lab else _load_json(os.path.join(run, "paper-run.json"))
     m = learn.machine_of(hg)
     kr = rep.get("kernel_recording") or None
     inf = rep.get("inference") or {}
@@ -150,8 +151,9 @@ def rows_of(run: str, expectations: Dict[Tuple[str, ...], List[bool]],
     verdicts = expectations.get(tuple(os.path.normpath(run).split(os.sep)[-3:])) if lab else None
     md = rep.get("missed_deadlines") or {}
     base: Dict[str, Any] = {
-        "run_dir": run, "source": "lab" if lab else "run",
-        "scenario": (lab or {}).get("scenario"), "run": (lab or {}).get("run"), "guest": (lab or {}).get("guest"),
+        "run_dir": run, "source": "lab" if lab else "paper" if paper else "run",
+        "scenario": (lab or {}).get("scenario") if not paper else f"{paper.get('experiment')}/{paper.get('run')}",
+        "run": (lab or {}).get("run"), "guest": (lab or paper or {}).get("guest"),
         "kernel": m["kernel"] or None, "preempt_rt": m["preempt_rt"], "cpus": m["cpus"],
         "hypervisor": m["hypervisor"] or None, "tsc_mhz": m["tsc_mhz"] or None,
         "machine": machine or f"{m['hypervisor'] or 'no hypervisor'}, TSC {m['tsc_mhz']} MHz",
