@@ -3,6 +3,7 @@
 
     tests/lab/lava_cases.py [--print] OUT [--guest machine]
     tests/lab/lava_cases.py [--print] --case NAME pass|fail|skip WHY [--reference URL]
+    tests/lab/lava_cases.py [--print] --paper DIR
 
 Reads OUT/lab.json (tests/lab/analyse.py) and reports, for each run of the guest:
   - each of tests/lab/check.py's checks (its expected counts, its class figures) as a
@@ -14,7 +15,10 @@ Reads OUT/lab.json (tests/lab/analyse.py) and reports, for each run of the guest
     steal (percent) and the share of gaps explained, as measurements.
 Inside a LAVA job (lava-test-case on PATH) it calls lava-test-case, which LAVA records; else,
 or with --print, it prints the lava-test-case command lines it would run. --case reports one
-case (scripts/lava-lab's build steps); with --reference, through lava-test-reference: a
+case (scripts/lava-lab's build steps). --paper DIR: the paper's runs that scripts/paper-run
+--guest machine left in DIR/<experiment>/<run>/: each a case that passes when it recorded with
+no error, and its report's figures as measurements (the share of gaps inferred right, its
+worst wake-up latency, its missed deadlines, cyclictest's worst latency beside it). With --reference, through lava-test-reference: a
 case that links to a file (the run directories' archive on the farm's artifact store). Exit 1
 if any case failed.
 """
@@ -108,11 +112,58 @@ def report_lab(rep: Reporter, lab: dict, guest: str) -> int:
     return len(runs)
 
 
+def report_paper(rep: Reporter, top: str) -> int:
+    """A case per run of the paper's experiments under @top, with its figures; the number of runs."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+    from hgtools import results   # the one reader of a run's report (its report.json, or a merge now)
+    from hgtools.errors import HgError
+    from hgtools.paper.runs import RunDir
+    from hgtools.paper.table1 import cyclictest_figures   # the paper's reader of cyclictest's histogram
+
+    n = 0
+    for exp in sorted(os.listdir(top)) if os.path.isdir(top) else []:
+        if not os.path.isdir(os.path.join(top, exp)):
+            continue        # paper-run's own files beside the runs: dmesg.txt, guest.json
+        for run in sorted(os.listdir(os.path.join(top, exp))):
+            d = os.path.join(top, exp, run)
+            try:
+                with open(os.path.join(d, "paper-run.json")) as f:
+                    pr = json.load(f)
+            except (OSError, ValueError):
+                continue
+            n += 1
+            name = f"paper-{exp}-{run}"
+            errors = list(pr.get("errors") or [])
+            report: dict = {}
+            if not errors:
+                try:
+                    report = results.report_of(d)
+                except HgError as e:
+                    errors.append(f"its report: {e}")
+            if errors:
+                rep.note(f"{name}: " + "; ".join(errors[:5]))
+            rep.case(name, "fail" if errors else "pass")
+            head = (report.get("inference") or {}).get("headline") or {}
+            if report.get("ground_truth") not in (None, "none") and head.get("accuracy") is not None:
+                rep.case(f"{name}-accuracy", "pass", head["accuracy"], "ratio")
+            worst = ((report.get("latency") or {}).get("worst") or {}).get("latency_us")
+            if worst is not None:
+                rep.case(f"{name}-worst-latency", "pass", worst, "us")
+            missed = (report.get("missed_deadlines") or {}).get("count")
+            if missed is not None:
+                rep.case(f"{name}-missed-deadlines", "pass", missed, "deadlines")
+            ct = cyclictest_figures(RunDir(d)) if pr.get("cyclictest") else None
+            if ct and ct.get("worst_us") is not None:
+                rep.case(f"{name}-cyclictest-max", "pass", ct["worst_us"], "us")
+    return n
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="the lab's checks and figures as LAVA test cases (docs/lava.md)")
     ap.add_argument("--print", action="store_true", help="print the lava-test-case lines, never run them")
     ap.add_argument("--case", nargs=3, metavar=("NAME", "RESULT", "WHY"), help="report one case: RESULT pass|fail|skip")
     ap.add_argument("--reference", metavar="URL", help="with --case: the case links to URL (lava-test-reference)")
+    ap.add_argument("--paper", metavar="DIR", help="report the paper's runs under DIR (scripts/paper-run --guest machine)")
     ap.add_argument("out", nargs="?", help="the lab's directory with lab.json")
     ap.add_argument("--guest", default="machine", help="whose runs (default machine)")
     a = ap.parse_args()
@@ -129,6 +180,11 @@ def main() -> int:
         return 1 if rep.failed else 0
     if a.reference:
         ap.error("--reference goes with --case")
+    if a.paper:
+        if not report_paper(rep, a.paper):
+            rep.note(f"no run of the paper's experiments in {a.paper}")
+            rep.case("paper", "fail")
+        return 1 if rep.failed else 0
     if not a.out:
         ap.error("the lab's directory (OUT, with lab.json) is needed, or --case")
     try:

@@ -2,13 +2,15 @@
 """lava_jobs - LAVA job definitions that run the truth lab on a farm's devices:
 
     tests/lab/lava_jobs.py -o DIR [--device NAME]... [--kernel URL] [--rootfs URL]
-                           [--project URL] [--artifacts URL] [--ssh-host HOST --ssh-user USER --ssh-identity-file FILE]
+                           [--project URL] [--artifacts URL] [--paper quick|EXP,...|none]
+                           [--ssh-host HOST --ssh-user USER --ssh-identity-file FILE]
 
 (`make lava-jobs` writes them all into out/lava-jobs/; docs/lava.md.) A job boots the
 device (or reaches it over ssh), builds hgtrace.ko for the device's kernel with DKMS and
 runs scripts/lava-lab there: the lab's scenarios made for a real machine (scenario.py's
-machine guest), analysed on the device, each check and each class's figures reported as a
-LAVA test case (tests/lab/lava_cases.py), the run directories left in /tmp/hourglass-lab
+machine guest) and the paper's quick experiments made for one (plan.on_machine), analysed
+on the device, each check, each class's figures and each paper run reported as a LAVA
+test case (tests/lab/lava_cases.py), the run directories left in /tmp/hourglass-lab
 and, with --artifacts URL, uploaded to the farm's artifact store as one archive linked to
 the case hourglass-artifacts (what `hourglass results` reads).
 
@@ -57,13 +59,15 @@ def project_tarball(out: str) -> str:
     return path
 
 
-def device_command(project: str, lab_args: str = "", artifacts: str = "") -> List[str]:
+def device_command(project: str, lab_args: str = "", artifacts: str = "", paper: str = "quick") -> List[str]:
     """The job's one command on the device: fetch the project where no overlay brought it
     (an ssh device), then the lab (scripts/lava-lab @lab_args: it builds, runs and reports;
-    and uploads its run directories to @artifacts)."""
+    runs the paper's quick experiments @paper unless "none"; uploads its run directories to
+    @artifacts)."""
     fetch = (f"test -x {PROJECT_DIR}/scripts/lava-lab || {{ mkdir -p /opt && "
              f"curl -fsSL {project} | tar -xz -C /opt; }}")
-    args = (f" --upload {artifacts}" if artifacts else "") + (f" {lab_args}" if lab_args else "")
+    args = (f" --paper {paper}" if paper and paper != "none" else "") \
+        + (f" --upload {artifacts}" if artifacts else "") + (f" {lab_args}" if lab_args else "")
     return ["sh", "-c", f"{fetch} && {PROJECT_DIR}/scripts/lava-lab --out /tmp/hourglass-lab{args}"]
 
 
@@ -73,7 +77,7 @@ def render(device: str, a: argparse.Namespace) -> str:
 
     arch = DEVICES[device][1]
     # fresh lists and dicts each time: Job's defaults are shared between its instances
-    kw: Dict[str, Any] = {"device": device, "commands": device_command(a.project, a.lab_args, a.artifacts or ""), "tests": [],
+    kw: Dict[str, Any] = {"device": device, "commands": device_command(a.project, a.lab_args, a.artifacts or "", a.paper), "tests": [],
                           "parameters": {"command-name": "hourglass-lab"}, "deploy_os": "debian",
                           "timeouts": {"deploy": 20, "boot": 15}}
     if a.artifacts and device.startswith("qemu-"):
@@ -165,6 +169,9 @@ def main() -> int:
     ap.add_argument("--artifacts", metavar="URL",
                     help="the farm's artifact store: the device PUTs its run directories' archive under URL/ "
                          "(curl -T) and links it to the case hourglass-artifacts (default: kept on the device)")
+    ap.add_argument("--paper", default="quick", metavar="quick|EXP,...|none",
+                    help="the paper's quick experiments the device runs after the lab: all made for a real "
+                         "machine (quick, the default), those named (rta,dl), or none")
     ap.add_argument("--lab-args", default="", help="more arguments for scripts/lava-lab on the device "
                                                     "(scenarios to run instead of the quick ones)")
     ap.add_argument("--minutes", type=int, default=40, help="how long the lab may run on the device (40)")

@@ -259,8 +259,13 @@ def test_the_artifact_store_takes_a_put_and_refuses_what_is_not_a_plain_file(tmp
         for bad in ("/../escape", "/a/b", "/a%2Fb", "/.hidden", "/"):
             status, text = put(bad, b"y")
             assert status == 400 and "plain file name" in text, bad
-        status, text = put("/big", b"z" * (1 << 20 + 1))
-        assert status == 413 and "more than the store takes" in text
+        # a body over --max-mb is refused on its Content-Length, before any of it is read
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.putrequest("PUT", "/big")
+        c.putheader("Content-Length", str((1 << 20) + 1))
+        c.endheaders()
+        r = c.getresponse()
+        assert r.status == 413 and "more than the store takes" in r.read().decode()
         assert sorted(os.listdir(tmp_path)) == ["runs.tar.gz"], "nothing else written, no temporary left"
     finally:
         store.terminate()
@@ -279,4 +284,43 @@ def test_a_job_with_an_artifact_store_uploads_there(tmp_path):
     steps = [s for a in job["actions"] if "test" in a for d in a["test"]["definitions"]
              if d["name"] == "commands" for s in d["repository"]["run"]["steps"]]
     assert job["context"]["no_network"] is False, "QEMU gets a network to upload through"
-    assert "lava-lab --out /tmp/hourglass-lab --upload https://store.example/runs --prebuilt tick'" in steps[0], steps
+    assert ("lava-lab --out /tmp/hourglass-lab --paper quick --upload https://store.example/runs --prebuilt tick'"
+            in steps[0]), steps
+
+
+def test_a_machine_gets_the_paper_s_runs_that_need_nothing_of_this_host():
+    sys.path.insert(0, os.path.join(LAB, "..", "..", "tools"))
+    from hgtools.paper import plan
+    on = {(e.key, r.name) for e in plan.EXPERIMENTS for r in plan.runs_of(e, True) if plan.on_machine(e, r)}
+    assert ("rta", "hr") in on and ("dl", "hard_exact") in on and ("fig4", "yield") in on
+    assert ("table1", "memory") in on and ("table1", "rtc-fork") in on, "the stress loads, on the machine's CPU 1"
+    assert not any(e == "fig5" for e, _ in on), "fig5's runs are native: no module"
+    assert not any(r in ("p4in5", "p8in10", "control2") for _, r in on), "the network sender is this host"
+    assert ("table1", "console") not in on and ("table1", "rtc-console") not in on, "the farm's serial line"
+    assert plan.MACHINE not in plan.guests_needed(plan.EXPERIMENTS, True), "scripts/paper boots no machine"
+
+
+def test_the_paper_s_runs_on_a_machine_are_cases_with_their_figures(tmp_path):
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_learn import write_run
+    ok = write_run(str(tmp_path / "paper" / "rta" / "hr"), 1)
+    with open(os.path.join(ok, "paper-run.json"), "w") as f:
+        json.dump({"experiment": "rta", "run": "hr", "errors": [], "cyclictest": {"exit": 0}}, f)
+    with open(os.path.join(ok, "cyclictest.hist"), "w") as f:     # cyclictest -h's histogram file
+        f.write("# Histogram\n000005 000990\n000117 000010\n# Total: 000001000\n# Min Latencies: 00003\n"
+                "# Max Latencies: 00117\n# Histogram Overflows: 00000\n")
+    bad = tmp_path / "paper" / "table1" / "memory"
+    bad.mkdir(parents=True)
+    (bad / "paper-run.json").write_text(json.dumps({"errors": ["load memory ended before the run"]}))
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "--paper",
+                        str(tmp_path / "paper")], capture_output=True, text=True)
+    cases = {ln.split()[1]: ln.split()[2:] for ln in p.stdout.splitlines() if ln.startswith("lava-test-case ")}
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert cases["paper-rta-hr"] == ["--result", "pass"]
+    assert cases["paper-rta-hr-accuracy"][:3] == ["--result", "pass", "--measurement"]
+    assert 0 < float(cases["paper-rta-hr-accuracy"][3]) <= 1 and cases["paper-rta-hr-accuracy"][-1] == "ratio"
+    assert cases["paper-rta-hr-cyclictest-max"] == ["--result", "pass", "--measurement", "117", "--units", "us"]
+    assert cases["paper-table1-memory"] == ["--result", "fail"] and "ended before the run" in p.stdout
+    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "--paper",
+                        str(tmp_path / "none")], capture_output=True, text=True)
+    assert p.returncode == 1 and "lava-test-case paper --result fail" in p.stdout
