@@ -24,6 +24,8 @@ def write_table(out: str) -> Tuple[Optional[str], str]:
     """`hourglass results OUT -o OUT/results.parquet`: the table's path, or None and why not
     (no pyarrow or duckdb where the lab is analysed: a farm's device)."""
     path = os.path.join(out, "results.parquet")
+    if os.path.exists(path):
+        os.unlink(path)     # never a table of an earlier analysis beside this one's lab.json
     cmd = [os.path.join(TOP, "build", "hourglass"), "results", out, "-o", path]
     env = dict(os.environ, HG_PROGRESS="0", HG_PYTHON=os.environ.get("HG_PYTHON", sys.executable))
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
