@@ -146,6 +146,23 @@ def fail(msg: str, code: int) -> int:
     return code
 
 
+def _check_run(cmd: List[str]) -> "subprocess.CompletedProcess[str]":
+    """Run one of the checks made before the recording (hourglass --dry-run, hgtrace
+    stat), its output captured. A Ctrl-C reaches it too (one process group); if it
+    interrupts us, the child is killed and reaped before the KeyboardInterrupt goes on:
+    subprocess.run kills without waiting then, and the shell's prompt could come back
+    while the child was still exiting."""
+    with subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as p:
+        try:
+            out, err = p.communicate()
+        except BaseException:
+            p.kill()
+            p.wait()
+            raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
 def main(argv: Sequence[str]) -> int:
     """`hourglass record ARGS`; the exit status (see USAGE)."""
     try:
@@ -263,7 +280,7 @@ def _record(argv: List[str]) -> int:
             return fail(f"{bad} is set by record (files go in {out})", 1)
     hg = paths.require("hourglass")
     # the workload's options are checked before anything starts
-    p = subprocess.run([hg, *rest, "--dry-run"], capture_output=True, text=True)
+    p = _check_run([hg, *rest, "--dry-run"])
     if p.returncode:
         sys.stderr.write(p.stderr)
         return 1
@@ -281,7 +298,7 @@ def _record(argv: List[str]) -> int:
     if ftrace and not hgftrace:
         return fail(f"--ftrace{'-only' if not module else ''} needs hgtrace-ftrace, the module-less recorder: "
                     f"{paths.HINTS['hgtrace-ftrace']}", 2)
-    st = subprocess.run([hgtrace, "stat"], capture_output=True, text=True) if module else None
+    st = _check_run([hgtrace, "stat"]) if module else None
     if st and st.returncode:
         sys.stderr.write(st.stderr)
         return fail("the kernel module is not usable (load it: insmod hgtrace.ko, or record with "
