@@ -246,3 +246,30 @@ def test_a_grid_decides_as_separate_merges_do(tmp_path):
     (tmp_path / "bad").write_text("switch=1,tick_lo=2,tick_hi=3\n")
     err = merge(d, *kernel, "--grid", str(tmp_path / "bad"), expect=3)
     assert "line 1" in err and "bad" in err
+
+
+def test_a_fit_may_not_read_one_runs_class_worse_for_a_gain_elsewhere():
+    """The class floor is judged run by run: a change that reads 40 more gaps right in all but
+    costs one run 30 of its 50 interrupts (read as ticks) is refused, though over both runs
+    every class reads better (run A's 400 ticks and 100 misread ones hide it); one that costs a class a
+    run has fewer than learn.CLASS_GAPS of, or costs a class less than the slack, is kept."""
+    builtin_a = {("timer", "interrupt"): 100, ("timer", "timer"): 300, ("interrupt", "interrupt"): 20}
+    builtin_b = {("interrupt", "interrupt"): 50, ("switch_other", "switch_other"): 50}
+    floor = learn.class_floor([builtin_a, builtin_b])
+    assert learn.keeps([builtin_a, builtin_b], floor)
+    better_a = {("timer", "timer"): 400, ("interrupt", "interrupt"): 20}
+    worse_b = {("interrupt", "interrupt"): 20, ("interrupt", "timer"): 30,
+               ("switch_other", "switch_other"): 50}
+    whole, base = learn.sum_of([better_a, worse_b]), learn.sum_of([builtin_a, builtin_b])
+    assert learn.correct(whole) > learn.correct(base), "a gain over both"
+    assert all(learn.f1(whole, k) >= learn.f1(base, k) for k in learn.CLASSES), "no class worse over both"
+    assert not learn.keeps([better_a, worse_b], floor), "run B's interrupts read worse: refused"
+    # the same loss on a class run B has only 10 gaps of is noise, not a class made worse
+    small_b = {("interrupt", "interrupt"): 10, ("switch_other", "switch_other"): 500}
+    small_worse = {("interrupt", "interrupt"): 7, ("interrupt", "switch_other"): 3,
+                   ("switch_other", "switch_other"): 500}
+    assert learn.keeps([better_a, small_worse], learn.class_floor([builtin_a, small_b]))
+    # nor is one misread of 50
+    one_worse = {("interrupt", "interrupt"): 49, ("interrupt", "switch_other"): 1,
+                 ("switch_other", "switch_other"): 50}
+    assert learn.keeps([better_a, one_worse], floor)

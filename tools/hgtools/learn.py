@@ -224,9 +224,20 @@ def total(runs: Sequence[Run], limits: Limits, pool: concurrent.futures.Executor
 
 def total_many(runs: Sequence[Run], trials: Sequence[Limits], pool: concurrent.futures.Executor) -> List[Confusion]:
     """Each of @trials' confusion over every run."""
-    out: List[Confusion] = [{} for _ in trials]
-    for parts in pool.map(lambda r: r.score_many(trials), runs):
-        out = [add(a, b) for a, b in zip(out, parts)]
+    return [sum_of(parts) for parts in per_run_many(runs, trials, pool)]
+
+
+def per_run_many(runs: Sequence[Run], trials: Sequence[Limits],
+                 pool: concurrent.futures.Executor) -> List[List[Confusion]]:
+    """Each of @trials' confusion on each run (a list a trial, in @runs' order)."""
+    by_run = list(pool.map(lambda r: r.score_many(trials), runs))
+    return [[parts[i] for parts in by_run] for i in range(len(trials))]
+
+
+def sum_of(parts: Sequence[Confusion]) -> Confusion:
+    out: Confusion = {}
+    for c in parts:
+        out = add(out, c)
     return out
 
 
@@ -245,15 +256,15 @@ def fit(runs: Sequence[Run], pool: concurrent.futures.Executor) -> Tuple[Limits,
     """The limits under which @runs' gaps are inferred right most often, and that confusion: a
     descent from the run's own tick band and from each band of the kernel's ticks, the best."""
     start = {k: OWN for k in LIMITS}       # the built-in rules, as each run calibrates them
-    floor = class_floor(total(runs, start, pool))
-    best: Optional[Tuple[Limits, Confusion]] = None
+    floor = class_floor(per_run_many(runs, [start], pool)[0])
+    best: Optional[Tuple[Limits, Confusion, List[Confusion]]] = None
     no_band: Limits = {}
     for band in [no_band] + bands(runs):
         got = descend(runs, dict(start, **band), pool, floor)
-        if best is None or (correct(got[1]) > correct(best[1]) + margin(best[1]) and keeps(got[1], floor)):
+        if best is None or (correct(got[1]) > correct(best[1]) + margin(best[1]) and keeps(got[2], floor)):
             best = got
     assert best is not None
-    return best
+    return best[0], best[1]
 
 
 def f1(c: Confusion, k: str) -> float:
@@ -263,22 +274,51 @@ def f1(c: Confusion, k: str) -> float:
     return 2.0 * right / (actual + inferred) if actual + inferred else 1.0
 
 
-def class_floor(c: Confusion) -> Dict[str, float]:
-    """Each class's F1 under the built-in rules, which a fit may not lower by more than 0.01: the
-    issue asks never worse on any class, and the total alone traded one for another (6.1's
-    instruction-count lab, two vCPUs: the timer's precision 100 -> 52% for more interrupts right)."""
-    return {k: f1(c, k) for k in CLASSES if k != "hidden"}
+def weight(c: Confusion, k: str) -> int:
+    """How many of @c's gaps are of class @k, by the kernel or by the rules."""
+    return sum(n for (a, p), n in c.items() if k in (a, p))
 
 
-def keeps(c: Confusion, floor: Dict[str, float]) -> bool:
-    return all(f1(c, k) >= v - 0.01 for k, v in floor.items())
+# A class is judged in a run where it has this many gaps (actual or inferred, under the built-in
+# rules or the trial), and its F1 there may fall by FLOOR_SLACK at most
+CLASS_GAPS = 20
+FLOOR_SLACK = 0.02
+
+Floor = List[Confusion]
+
+
+def class_floor(builtin: Sequence[Confusion]) -> Floor:
+    """What a fit may not make worse: each run's confusion under the built-in rules. The issue
+    asks never worse on any class, and a floor on the runs' total did not hold on loads the fit
+    never saw: one run's class traded for another run's (the 2026-12-02 lab, two vCPUs on the
+    instruction-count clock: 6.12's interrupts 44.5 -> 14.6% recall on its other scenarios, 6.1's
+    timer F1 lower on the learned scenarios' next runs). Judged run by run, a limit that reads one
+    load's class worse is refused, whatever it gains on another."""
+    return list(builtin)
+
+
+def keeps(parts: Sequence[Confusion], floor: Floor) -> bool:
+    """Every class at its built-in F1 over all the runs (0.01 below at most), and in every run
+    where it has gaps enough (CLASS_GAPS), FLOOR_SLACK below at most."""
+    whole, base = sum_of(parts), sum_of(floor)
+    if any(f1(whole, k) < f1(base, k) - 0.01 for k in CLASSES if k != "hidden"):
+        return False
+    for c, b in zip(parts, floor):
+        for k in CLASSES:
+            if k == "hidden" or max(weight(c, k), weight(b, k)) < CLASS_GAPS:
+                continue
+            if f1(c, k) < f1(b, k) - FLOOR_SLACK:
+                return False
+    return True
 
 
 def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor,
-            floor: Dict[str, float]) -> Tuple[Limits, Confusion]:
+            floor: Floor) -> Tuple[Limits, Confusion, List[Confusion]]:
     """Coordinate descent over the three limits from @best (its tick band held), each step
-    keeping every class's F1 at its @floor."""
-    best_c = total(runs, best, pool)
+    keeping every run's classes at their @floor; the limits, their confusion over the runs and
+    on each run."""
+    best_parts = per_run_many(runs, [best], pool)[0]
+    best_c = sum_of(best_parts)
     cands = candidates(runs)
     for _ in range(ROUNDS):
         moved = False
@@ -286,12 +326,13 @@ def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor
             trials = [dict(best, **{k: v}) for v in cands
                       if v != best[k] and not (k == "phase" and OWN < v < best["switch"])]
             gain = margin(best_c)
-            for trial, c in zip(trials, total_many(runs, trials, pool)):
-                if correct(c) > correct(best_c) + gain and keeps(c, floor):
-                    best, best_c, moved = trial, c, True
+            for trial, parts in zip(trials, per_run_many(runs, trials, pool)):
+                c = sum_of(parts)
+                if correct(c) > correct(best_c) + gain and keeps(parts, floor):
+                    best, best_c, best_parts, moved = trial, c, parts, True
         if not moved:
             break
-    return best, best_c
+    return best, best_c, best_parts
 
 
 def prepare(r: Run, truth: str) -> None:
