@@ -273,3 +273,30 @@ def test_a_fit_may_not_read_one_runs_class_worse_for_a_gain_elsewhere():
     one_worse = {("interrupt", "interrupt"): 49, ("interrupt", "switch_other"): 1,
                  ("switch_other", "switch_other"): 50}
     assert learn.keeps([better_a, one_worse], floor)
+
+
+def test_hgmerge_classes_replace_the_rules_and_name_what_is_wrong(tmp_path):
+    """hgmerge --classes: each named gap takes the file's class (rule model), the others the
+    rules', with a warning that counts them; a bad file is refused with its line named."""
+    d = write_run(str(tmp_path / "a"), 0)
+    out, gj = tmp_path / "r.json", tmp_path / "g.jsonl"
+    base = [HGMERGE, "--hgl", os.path.join(d, "hourglass.hgl"), "--kernel", os.path.join(d, "kernel.hgt"),
+            "--report", str(out)]
+    subprocess.run(base + ["--gaps-json", str(gj)], check=True)
+    gaps = [json.loads(x) for x in gj.read_text().splitlines()]
+    cls = tmp_path / "c"
+    cls.write_text("hourglass-classes 1\n# a comment\n" + "".join(
+        f"{g['cpu']} {g['g0']} hidden\n" for g in gaps[:150]))
+    subprocess.run(base + ["--classes", str(cls), "--gaps-json", str(gj)], check=True)
+    after = [json.loads(x) for x in gj.read_text().splitlines()]
+    assert [g["inferred"] for g in after[:150]] == ["hidden"] * 150
+    assert [g["inferred"] for g in after[150:]] == [g["inferred"] for g in gaps[150:]]
+    rep = json.loads(out.read_text())
+    assert rep["inference"]["rules"]["model"] == 150
+    assert any("50 of 200 involuntary gaps have no class" in w for w in rep["warnings"]), rep["warnings"]
+    for text, what in (("classes 1\n", "not 'hourglass-classes 1'"), ("hourglass-classes 1\n0 12 tick\n", "not a class"),
+                       ("hourglass-classes 1\n0 x timer\n", "line 2"),
+                       ("hourglass-classes 1\n0 5 timer\n0 5 hidden\n", "two classes")):
+        cls.write_text(text)
+        p = subprocess.run(base + ["--classes", str(cls)], capture_output=True, text=True)
+        assert p.returncode == 3 and what in p.stderr, (text, p.stderr)

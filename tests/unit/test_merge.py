@@ -170,7 +170,7 @@ def test_kernel_tick_period_and_longest_handler_per_cpu(tmp_path):
                        "handler_max_cycles": 350, "handler_max_us": 0.35}
     assert kt["1"] == {"timer_gaps": 1, "period_cycles": None, "period_ms": None,
                        "handler_max_cycles": 150, "handler_max_us": 0.15}
-    assert m.report["report_minor"] == 4
+    assert m.report["report_minor"] == 5
     assert m.report["gaps"]["class_order"] == ["switch_hg", "switch_other", "timer", "interrupt", "hidden",
                                                "other", "unexplainable"]
 
@@ -518,7 +518,7 @@ def test_per_gap_stream_binary_and_json_agree(tmp_path):
     run_merge(tmp_path, ["--gaps", str(tmp_path / "gaps.hgg")])
     data = (tmp_path / "gaps.hgg").read_bytes()
     magic, major, minor, size, hz, base, nthreads, ncpus = struct.unpack_from("<8sHHIdQII", data, 0)
-    assert magic == b"HGGAPS\n\0" and (major, minor, size, hz, nthreads) == (1, 2, 160, 1e9, 2)
+    assert magic == b"HGGAPS\n\0" and (major, minor, size, hz, nthreads) == (1, 3, 160, 1e9, 2)
     n = (len(data) - 40 - 16) // size
     assert n == len(m.gaps) == 2 and data[-16:-8] == b"HGGEND\n\0"
     assert struct.unpack_from("<Q", data, len(data) - 8)[0] == 2

@@ -206,6 +206,13 @@ struct infer_lane *infer_lane_new(struct infer *in, const double limits_us[3]);
 void infer_lane_decide(struct infer *in, struct infer_lane *l, struct hgg_gap *g);
 void infer_lane_free(struct infer_lane *l);
 
+/* ---- classes.c: hgmerge --classes, a profile model's class for each gap ---- */
+struct classes;
+struct classes *classes_read(const char *path);		/* exits naming what is wrong */
+/* classes_apply - @g's class from the file, in the rules' place (rule HGG_R_MODEL), if it has one */
+void classes_apply(struct classes *c, struct hgg_gap *g);
+void classes_finish(struct classes *c, struct run *r);	/* warns of gaps it had no class for; frees */
+
 /* ---- kstream.c: the kernel's records, merged by time across CPUs ---- */
 struct kstream;
 struct kstream *kstream_open(struct run *r);

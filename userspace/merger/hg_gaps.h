@@ -16,7 +16,7 @@
 
 #define HGG_MAGIC	"HGGAPS\n"	/* 8 bytes with the NUL */
 #define HGG_MAJOR	1
-#define HGG_MINOR	2
+#define HGG_MINOR	3
 
 /* what a stretch of a gap is charged to */
 enum hgg_comp_kind {
@@ -52,6 +52,7 @@ enum hgg_kind {
 enum hgg_rule {
 	HGG_R_VOLUNTARY, HGG_R_SWITCH, HGG_R_TICK, HGG_R_HIDDEN, HGG_R_TOP_RT, HGG_R_SHORT, HGG_R_LONG,
 	HGG_R_HRTICK,		/* 2b: the scheduler's own timer (HRTICK), within a slice of a switch */
+	HGG_R_MODEL,		/* 1.3: a profile's model (hgmerge --classes), in the rules' place */
 	HGG_R_N
 };
 

@@ -1306,6 +1306,9 @@ const char *infer_why(struct infer *in, const struct hgg_gap *g, char *buf, size
 				 "cheaper (%.2f to %.2f us), that timer or its clock event", in->slice[g->thread] / hz * 1e3,
 				 in->hrtick_limit / hz * 1e6, tk->hi / hz * 1e6);
 		break;
+	case HGG_R_MODEL:
+		snprintf(buf, len, "the profile's model decided (hourglass report --explain prints its path)");
+		break;
 	case HGG_R_TOP_RT:
 		snprintf(buf, len, "the highest-priority real-time thread here never blocks: only interrupts stop it");
 		break;

@@ -48,7 +48,7 @@ struct aggs {
 };
 
 static const char *const rule_name[HGG_R_N] = {
-	"voluntary", "switch", "tick", "hidden", "top_rt", "short", "long", "hrtick",
+	"voluntary", "switch", "tick", "hidden", "top_rt", "short", "long", "hrtick", "model",
 };
 
 #define AGG_KIND	100

@@ -32,6 +32,7 @@ struct opts {
 	const char *hgl, *kernel, *name, *report, *gaps, *gaps_json, *ks, *ks_session, *pf, *dir;
 	const char *truth;	/* --truth: the kernel's verdicts from an earlier merge's gap stream */
 	const char *grid;	/* --grid: more sets of limits to decide beside the run's */
+	const char *classes;	/* --classes: each gap's class from a profile's model */
 	int no_kernel;		/* --no-kernel: hourglass's side alone, nothing judged */
 	double margin_us;
 	double limits_us[5];	/* --limits: switch, phase, hidden, tick_lo, tick_hi; < 0 calibrated */
@@ -62,6 +63,7 @@ struct ctx {
 	double next_due;	/* the earliest time a waiting queue's first gap can be decided */
 	uint64_t waiting;	/* over every CPU */
 	struct infer *infer;
+	struct classes *classes;	/* --classes, or NULL */
 	struct judge *judge;
 	struct latency *lat;
 	struct micro *micro;
@@ -121,6 +123,9 @@ static void usage(FILE *f)
 		"                        the inference's limits instead of the run's calibration (any\n"
 		"                        of them, or LIMIT=calibrated; the tick's band both or neither:\n"
 		"                        hourglass learn's profile, docs/profile.md)\n"
+		"  --classes FILE        each gap's class as FILE gives it (a profile's model: hourglass\n"
+		"                        report --profile), in the rules' place: rule \"model\"; gaps it\n"
+		"                        does not name are decided by the rules, with a warning\n"
 		"  --margin-us US        wake-up windows open this early (default 20: the intended\n"
 		"                        expiry is converted from CLOCK_MONOTONIC)\n"
 		"  --progress            a progress line on stderr\n"
@@ -187,6 +192,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "label", required_argument, NULL, 'L' }, { "ready-fd", required_argument, NULL, 'R' },
 		{ "limits", required_argument, NULL, 'T' }, { "truth", required_argument, NULL, 't' },
 		{ "no-kernel", no_argument, NULL, 'N' }, { "grid", required_argument, NULL, 'G' },
+		{ "classes", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	char *end;
@@ -203,6 +209,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 't': o->truth = optarg; break;
 		case 'N': o->no_kernel = 1; break;
 		case 'G': o->grid = optarg; break;
+		case 'C': o->classes = optarg; break;
 		case 'n': o->name = optarg; break;
 		case 'r': o->report = optarg; break;
 		case 'g': o->gaps = optarg; break;
@@ -540,6 +547,8 @@ static void decide(struct ctx *c, struct hgg_gap *g)
 			c->lanes[i].m[x.cls][x.inferred]++;
 	}
 	infer_decide(c->infer, g);
+	if (c->classes)
+		classes_apply(c->classes, g);
 }
 
 /* on_gap - a judged gap: decided and handed on now, or waiting behind its CPU's earlier ones */
@@ -978,6 +987,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < c.nlanes; i++)
 			c.lanes[i].lane = infer_lane_new(c.infer, c.lanes[i].limits_us);
 	}
+	if (o.classes)
+		c.classes = classes_read(o.classes);
 	c.judge = judge_new(&r, tmpdir);
 	c.lat = latency_new(&r, tmpdir);
 	c.micro = micro_new(&r, c.infer);
@@ -991,6 +1002,8 @@ int main(int argc, char **argv)
 	if (o.ks || o.pf)
 		open_exports(&c, &o, &x);
 	rin.events = pass(&c, &o);
+	if (c.classes)
+		classes_finish(c.classes, &r);
 	drain_exports(&c);
 	if (c.gaps)
 		gapout_finish(c.gaps);

@@ -135,10 +135,10 @@ void report_write(struct report_in *in, FILE *f)
 	w.pretty = 1;
 	jw_obj(&w, NULL);
 	jw_int(&w, "report_version", 2);
-	jw_int(&w, "report_minor", 4);	/* 2.1: kernel_tick, gaps.class_order, latency.stages; 2.2: the
+	jw_int(&w, "report_minor", 5);	/* 2.1: kernel_tick, gaps.class_order, latency.stages; 2.2: the
 					 * calibration's hrtick figures and notes, the rule hrtick; 2.3: the
 					 * calibration's hidden_limit_basis; 2.4: ground_truth, truth,
-					 * inference.inferred_all */
+					 * inference.inferred_all; 2.5: the rule model (--classes) */
 	jw_obj(&w, "merger");
 	jw_str(&w, "program", "hgmerge");
 	jw_str(&w, "version", HGMERGE_VERSION);
