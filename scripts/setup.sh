@@ -28,6 +28,8 @@
 #   - python3-matplotlib: the charts of `hourglass export --html`; the
 #     virtual environment sees it (and every Debian Python package) through
 #     --system-site-packages, so nothing is compiled or downloaded for it;
+#   - python3-scipy: scikit-learn's (hourglass learn --model), Debian's own so that pip
+#     does not fetch a SciPy that wants a newer NumPy than matplotlib's;
 #   - man-db, groff-base, mandoc: make builds man pages from docs/ and the
 #     unit tests render each (man -l, groff) and lint it (mandoc -T lint);
 #   - with --fuzz, only clang and its compiler-rt (libclang-rt-N-dev: libFuzzer and
@@ -57,7 +59,7 @@ if [ "${1:-}" = --fuzz ]; then
 	for p in libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config zlib1g-dev; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || want+=("$p")
 	done
-	for p in python3-venv python3-matplotlib; do
+	for p in python3-venv python3-matplotlib python3-scipy; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || want+=("$p")
 	done
 	if [ ${#want[@]} -gt 0 ] || [ -n "$(rt_missing)" ]; then
@@ -91,7 +93,7 @@ pkgs=(
 	debootstrap busybox-static trace-cmd rt-tests stress-ng kmod kernelshark
 	xvfb imagemagick chromium-headless-shell librsvg2-bin
 	gcc make python3-venv libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config
-	python3-matplotlib man-db groff-base mandoc
+	python3-matplotlib python3-scipy man-db groff-base mandoc
 )
 
 missing=()
@@ -155,6 +157,13 @@ fi
 if ! "$venv/bin/python" -c 'import pyarrow, duckdb, sys; sys.exit(pyarrow.__version__ != "17.0.0" or duckdb.__version__ != "2.0.1")' 2>/dev/null; then
 	echo "setup: installing pyarrow 17.0.0 and duckdb 2.0.1 into $venv (hourglass results)"
 	"$venv/bin/pip" install -q --disable-pip-version-check pyarrow==17.0.0 duckdb==2.0.1
+fi
+
+# hourglass learn --model tree fits its tree with scikit-learn (optional for users, as the
+# tree is walked without it; the tests fit one): pinned, so that a tree is the same tree
+if ! "$venv/bin/python" -c 'import sklearn, sys; sys.exit(sklearn.__version__ != "1.9.1")' 2>/dev/null; then
+	echo "setup: installing scikit-learn 1.9.1 into $venv (hourglass learn --model)"
+	"$venv/bin/pip" install -q --disable-pip-version-check scikit-learn==1.9.1
 fi
 
 # the farm's jobs (tests/lab/lava_jobs.py, docs/lava.md): rendered by Linaro's TuxLAVA and

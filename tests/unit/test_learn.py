@@ -44,6 +44,12 @@ def write_run(d, seed, release="6.1.0-test", mhz=1000.0):
         u = t + 1_700_000 + rnd.randrange(900_000)           # off the tick's phase, never recurring
         gaps.append((u, u + 100_000))
         krecs += [(u + 500, IRQ_E, 30), (u + 99_500, IRQ_X, 30)]
+    return write_gaps(d, gaps, krecs, release, mhz)
+
+
+def write_gaps(d, gaps, krecs, release="6.1.0-test", mhz=1000.0):
+    """The run directory of one CPU-bound thread on CPU 0 with @gaps (TSC pairs) and the kernel's
+    records @krecs in it."""
     gaps.sort()
     edges = [0] + [x for g in gaps for x in g] + [402_000_000]
     ivs = list(zip(edges[0::2], edges[1::2]))
@@ -58,6 +64,27 @@ def write_run(d, seed, release="6.1.0-test", mhz=1000.0):
     with open(os.path.join(d, "kernel.hgt"), "wb") as f:
         f.write(hgt_file([chunk(0, [rec(*r) for r in sorted(krecs)])], meta=META, window=(0, 10**12)))
     return d
+
+
+def write_late_run(d, seed):
+    """(the directory, its number of interrupts) of a run of 0.4 s on CPU 0 as plain emulation makes one: 100 ticks every 4 ms, each up to
+    400 us late and 150 to 350 us long, and about 60 device interrupts as long, 1.2 to 3.3 ms
+    after a tick's time, at random. Their lengths are one distribution: no limit tells them
+    apart, where a gap falls in the tick's period does."""
+    os.makedirs(d, exist_ok=True)
+    gaps, krecs = [], []
+    rnd = random.Random(seed)
+    for i in range(100):
+        t = 1_000_000 + i * 4_000_000 + rnd.randrange(400_000)
+        tick = rnd.randrange(150_000, 350_000)
+        gaps.append((t, t + tick))
+        krecs += [(t + 500, VEC_E, 236), (t + tick - 500, VEC_X, 236)]
+        if rnd.random() < 0.6:
+            u = 1_000_000 + i * 4_000_000 + rnd.randrange(1_200_000, 3_300_000)
+            n = rnd.randrange(150_000, 350_000)
+            gaps.append((u, u + n))
+            krecs += [(u + 500, IRQ_E, 30), (u + n - 500, IRQ_X, 30)]
+    return write_gaps(d, gaps, krecs), len(gaps) - 100
 
 
 def run(*args, expect=0):
@@ -273,6 +300,42 @@ def test_a_fit_may_not_read_one_runs_class_worse_for_a_gain_elsewhere():
     one_worse = {("interrupt", "interrupt"): 49, ("interrupt", "switch_other"): 1,
                  ("switch_other", "switch_other"): 50}
     assert learn.keeps([better_a, one_worse], floor)
+
+
+def test_a_model_is_taken_where_no_limit_separates_the_classes(tmp_path):
+    """Ticks late by up to 400 us and device interrupts as long (write_late_run): the limits
+    cannot read both right, a tree that sees the tick's phase can. learn --model takes it (held
+    out, it reads more right and no class worse) and report --profile infers with it, rule
+    "model", on a run no fit saw: the expectation is that run's kernel recording."""
+    pytest.importorskip("sklearn", reason="make setup installs scikit-learn into the virtual environment")
+    train = [write_late_run(str(tmp_path / f"t{k}"), k)[0] for k in range(3)]
+    test, n_irq = write_late_run(str(tmp_path / "test"), 9)
+    prof_path = str(tmp_path / "machine.json")
+    p = run("learn", *train, "-o", prof_path, "--model", "tree")
+    assert "model: taken" in p.stdout and "if " in p.stdout, p.stdout
+    prof = learn.load(prof_path)
+    note = prof["model_learned"]
+    assert note["taken"] and note["held_out"]["correct"] > note["limits_held_out"]["correct"], note
+    assert prof["model"]["tick_period_ms"] == pytest.approx(4.0)
+    assert prof["held_out"]["profile"] == note["held_out"], "report shows the model's held-out figures"
+    _, builtin = accuracy(test)
+    _, limits_only = accuracy(test, "--profile", _without_model(prof, tmp_path))
+    rep, with_model = accuracy(test, "--profile", prof_path)
+    # the expectation: the test run's 100 ticks and its interrupts, as written
+    n = 100 + n_irq
+    assert with_model["gaps"] == builtin["gaps"] == limits_only["gaps"] == n
+    assert with_model["correct"] >= 0.95 * n and with_model["correct"] > limits_only["correct"] + 0.1 * n, \
+        (builtin, limits_only, with_model)
+    assert rep["inference"]["rules"]["model"] == n, rep["inference"]["rules"]
+    text = run("report", test, "--profile", prof_path, "--explain").stdout
+    assert "the profile's model: phase_us" in text or "the profile's model: log_" in text, text[-2000:]
+
+
+def _without_model(prof, tmp_path):
+    path = str(tmp_path / "limits-only.json")
+    with open(path, "w") as f:
+        json.dump(dict(prof, model=None), f)
+    return path
 
 
 def test_hgmerge_classes_replace_the_rules_and_name_what_is_wrong(tmp_path):

@@ -15,9 +15,9 @@ import json
 import os
 import sys
 import tempfile
-from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence
+from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
-from . import engine, learn, record, report_json, report_text, results
+from . import engine, gapmodel, learn, record, report_json, report_text, results
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, HgError, cannot, reason
 
 USAGE = """usage: hourglass record|report|export|learn|results ARGS (each has --help)
@@ -113,8 +113,10 @@ def report_main(argv: Sequence[str]) -> int:
         raise HgError(f"{a.dir}: --explain needs the run directory (a report JSON holds no gaps)", EXIT_USAGE)
     with tempfile.TemporaryDirectory(prefix="hourglass-explain-") as tmp:
         gj = os.path.join(tmp, "gaps.jsonl") if a.explain else None
+        classes = _model_classes(prof, a.dir, a.kernel, a.label, tmp) if prof and prof.get("model") else None
         rep = _report_of(a.dir, a.kernel, engine.Exports(gaps=a.gaps, gaps_json=gj), a.label,
-                         limits=learn.limits_arg(prof) if prof else None)
+                         limits=learn.limits_arg(prof) if prof else None,
+                         classes=classes[0] if classes else None)
         if prof:
             rep["profile"] = _profile_section(prof, a.profile)
         if a.json == "-":
@@ -126,6 +128,11 @@ def report_main(argv: Sequence[str]) -> int:
         if gj:
             with open(gj) as f:
                 gaps = [json.loads(line) for line in f]
+            if classes:     # the model's questions, where the rule's words would be
+                for g in gaps:
+                    path = classes[1].get((g["cpu"], g["g0"]))
+                    if path is not None and g.get("why_inferred", "").startswith("the profile's model"):
+                        g["why_inferred"] = "the profile's model: " + ("; ".join(path) or "its one leaf")
     def text(out: Any) -> None:
         report_text.render(rep, out, a.disagreements)
         if a.explain:
@@ -200,24 +207,37 @@ def learn_main(argv: Sequence[str]) -> int:
                                                            "ground truth (kernel.hgt or ftrace.hgt)")
     ap.add_argument("-o", "--output", required=True, metavar="PROFILE", help="the profile to write (JSON)")
     ap.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="merges at once (default 2)")
+    ap.add_argument("--model", choices=("tree",), help="also fit a decision tree over what hourglass's own data "
+                    "says of each gap (its length, where it falls in the tick's period, its neighbours), kept "
+                    "only if, held out, it reads more gaps right than the limits and no class worse (needs "
+                    "scikit-learn; docs/profile.md, THE MODEL)")
     a = ap.parse_args(argv)
     if a.jobs < 1:
         ap.error("--jobs must be 1 or more")
     _check_output(a.output)
-    prof = learn.learn(a.runs, a.jobs)
+    prof = learn.learn(a.runs, a.jobs, model=bool(a.model))
     _write_json(prof, a.output)
     fit, held = prof["fitted"], prof.get("held_out")
     lim = prof["limits_us"]
     print(f"hourglass learn: {a.output}: {learn.limits_text(lim)}"
           + f", from {len(a.runs)} run(s) of {prof['machine']['kernel']}")
-    print(f"  on the runs it was fitted on: {fit['profile']['correct']} of {fit['profile']['gaps']} gaps with a "
-          f"kernel cause right, the built-in rules {fit['builtin']['correct']}")
+    print(f"  the limits on the runs they were fitted on: {fit['profile']['correct']} of {fit['profile']['gaps']} "
+          f"gaps with a kernel cause right, the built-in rules {fit['builtin']['correct']}")
     if held:
-        print(f"  held out (each run by the limits of the others): {held['profile']['correct']} of "
+        by = "the model fitted on" if prof.get("model") else "the limits of"
+        print(f"  held out (each run by {by} the others): {held['profile']['correct']} of "
               f"{held['profile']['gaps']} right ({100 * (held['profile']['accuracy'] or 0):.1f}%), the built-in "
               f"rules {held['builtin']['correct']} ({100 * (held['builtin']['accuracy'] or 0):.1f}%)")
     else:
         print("  held out: none (one run: give two or more to measure the profile on runs it did not see)")
+    note = prof.get("model_learned")
+    if note:
+        h = note.get("held_out")
+        print(f"  model: {'taken' if note['taken'] else 'not taken'}: {note['why']}"
+              + (f" (held out: the tree {100 * (h['accuracy'] or 0):.1f}%, the limits "
+                 f"{100 * (note['limits_held_out']['accuracy'] or 0):.1f}%)" if h else ""))
+        if prof.get("model"):
+            print("\n".join("    " + line for line in gapmodel.text(prof["model"])))
     return 0
 
 
@@ -337,14 +357,31 @@ def _check_labels(ap: argparse.ArgumentParser, labels: Sequence[str]) -> None:
 def _report_of(what: str, kernel: Optional[str], exports: engine.Exports,
                labels: Sequence[str] = (),
                on_report: Optional[Callable[[Dict[str, Any]], None]] = None,
-               limits: Optional[str] = None) -> Dict[str, Any]:
+               limits: Optional[str] = None, classes: Optional[str] = None) -> Dict[str, Any]:
     """A run directory, merged now; or a report JSON already written, read back."""
     if os.path.isfile(what) and what.endswith(".json"):
         if kernel or exports.kernelshark or exports.perfetto or exports.gaps or labels or limits:
             raise HgError(f"{what}: a report JSON holds no timeline: give the run directory to export it",
                           EXIT_USAGE)
         return report_json.load(what)
-    return engine.merge(what, kernel, exports, labels=list(labels), on_report=on_report, limits=limits)
+    return engine.merge(what, kernel, exports, labels=list(labels), on_report=on_report, limits=limits,
+                        classes=classes)
+
+
+def _model_classes(prof: Dict[str, Any], run_dir: str, kernel: Optional[str], labels: Sequence[str],
+                   tmp: str) -> Tuple[str, Dict[Tuple[int, int], List[str]]]:
+    """The profile's model on the run: hgmerge --classes' file (in @tmp), and each gap's path
+    through the tree by (cpu, g0). The run's gaps come from a first merge of it; the tree reads
+    only hourglass's side of each (gapmodel.FEATURES)."""
+    gj = os.path.join(tmp, "model-gaps.jsonl")
+    rep = engine.merge(run_dir, kernel, engine.Exports(gaps_json=gj), labels=list(labels), show_progress=False,
+                       limits=learn.limits_arg(prof))
+    with open(gj) as f:
+        gaps = [json.loads(line) for line in f]
+    decided = gapmodel.classify(prof["model"], gaps, float(rep["run"]["tsc_hz"]))
+    path = os.path.join(tmp, "model.classes")
+    gapmodel.write_classes(decided, path)
+    return path, {(g["cpu"], g["g0"]): p for g, _, p in decided}
 
 
 def _profile_for(path: str, run_dir: str, force: bool) -> Dict[str, Any]:
@@ -376,6 +413,7 @@ def _profile_section(prof: Dict[str, Any], path: str) -> Dict[str, Any]:
     return {"path": os.path.abspath(path), "machine": prof["machine"], "limits_us": prof["limits_us"],
             "learned_runs": len((prof.get("learned") or {}).get("runs") or []),
             "held_out": held.get("profile"), "held_out_builtin": held.get("builtin"),
+            "model": gapmodel.text(prof["model"]) if prof.get("model") else None,
             "mismatch": prof.get("_mismatch") or []}
 
 

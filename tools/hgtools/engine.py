@@ -177,14 +177,14 @@ def _run(cmd: List[str], on_ready: Optional[Callable[[], None]] = None) -> None:
 def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports] = None,
           show_progress: Optional[bool] = None, labels: Optional[List[str]] = None,
           on_report: Optional[Callable[[Dict[str, Any]], None]] = None,
-          limits: Optional[str] = None) -> Dict[str, Any]:
+          limits: Optional[str] = None, classes: Optional[str] = None) -> Dict[str, Any]:
     """Merge @run_dir with hgmerge: the report (JSON v2, as a dictionary), and
     the @exports written where they say; the run's loads and @labels named. A
     run hourglass -b stopped gets a "breaktrace" object: the sample and what
     the kernel says of it. @on_report gets the report as soon as it is whole,
     while hgmerge is still putting the exports' files together (hourglass
     export draws its HTML page meanwhile); merge() returns when they are. @limits: hgmerge's
-    --limits (a profile's, hgtools.learn). A run directory without a kernel recording (hourglass
+    --limits (a profile's, hgtools.learn); @classes: hgmerge --classes (a profile's model's classes). A run directory without a kernel recording (hourglass
     record --no-kernel) is merged without one (hgmerge --no-kernel): inferred, not judged; its
     exports, which show the kernel's events, are refused."""
     alone = not kernel and os.path.isdir(run_dir) and not has_ground_truth(run_dir)
@@ -222,6 +222,8 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
             cmd += ["--label", lab]
         if limits:
             cmd += ["--limits", limits]
+        if classes:
+            cmd += ["--classes", classes]
         if show_progress:
             cmd.append("--progress")
 

@@ -35,11 +35,12 @@ import subprocess
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import engine, paths
+from . import engine, gapmodel, paths
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_USAGE, HgError
 
 FORMAT = "hourglass-profile"
-VERSION = 2          # 2: a limit may be absent, the run's own calibration kept (1's give all three)
+VERSION = 3          # 2: a limit may be absent, the run's own calibration kept (1's give all three);
+                     # 3: a "model" may be there (gapmodel), 2's are 3's without one
 OWN = 0.0            # a limit's value in a fit: the run's own calibration
 LIMITS = ("switch", "phase", "hidden")
 BAND = ("tick_lo", "tick_hi")       # the tick's band: both or neither
@@ -51,6 +52,8 @@ CANDIDATES = 28          # per limit and round: quantiles of the gaps' lengths
 MARGIN = 0.01
 ROUNDS = 2
 CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden")
+
+GAP_FIELDS = ("g0", "g1", "cpu", "thread", "next_thread", "vol", "actual")   # what a model needs of a gap
 
 Limits = Dict[str, float]
 Confusion = Dict[Tuple[str, str], int]
@@ -79,9 +82,12 @@ class Run:
         self.builtin_c: Confusion = {}          # and what it scored
         self.scored: Dict[Tuple[Tuple[str, float], ...], Confusion] = {}   # score()'s, by limits
         self.truth: Optional[str] = None        # the gap stream of its first merge: the kernel's verdicts
+        self.gaps: List[Dict[str, Any]] = []    # every gap: hourglass's fields and the kernel's class
+        self.tsc_hz = 0.0
 
     def merge(self, limits: Optional[Limits], gaps_json: Optional[str] = None,
-              truth: Optional[str] = None, grid: Optional[str] = None) -> Dict[str, Any]:
+              truth: Optional[str] = None, grid: Optional[str] = None,
+              classes: Optional[str] = None) -> Dict[str, Any]:
         """hgmerge with @limits (None: the built-in calibration): the report as a dictionary. The
         first merge reads the kernel's recording and writes its verdicts to @truth; the later
         ones read them from there (hgmerge --truth: the run's gaps, not its kernel events)."""
@@ -100,6 +106,8 @@ class Run:
                 cmd += ["--gaps-json", gaps_json]
             if grid:
                 cmd += ["--grid", grid]
+            if classes:
+                cmd += ["--classes", classes]
             for lab in self.labels:
                 cmd += ["--label", lab]
             p = subprocess.run(cmd, capture_output=True, text=True)
@@ -343,9 +351,10 @@ def prepare(r: Run, truth: str) -> None:
         rep = r.merge(None, gj, truth=truth)
         r.truth = truth
         with open(gj) as f:
-            gaps = [g for g in map(json.loads, f) if g.get("actual") not in ("hidden", None)
-                    and not g.get("vol")]
-        us = rep["run"]["tsc_hz"] / 1e6
+            r.gaps = [{k: g.get(k) for k in GAP_FIELDS} for g in map(json.loads, f)]
+        gaps = [g for g in r.gaps if g["actual"] not in ("hidden", None) and not g["vol"]]
+        r.tsc_hz = float(rep["run"]["tsc_hz"])
+        us = r.tsc_hz / 1e6
         r.lengths = [(g["g1"] - g["g0"]) / us for g in gaps]
         r.ticks = [(g["g1"] - g["g0"]) / us for g in gaps if g["actual"] == "timer"]
     cal = (rep.get("inference") or {}).get("calibration") or {}
@@ -353,6 +362,73 @@ def prepare(r: Run, truth: str) -> None:
                  "hidden": float(cal.get("hidden_limit_us") or 0.5),
                  "phase": float(cal.get("phase_limit_us") or cal.get("switch_limit_us") or 50)}
     r.builtin_c = confusion(rep)
+
+
+def model_inputs(runs: Sequence[Run]) -> Optional[Tuple[float, float]]:
+    """A model's tick period (s: the period most of @runs' kernel ticks recur at) and its phase
+    floor (us: the 5th percentile of those ticks' lengths, the shortest gap that places the
+    phase); None with fewer than 20 ticks."""
+    periods = []
+    for r in runs:
+        by_cpu: Dict[int, List[int]] = {}
+        for g in r.gaps:
+            if g["actual"] == "timer" and not g["vol"]:
+                by_cpu.setdefault(int(g["cpu"]), []).append(int(g["g0"]))
+        p = gapmodel.tick_period_s(by_cpu, r.tsc_hz)
+        if p:
+            periods.append(p)
+    ticks = sorted(x for r in runs for x in r.ticks)
+    if not periods or len(ticks) < 20:
+        return None
+    return max(set(periods), key=periods.count), ticks[len(ticks) // 20]
+
+
+def fit_model(runs: Sequence[Run], inputs: Tuple[float, float]) -> Dict[str, Any]:
+    """A tree on every involuntary gap of @runs the kernel gives a class to."""
+    rows: List[List[float]] = []
+    labels: List[str] = []
+    for r in runs:
+        for g, row in gapmodel.features(r.gaps, r.tsc_hz, *inputs):
+            if g["actual"] in gapmodel.CLASSES:
+                rows.append(row)
+                labels.append(str(g["actual"]))
+    return gapmodel.fit(rows, labels, *inputs)
+
+
+def score_model(r: Run, model: Dict[str, Any], limits: Limits) -> Confusion:
+    """@r's confusion with @model's classes in the rules' place (hgmerge --classes: the merger
+    judges them as it judges the rules'), @limits for any gap the model does not name."""
+    with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
+        path = os.path.join(tmp, "classes")
+        gapmodel.write_classes(gapmodel.classify(model, r.gaps, r.tsc_hz), path)
+        return confusion(r.merge(limits, classes=path))
+
+
+def learn_model(runs: Sequence[Run], limits: Limits, limits_held: Optional[Confusion],
+                pool: concurrent.futures.Executor) -> Tuple[Optional[Dict[str, Any]], Dict[str, Any]]:
+    """The model of @runs, if it earns its place, and what was measured to decide. Both held
+    out the same way, each run read by what was fitted on the others: the trees must read more
+    gaps right, by MARGIN, than the limits did (@limits_held), and no run's class worse than
+    the built-in rules read it (keeps). @limits: for any gap a tree does not name."""
+    inputs = model_inputs(runs)
+    if inputs is None:
+        return None, {"taken": False, "why": "fewer than 20 of the kernel's ticks: no period to place gaps in"}
+    if len(runs) < 2 or limits_held is None:
+        return None, {"taken": False, "why": "one run: a model is taken only on runs it was not fitted on"}
+    parts = list(pool.map(lambda i: score_model(runs[i], fit_model(list(runs[:i]) + list(runs[i + 1:]), inputs), limits),
+                          range(len(runs))))
+    held = sum_of(parts)
+    out: Dict[str, Any] = {"method": "leave one run out: each run read by a tree fitted on the others",
+                           "held_out": figures(held), "limits_held_out": figures(limits_held)}
+    if correct(held) <= correct(limits_held) + margin(limits_held):
+        out.update(taken=False, why="held out, it reads no more gaps right than the fitted limits (by 1% of "
+                                    "the gaps)")
+        return None, out
+    if not keeps(parts, class_floor([r.builtin_c for r in runs])):
+        out.update(taken=False, why="held out, it reads a class of some run worse than the built-in rules")
+        return None, out
+    out.update(taken=True, why="held out, it reads more gaps right than the fitted limits, no class worse")
+    return fit_model(runs, inputs), out
 
 
 def one_machine(runs: Sequence[Run]) -> Dict[str, Any]:
@@ -376,16 +452,20 @@ def evaluate(prof: Dict[str, Any], paths_: Sequence[str], jobs: int = 2) -> Dict
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
             tempfile.TemporaryDirectory(prefix="hourglass-learn-truth-") as truths:
         list(pool.map(lambda ir: prepare(ir[1], os.path.join(truths, f"{ir[0]}.hgg")), enumerate(runs)))
-        prof_c = total(runs, limits, pool)
+        if prof.get("model"):
+            prof_c = sum_of(list(pool.map(lambda r: score_model(r, prof["model"], limits), runs)))
+        else:
+            prof_c = total(runs, limits, pool)
     builtin_c: Confusion = {}
     for r in runs:
         builtin_c = add(builtin_c, r.builtin_c)
     return {"profile": figures(prof_c), "builtin": figures(builtin_c)}
 
 
-def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True) -> Dict[str, Any]:
+def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True, model: bool = False) -> Dict[str, Any]:
     """The profile of the runs at @paths_ (their machine must be one); @held_out: measured on
-    each run by the limits fitted on the others (leave one run out)."""
+    each run by the limits fitted on the others (leave one run out); @model: a tree beside the
+    limits (gapmodel), kept where it reads runs it was not fitted on better (learn_model)."""
     runs = [Run(p) for p in paths_]
     m0 = one_machine(runs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
@@ -396,20 +476,27 @@ def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True) -> Dict[s
             builtin_c = add(builtin_c, r.builtin_c)
         limits, fitted_c = fit(runs, pool)
         held: Optional[Dict[str, Any]] = None
-        if held_out and len(runs) >= 2:
-            held_c: Confusion = {}
+        held_c: Optional[Confusion] = None
+        if (held_out or model) and len(runs) >= 2:
+            held_c = {}
             for i, r in enumerate(runs):
                 lim, _ = fit(runs[:i] + runs[i + 1:], pool)
                 held_c = add(held_c, r.score(lim))
-            held = {"method": "leave one run out: each run scored by the limits fitted on the others",
-                    "profile": figures(held_c), "builtin": figures(builtin_c)}
+            if held_out:
+                held = {"method": "leave one run out: each run scored by the limits fitted on the others",
+                        "profile": figures(held_c), "builtin": figures(builtin_c)}
+        tree, model_note = learn_model(runs, limits, held_c, pool) if model else (None, None)
+        if tree and held and model_note:
+            # what report --profile shows as expected: the model's, on runs it did not see
+            held = dict(held, method="leave one run out: each run read by the model fitted on the others",
+                        profile=model_note["held_out"], limits=held["profile"])
     return {"format": FORMAT, "version": VERSION, "machine": m0,
             "learned": {"date": datetime.date.today().isoformat(), "runs": [os.path.abspath(r.path) for r in runs]},
             "limits_us": {k: round(limits[k], 3) for k in LIMITS + BAND if limits.get(k, OWN) > OWN},
             "builtin_limits_us": {os.path.abspath(r.path): {k: round(v, 3) for k, v in r.builtin.items()}
                                   for r in runs},
             "fitted": {"profile": figures(fitted_c), "builtin": figures(builtin_c)},
-            "held_out": held}
+            "held_out": held, "model": tree, "model_learned": model_note}
 
 
 def load(path: str) -> Dict[str, Any]:
@@ -423,9 +510,11 @@ def load(path: str) -> Dict[str, Any]:
         raise HgError(f"{path}: not a profile (not JSON: {e})", EXIT_BAD_INPUT)
     if not isinstance(prof, dict) or prof.get("format") != FORMAT:
         raise HgError(f"{path}: not a profile (no \"format\": \"{FORMAT}\"; hourglass learn writes them)", EXIT_BAD_INPUT)
-    if prof.get("version") not in (1, VERSION):
-        raise HgError(f"{path}: profile version {prof.get('version')!r}; this hourglass reads versions 1 and "
+    if prof.get("version") not in (1, 2, VERSION):
+        raise HgError(f"{path}: profile version {prof.get('version')!r}; this hourglass reads versions 1 to "
                       f"{VERSION}", EXIT_BAD_INPUT)
+    if prof.get("model") is not None:
+        gapmodel.check(prof["model"], path)
     lim = prof.get("limits_us")
     need = LIMITS if prof["version"] == 1 else ()
     if not isinstance(lim, dict) or not all(k in lim for k in need) or not all(

@@ -269,12 +269,15 @@ def _profile_line(rep: Report, w: Writer) -> None:
     if prof:
         lim = prof.get("limits_us") or {}
         held, built = prof.get("held_out") or {}, prof.get("held_out_builtin") or {}
-        w(f"limits from the profile {prof.get('path')} (hourglass learn, {prof.get('learned_runs')} run(s) of "
+        w(f"{'limits and model' if prof.get('model') else 'limits'} from the profile {prof.get('path')} (hourglass learn, {prof.get('learned_runs')} run(s) of "
           f"{(prof.get('machine') or {}).get('kernel')}): {limits_text(lim)}; "
           + (f"on runs it was not fitted on {held.get('correct')} of {held.get('gaps')} right, the built-in "
              f"rules {built.get('correct')}" if held else "no held-out figures (learned from one run)")
           + (f"; learned on another machine: {'; '.join(prof['mismatch'])}" if prof.get("mismatch") else "")
           + "\n")
+        if prof.get("model"):
+            w("the profile's model decided every gap it names (rule model; --explain gives each one's path):\n"
+              + "".join(f"  {line}\n" for line in prof["model"]))
 
 
 def _context_switch(rep: Report, w: Writer) -> None:

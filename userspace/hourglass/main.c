@@ -499,11 +499,12 @@ static int run_tool(const char *cmd, int argc, char **argv)
 		return HG_EXIT_ENV;
 	py = python_bin();
 	/*
-	 * results needs pyarrow and duckdb, which Debian 12 does not package: from a build
-	 * tree, the virtual environment make set up beside it has them (scripts/setup.sh);
-	 * an installed hourglass uses HG_PYTHON or the system's, and says what is missing
+	 * results needs pyarrow and duckdb, learn --model scikit-learn 1.9 (Debian 12 has 1.2),
+	 * which Debian 12 does not package: from a build tree, the virtual environment make set
+	 * up beside it has them (scripts/setup.sh); an installed hourglass uses HG_PYTHON or the
+	 * system's, and says what is missing
 	 */
-	if (!strcmp(cmd, "results") && !getenv("HG_PYTHON") &&
+	if ((!strcmp(cmd, "results") || !strcmp(cmd, "learn")) && !getenv("HG_PYTHON") &&
 	    snprintf(venv_py, sizeof(venv_py), "%s/../.venv/bin/python", dir) < (int)sizeof(venv_py) &&
 	    !access(venv_py, X_OK))
 		py = venv_py;
