@@ -363,3 +363,18 @@ def test_hgmerge_classes_replace_the_rules_and_name_what_is_wrong(tmp_path):
         cls.write_text(text)
         p = subprocess.run(base + ["--classes", str(cls)], capture_output=True, text=True)
         assert p.returncode == 3 and what in p.stderr, (text, p.stderr)
+
+
+def test_never_worse_keeps_limits_that_read_no_class_worse_held_out(tmp_path):
+    """learn --never-worse judges the fitted limits on each run by the limits fitted on the others:
+    on write_run's machine they read every class at least as well as the built-in rules (the
+    long ticks right, the interrupts too), so they are kept and say so; one run is refused."""
+    train = [write_run(str(tmp_path / f"t{k}"), k) for k in range(2)]
+    prof_path = str(tmp_path / "machine.json")
+    p = run("learn", *train, "-o", prof_path, "--never-worse")
+    assert "limits: taken" in p.stdout, p.stdout
+    prof = learn.load(prof_path)
+    assert prof["never_worse"] and prof["limits_learned"]["taken"]
+    assert prof["limits_us"] and prof["held_out"]["profile"]["correct"] > prof["held_out"]["builtin"]["correct"]
+    p = run("learn", train[0], "-o", prof_path, "--never-worse", expect=1)
+    assert "two runs or more" in p.stderr

@@ -211,11 +211,17 @@ def learn_main(argv: Sequence[str]) -> int:
                     "says of each gap (its length, where it falls in the tick's period, its neighbours), kept "
                     "only if, held out, it reads more gaps right than the limits and no class worse (needs "
                     "scikit-learn; docs/profile.md, THE MODEL)")
+    ap.add_argument("--never-worse", action="store_true",
+                    help="keep the fitted limits (and the tree) only if, each run read by what was fitted on the "
+                         "others, they read no class of any run worse than the built-in rules: else the built-in "
+                         "rules' own limits (where the rules are trusted; the default takes the most gaps right)")
     a = ap.parse_args(argv)
     if a.jobs < 1:
         ap.error("--jobs must be 1 or more")
+    if a.never_worse and len(a.runs) < 2:
+        ap.error("--never-worse judges runs held out: give two runs or more")
     _check_output(a.output)
-    prof = learn.learn(a.runs, a.jobs, model=bool(a.model))
+    prof = learn.learn(a.runs, a.jobs, model=bool(a.model), never_worse=a.never_worse)
     _write_json(prof, a.output)
     fit, held = prof["fitted"], prof.get("held_out")
     lim = prof["limits_us"]
@@ -230,6 +236,9 @@ def learn_main(argv: Sequence[str]) -> int:
               f"rules {held['builtin']['correct']} ({100 * (held['builtin']['accuracy'] or 0):.1f}%)")
     else:
         print("  held out: none (one run: give two or more to measure the profile on runs it did not see)")
+    if prof.get("limits_learned"):
+        print(f"  limits: {'taken' if prof['limits_learned']['taken'] else 'not taken'}: "
+              f"{prof['limits_learned']['why']}")
     note = prof.get("model_learned")
     if note:
         h = note.get("held_out")

@@ -405,11 +405,13 @@ def score_model(r: Run, model: Dict[str, Any], limits: Limits) -> Confusion:
 
 
 def learn_model(runs: Sequence[Run], limits: Limits, limits_held: Optional[Confusion],
-                pool: concurrent.futures.Executor) -> Tuple[Optional[Dict[str, Any]], Dict[str, Any]]:
+                pool: concurrent.futures.Executor,
+                floor: Optional[Floor] = None) -> Tuple[Optional[Dict[str, Any]], Dict[str, Any]]:
     """The model of @runs, if it earns its place, and what was measured to decide. Both held
     out the same way, each run read by what was fitted on the others: the trees must read more
-    gaps right, by MARGIN, than the limits did (@limits_held), and no run's class worse than
-    the built-in rules read it (keeps). @limits: for any gap a tree does not name."""
+    gaps right, by MARGIN, than the limits did (@limits_held), and with a @floor (learn
+    --never-worse) no run's class worse than the built-in rules read it (keeps). @limits: for
+    any gap a tree does not name."""
     inputs = model_inputs(runs)
     if inputs is None:
         return None, {"taken": False, "why": "fewer than 20 of the kernel's ticks: no period to place gaps in"}
@@ -424,10 +426,12 @@ def learn_model(runs: Sequence[Run], limits: Limits, limits_held: Optional[Confu
         out.update(taken=False, why="held out, it reads no more gaps right than the fitted limits (by 1% of "
                                     "the gaps)")
         return None, out
-    if not keeps(parts, class_floor([r.builtin_c for r in runs])):
-        out.update(taken=False, why="held out, it reads a class of some run worse than the built-in rules")
+    if floor is not None and not keeps(parts, floor):
+        out.update(taken=False, why="held out, it reads a class of some run worse than the built-in rules "
+                                    "(--never-worse)")
         return None, out
-    out.update(taken=True, why="held out, it reads more gaps right than the fitted limits, no class worse")
+    out.update(taken=True, why="held out, it reads more gaps right than the fitted limits"
+                               + (", no class of any run worse than the built-in rules" if floor is not None else ""))
     return fit_model(runs, inputs), out
 
 
@@ -462,10 +466,13 @@ def evaluate(prof: Dict[str, Any], paths_: Sequence[str], jobs: int = 2) -> Dict
     return {"profile": figures(prof_c), "builtin": figures(builtin_c)}
 
 
-def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True, model: bool = False) -> Dict[str, Any]:
+def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True, model: bool = False,
+          never_worse: bool = False) -> Dict[str, Any]:
     """The profile of the runs at @paths_ (their machine must be one); @held_out: measured on
     each run by the limits fitted on the others (leave one run out); @model: a tree beside the
-    limits (gapmodel), kept where it reads runs it was not fitted on better (learn_model)."""
+    limits (gapmodel), kept where it reads runs it was not fitted on better (learn_model);
+    @never_worse: the fitted limits, and the tree, kept only if, held out so, they read no class
+    of any run worse than the built-in rules (else the built-in rules' own)."""
     runs = [Run(p) for p in paths_]
     m0 = one_machine(runs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
@@ -477,15 +484,26 @@ def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True, model: bo
         limits, fitted_c = fit(runs, pool)
         held: Optional[Dict[str, Any]] = None
         held_c: Optional[Confusion] = None
-        if (held_out or model) and len(runs) >= 2:
-            held_c = {}
+        limits_note: Optional[Dict[str, Any]] = None
+        floor = class_floor([r.builtin_c for r in runs])
+        if (held_out or model or never_worse) and len(runs) >= 2:
+            parts = []
             for i, r in enumerate(runs):
                 lim, _ = fit(runs[:i] + runs[i + 1:], pool)
-                held_c = add(held_c, r.score(lim))
+                parts.append(r.score(lim))
+            held_c = sum_of(parts)
+            if never_worse:
+                kept = keeps(parts, floor)
+                limits_note = {"taken": kept, "why": "held out, they read no class of any run worse than the "
+                               "built-in rules" if kept else "held out, they read a class of some run worse than "
+                               "the built-in rules: the built-in rules' own limits instead"}
+                if not kept:
+                    limits, fitted_c, held_c = {k: OWN for k in LIMITS}, builtin_c, builtin_c
             if held_out:
                 held = {"method": "leave one run out: each run scored by the limits fitted on the others",
                         "profile": figures(held_c), "builtin": figures(builtin_c)}
-        tree, model_note = learn_model(runs, limits, held_c, pool) if model else (None, None)
+        tree, model_note = learn_model(runs, limits, held_c, pool, floor if never_worse else None) \
+            if model else (None, None)
         if tree and held and model_note:
             # what report --profile shows as expected: the model's, on runs it did not see
             held = dict(held, method="leave one run out: each run read by the model fitted on the others",
@@ -496,7 +514,8 @@ def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True, model: bo
             "builtin_limits_us": {os.path.abspath(r.path): {k: round(v, 3) for k, v in r.builtin.items()}
                                   for r in runs},
             "fitted": {"profile": figures(fitted_c), "builtin": figures(builtin_c)},
-            "held_out": held, "model": tree, "model_learned": model_note}
+            "held_out": held, "never_worse": never_worse, "limits_learned": limits_note,
+            "model": tree, "model_learned": model_note}
 
 
 def load(path: str) -> Dict[str, Any]:
