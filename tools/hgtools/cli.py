@@ -200,8 +200,10 @@ def learn_main(argv: Sequence[str]) -> int:
                             "runs left out of the fit. hourglass report --profile then infers with them, on "
                             "runs of that machine.",
                 epilog="Each candidate limit is scored by the merger itself (build/hgmerge --limits): the "
-                       "rules stay docs/merge.md's, only their limits are learned. With two runs or more, "
-                       "each is scored by the limits fitted on the others (held_out in the profile). "
+                       "rules stay docs/merge.md's, only their limits are learned; --model tree adds a "
+                       "decision tree whose classes the merger judges the same way (hgmerge --classes). "
+                       "With two runs or more, each is scored by the limits fitted on the others (held_out "
+                       "in the profile). "
                        + EXIT_EPILOG + " See docs/profile.md.")
     ap.add_argument("runs", nargs="+", metavar="RUN", help="run directories of one machine and kernel, with "
                                                            "ground truth (kernel.hgt or ftrace.hgt)")
