@@ -147,20 +147,17 @@ def fail(msg: str, code: int) -> int:
 
 
 def _check_run(cmd: List[str]) -> "subprocess.CompletedProcess[str]":
-    """Run one of the checks made before the recording (hourglass --dry-run, hgtrace
-    stat), its output captured. A Ctrl-C reaches it too (one process group); if it
-    interrupts us, the child is killed and reaped before the KeyboardInterrupt goes on:
-    subprocess.run kills without waiting then, and the shell's prompt could come back
-    while the child was still exiting."""
-    with subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True) as p:
-        try:
-            out, err = p.communicate()
-        except BaseException:
-            p.kill()
-            p.wait()
-            raise
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    """Run one of the checks made before the recording (hourglass --dry-run, hgtrace stat), its
+    output captured, with SIGINT and SIGTERM held until it has exited and been reaped. A Ctrl-C
+    goes to the whole process group: taken by us mid-check (in Popen's fork and exec, or its
+    wait) it left the child running after record had returned 130, twice in CI's Ctrl-C test.
+    Held, the check finishes (its child inherits the mask: it is quick), and the signal is
+    delivered when the mask is restored, as a KeyboardInterrupt with nothing left behind."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def main(argv: Sequence[str]) -> int:
