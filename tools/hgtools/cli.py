@@ -211,8 +211,8 @@ def learn_main(argv: Sequence[str]) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="merges at once (default 2)")
     ap.add_argument("--model", choices=("tree",), help="also fit a decision tree over what hourglass's own data "
                     "says of each gap (its length, where it falls in the tick's period, its neighbours), kept "
-                    "only if, held out, it reads more gaps right than the limits and no class worse (needs "
-                    "scikit-learn; docs/profile.md, THE MODEL)")
+                    "only if, held out, it reads more gaps right than the limits (with --never-worse, also no "
+                    "class worse; needs scikit-learn; docs/profile.md, THE MODEL)")
     ap.add_argument("--never-worse", action="store_true",
                     help="keep the fitted limits (and the tree) only if, each run read by what was fitted on the "
                          "others, they read no class of any run worse than the built-in rules: else the built-in "
