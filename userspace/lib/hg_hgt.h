@@ -75,6 +75,13 @@ struct hgt_cursor *hgt_cursor_open(struct hgt_file *f, uint32_t cpu, struct hg_e
  * at least the payload its type needs), 0 at the end, -1 on a bad file
  */
 int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_err *err);
+/*
+ * hgt_cursor_next_chunk - the records hgt_cursor_next() would hand out up to the end of the
+ * current chunk (the next chunk's when it is used up), at once: 1 with *len bytes of whole
+ * records at *recs (valid until the next call), 0 at the end, -1 on a bad file. A reader
+ * that walks them itself spares a call a record.
+ */
+int hgt_cursor_next_chunk(struct hgt_cursor *c, const char **recs, size_t *len, struct hg_err *err);
 uint64_t hgt_cursor_chunk_offset(const struct hgt_cursor *c);	/* of the current chunk, for messages */
 void hgt_cursor_close(struct hgt_cursor *c);
 

@@ -263,16 +263,35 @@ static const char *unpack(struct hgt_decoder *d, const struct hgt_chunk_info *c,
 	return NULL;
 }
 
-/* check_records - walk @len bytes of records: lengths, types' payloads, the count */
+/* min_len_of - hgt_type_min_len() of every type byte, looked up once (a call a record was a
+ * tenth of reading one) */
+static const unsigned char *min_len_of(void)
+{
+	static unsigned char t[256];
+	static int made;
+	unsigned i;
+
+	if (!made) {
+		for (i = 0; i < 256; i++)
+			t[i] = (unsigned char)hgt_type_min_len(i);
+		made = 1;
+	}
+	return t;
+}
+
+/* check_records - walk @len bytes of records: lengths, types' payloads, the count; and the
+ * chunk's tally for the cursor (d->lo, hi, nlost, lost) */
 static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, const unsigned char *r,
 			 size_t len, struct hg_err *err)
 {
+	const unsigned char *min_len = min_len_of();
 	size_t pos = 0;
 	uint32_t n = 0;
 	int plain = c->magic == HGT_CHUNK_MAGIC;
 	const char *what = NULL;
 	unsigned type = 0, rlen = 0;
-	uint64_t tsc = 0;
+	uint64_t tsc = 0, lo = UINT64_MAX, hi = 0, lost = 0;
+	uint32_t nlost = 0;
 
 	while (pos < len) {
 		if (len - pos < sizeof(struct hgt_rec)) {
@@ -285,7 +304,7 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 			what = "corrupt record length";
 			break;
 		}
-		if (rlen < hgt_type_min_len(type)) {
+		if (rlen < min_len[type]) {
 			what = "record too short for its type";
 			break;
 		}
@@ -294,9 +313,24 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 			what = "record stamped beyond 2^63";
 			break;
 		}
+		if (tsc < lo)
+			lo = tsc;
+		if (tsc > hi)
+			hi = tsc;
+		if (type == HGT_REC_LOST) {
+			struct hgt_lost l;
+
+			memcpy(&l, r + pos + sizeof(struct hgt_rec), sizeof(l));
+			lost += l.count;
+			nlost++;
+		}
 		n++;
 		pos += rlen;
 	}
+	d->lo = lo;
+	d->hi = hi;
+	d->nlost = nlost;
+	d->lost = lost;
 	if (what) {
 		char desc[96];
 

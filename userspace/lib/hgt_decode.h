@@ -23,6 +23,11 @@ struct hgt_decoder {
 	size_t colcap;
 	z_stream z;
 	int zready;
+	/* the last chunk decoded, as its check walked it: the least and greatest stamp, its
+	 * LOST markers and the events they count (a cursor's tally, taken a chunk at a time) */
+	uint64_t lo, hi;
+	uint32_t nlost;
+	uint64_t lost;
 };
 
 void hgt_decoder_init(struct hgt_decoder *d, int fd, const char *path);

@@ -83,7 +83,7 @@ struct hgt_cursor {
 	uint32_t rec_cpu;
 	uint64_t *delivered, *lost;	/* per CPU (one CPU's cursor: that CPU's only), for the check
 					 * against the stats */
-	uint64_t lo, hi;		/* the least and greatest stamp handed out */
+	uint64_t lo, hi;		/* the least and greatest stamp of the chunks decoded */
 	int checked;
 };
 
@@ -897,44 +897,72 @@ static void read_to_the_end(struct hgt_cursor *c)
 		f->cpu[cpu].read_all = 1;
 }
 
-int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_err *err)
+/*
+ * next_chunk - the cursor's next chunk decoded, its records counted for the check at the end
+ * and their stamps for the span (a chunk at a time: what a reader is handed by the end is
+ * every record either way); 1, 0 at the end (checked), -1 on a bad file
+ */
+static int next_chunk(struct hgt_cursor *c, struct hg_err *err)
 {
 	struct hgt_file *f = c->f;
+	const struct hgt_chunk_info *ci;
+	uint32_t k;
+
+	while (c->cpu == HGT_ALL_CPUS && c->next < f->nchunks && !is_records(f->chunks[c->next].magic))
+		c->next++;
+	if (c->next >= f->nchunks) {
+		if (!c->checked) {
+			c->checked = 1;
+			if (check_counts(c, err))
+				return -1;
+			read_to_the_end(c);
+		}
+		return 0;
+	}
+	c->cur = c->next;
+	c->next = c->cpu == HGT_ALL_CPUS ? c->cur + 1 : f->next_same[c->cur];
+	ci = &f->chunks[c->cur];
+	if (hgt_decode(&c->dec, ci, &c->recs, &c->len, err))
+		return -1;
+	c->pos = 0;
+	c->rec_cpu = ci->cpu;
+	if (c->dec.lo < c->lo)
+		c->lo = c->dec.lo;
+	if (ci->nr_records && c->dec.hi > c->hi)
+		c->hi = c->dec.hi;
+	k = c->cpu == HGT_ALL_CPUS ? c->rec_cpu : 0;
+	c->lost[k] += c->dec.lost;
+	c->delivered[k] += ci->nr_records - c->dec.nlost;
+	return 1;
+}
+
+int hgt_cursor_next(struct hgt_cursor *c, const struct hgt_rec **rec, struct hg_err *err)
+{
 	const struct hgt_rec *r;
 
 	while (c->pos >= c->len) {
-		const struct hgt_chunk_info *ci;
+		int rc = next_chunk(c, err);
 
-		while (c->cpu == HGT_ALL_CPUS && c->next < f->nchunks && !is_records(f->chunks[c->next].magic))
-			c->next++;
-		if (c->next >= f->nchunks) {
-			if (!c->checked) {
-				c->checked = 1;
-				if (check_counts(c, err))
-					return -1;
-				read_to_the_end(c);
-			}
-			return 0;
-		}
-		c->cur = c->next;
-		c->next = c->cpu == HGT_ALL_CPUS ? c->cur + 1 : f->next_same[c->cur];
-		ci = &f->chunks[c->cur];
-		if (hgt_decode(&c->dec, ci, &c->recs, &c->len, err))
-			return -1;
-		c->pos = 0;
-		c->rec_cpu = ci->cpu;
+		if (rc <= 0)
+			return rc;
 	}
 	r = (const struct hgt_rec *)(c->recs + c->pos);
 	c->pos += r->len;
-	if (r->tsc < c->lo)
-		c->lo = r->tsc;
-	if (r->tsc > c->hi)
-		c->hi = r->tsc;
-	if (r->type == HGT_REC_LOST)
-		c->lost[c->cpu == HGT_ALL_CPUS ? c->rec_cpu : 0] += ((const struct hgt_lost *)(r + 1))->count;
-	else
-		c->delivered[c->cpu == HGT_ALL_CPUS ? c->rec_cpu : 0]++;
 	*rec = r;
+	return 1;
+}
+
+int hgt_cursor_next_chunk(struct hgt_cursor *c, const char **recs, size_t *len, struct hg_err *err)
+{
+	while (c->pos >= c->len) {
+		int rc = next_chunk(c, err);
+
+		if (rc <= 0)
+			return rc;
+	}
+	*recs = c->recs + c->pos;
+	*len = c->len - c->pos;
+	c->pos = c->len;
 	return 1;
 }
 

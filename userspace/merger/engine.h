@@ -219,6 +219,9 @@ struct kstream *kstream_open(struct run *r);
 int64_t kstream_peek(struct kstream *k);	/* INT64_MAX at the end */
 /* kstream_next - 1 with the CPU and the record (valid until the next call), 0 at the end */
 int kstream_next(struct kstream *k, uint32_t *cpu, const struct hgt_rec **rec);
+/* kstream_next_upto - kstream_next() when the next record is stamped at most @upto (and below
+ * INT64_MAX, kstream_peek()'s end), else 0: the peek and the next of a merge in one call */
+int kstream_next_upto(struct kstream *k, int64_t upto, uint32_t *cpu, const struct hgt_rec **rec);
 uint64_t kstream_events(const struct kstream *k);
 void kstream_close(struct kstream *k);
 

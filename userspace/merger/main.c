@@ -765,18 +765,17 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 
 	gapper_init(&gp, r);
 	for (;;) {
-		int64_t th = hgside_peek(hs), tk;
+		int64_t th = hgside_peek(hs);
 		struct hg_ev ev;
 		struct gapdef g;
 		int64_t mt1;
 		int mig, made;
 
 		/* the kernel's records up to hourglass's next event, the kernel's first at a tie */
-		while (ks && (tk = kstream_peek(ks)) <= th && tk != INT64_MAX) {
-			const struct hgt_rec *rec;
-			uint32_t cpu;
+		const struct hgt_rec *rec;
+		uint32_t cpu;
 
-			kstream_next(ks, &cpu, &rec);
+		while (ks && kstream_next_upto(ks, th, &cpu, &rec)) {
 			if (rec->type == HGT_REC_COMM || rec->type == HGT_REC_NAME)
 				names_record(rec);
 			else
