@@ -262,7 +262,7 @@ struct kev { int64_t tsc; uint32_t arg; uint8_t typ, flags; };
 
 /* what a closed gap carries besides its record: for the disagreement and the time lost */
 struct gap_detail {
-	struct kev ev[SHOW_EVENTS];
+	const struct kev *ev;		/* the first nev of them (up to SHOW_EVENTS): valid in the call */
 	int nev;
 	const struct hgg_comp *comp;	/* every component, largest first */
 	int ncomp;

@@ -43,7 +43,9 @@ struct opts {
 /* a judged gap waiting for its inference, with what it carries */
 struct waiting {
 	struct hgg_gap g;
-	struct gap_detail d;
+	struct gap_detail d;	/* its ev and comp are these: d.ev set again where it is read (the
+				 * ring moves its entries as it grows) */
+	struct kev ev[SHOW_EVENTS];
 	struct hgg_comp *comp;
 	int capcomp;
 };
@@ -529,6 +531,7 @@ static void wq_push(struct wqueue *q, const struct hgg_gap *g, const struct gap_
 	}
 	memcpy(w->comp, d->comp, d->ncomp * sizeof(*w->comp));
 	w->d.comp = w->comp;
+	memcpy(w->ev, d->ev, d->nev * sizeof(*w->ev));
 }
 
 /*
@@ -592,6 +595,7 @@ static void drain(struct ctx *c)
 		while (q->n && infer_passed(c->infer, d = infer_due(c->infer, &q->v[q->head].g))) {
 			struct waiting *w = &q->v[q->head];
 
+			w->d.ev = w->ev;
 			decide(c, &w->g);
 			dispatch(c, &w->g, &w->d);
 			q->head = (q->head + 1) % q->cap;

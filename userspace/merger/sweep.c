@@ -18,6 +18,7 @@
  * Then its class, its primary cause and the inference go into one struct
  * hgg_gap for every output.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,12 +40,13 @@ struct item {
 	uint32_t tid;
 	struct comp *comp;
 	int ncomp, capcomp;
-	struct kev ev[SHOW_EVENTS];
 	int nev;
 	uint32_t n_events;
 	int has_out, out_preempted, has_in, has_woken, has_mig, has_tick, has_tick_le;
 	int64_t out_tsc, in, woken, last_tick, last_tick_le;
 	uint32_t out_pid, out_state;
+	struct kev ev[SHOW_EVENTS];	/* last: item_new() clears what comes before (the first nev
+					 * are all that is read) */
 };
 
 struct key {
@@ -80,7 +82,8 @@ struct sweep {
 	int capsorted;
 };
 
-static struct cpu_state *cpu_of(struct sweep *s, uint32_t cpu)
+/* cpu_add - @cpu's state, the table grown and the state made the first time */
+static __attribute__((noinline)) struct cpu_state *cpu_add(struct sweep *s, uint32_t cpu)
 {
 	if (cpu >= s->ncpu) {
 		uint32_t n = cpu + 1;
@@ -96,6 +99,14 @@ static struct cpu_state *cpu_of(struct sweep *s, uint32_t cpu)
 	return &s->cpu[cpu];
 }
 
+/* cpu_of - @cpu's state: inline, it is asked for every event */
+static inline struct cpu_state *cpu_of(struct sweep *s, uint32_t cpu)
+{
+	if (__builtin_expect(cpu < s->ncpu && s->cpu[cpu].exists, 1))
+		return &s->cpu[cpu];
+	return cpu_add(s, cpu);
+}
+
 static struct item *item_new(struct sweep *s)
 {
 	struct item *it = s->free_items;
@@ -105,7 +116,7 @@ static struct item *item_new(struct sweep *s)
 		int cap = it->capcomp;
 
 		s->free_items = it->next_free;
-		memset(it, 0, sizeof(*it));
+		memset(it, 0, offsetof(struct item, ev));
 		it->comp = comp;
 		it->capcomp = cap;
 		return it;
@@ -119,7 +130,18 @@ static void item_free(struct sweep *s, struct item *it)
 	s->free_items = it;
 }
 
-static void add_comp(struct item *it, uint8_t kind, int64_t id, int64_t v)
+/* add_comp_new - a component the item does not have yet */
+static __attribute__((noinline)) void add_comp_new(struct item *it, uint8_t kind, int64_t id, int64_t v)
+{
+	if (it->ncomp == it->capcomp) {
+		it->capcomp = it->capcomp ? 2 * it->capcomp : 8;
+		it->comp = xrealloc(it->comp, it->capcomp * sizeof(*it->comp));
+	}
+	it->comp[it->ncomp++] = (struct comp){ id, v, kind };
+}
+
+/* add_comp - @v more cycles to the item's component (@kind, @id); inline: every event charges */
+static inline void add_comp(struct item *it, uint8_t kind, int64_t id, int64_t v)
 {
 	int i;
 
@@ -128,11 +150,7 @@ static void add_comp(struct item *it, uint8_t kind, int64_t id, int64_t v)
 			it->comp[i].v += v;
 			return;
 		}
-	if (it->ncomp == it->capcomp) {
-		it->capcomp = it->capcomp ? 2 * it->capcomp : 8;
-		it->comp = xrealloc(it->comp, it->capcomp * sizeof(*it->comp));
-	}
-	it->comp[it->ncomp++] = (struct comp){ id, v, kind };
+	add_comp_new(it, kind, id, v);
 }
 
 static void charge_item(struct cpu_state *c, struct item *it, int64_t d)
@@ -146,7 +164,7 @@ static void charge_item(struct cpu_state *c, struct item *it, int64_t d)
 }
 
 /* charge - the time since the last charge, to what ran, for everything open on the CPU */
-static void charge(struct cpu_state *c, int64_t upto)
+static inline void charge(struct cpu_state *c, int64_t upto)
 {
 	int64_t d;
 	int i;
@@ -233,10 +251,9 @@ static void judge_item(struct sweep *s, struct cpu_state *c, struct item *it)
 	const struct hgg_comp *sc = sorted_comps(s, it);
 	struct hgg_gap g = { .g0 = (uint64_t)d->g0, .g1 = (uint64_t)d->g1, .cpu = d->cpu, .thread = d->thread,
 			     .next_thread = d->next_thread, .vol = d->vol, .n_events = it->n_events };
-	struct gap_detail det = { .nev = it->nev, .comp = sc, .ncomp = it->ncomp };
+	struct gap_detail det = { .ev = it->ev, .nev = it->nev, .comp = sc, .ncomp = it->ncomp };
 	int i, primary = -1;
 
-	memcpy(det.ev, it->ev, sizeof(det.ev));
 	for (i = 0; i < it->ncomp; i++) {
 		int kd;
 
@@ -362,11 +379,34 @@ static int64_t take_nmi(struct item *it, int i, int64_t d)
 	return d - take;
 }
 
-static void item_event(struct sweep *s, struct cpu_state *c, struct item *it, const struct hgt_rec *h,
-		       int64_t tsc, const struct hgt_switch *sw)
+/* item_nmi - an NMI in the item: its handler's time moved to it */
+static __attribute__((noinline)) void item_nmi(struct sweep *s, struct cpu_state *c, struct item *it,
+					       const struct hgt_rec *h, int64_t tsc)
 {
-	const char *pay = (const char *)(h + 1);
+	const struct hgt_nmi *n = (const void *)(h + 1);
+	int64_t d = (int64_t)(n->delta_ns * s->nmi_cycles);
+	int64_t start = it->window ? it->wev.w0 : it->g.g0;
+	struct comp cur;
+	int i;
 
+	if (d > tsc - start)
+		d = tsc - start;
+	/* the handler ran just before its tracepoint: that time goes to the NMI, from what
+	 * was being charged then, and if that is not enough, from what was charged before */
+	current_key(c, it, &cur);
+	for (i = it->ncomp; i-- > 0 && d > 0;) {
+		if (it->comp[i].kind == cur.kind && it->comp[i].id == cur.id)
+			d = take_nmi(it, i, d);
+	}
+	for (i = it->ncomp; i-- > 0 && d > 0;)
+		if (it->comp[i].kind != HGG_K_NMI)
+			d = take_nmi(it, i, d);
+}
+
+/* item_event - a kernel event inside an open gap or window; inline: every event has one */
+static inline void item_event(struct sweep *s, struct cpu_state *c, struct item *it, const struct hgt_rec *h,
+			      int64_t tsc, const struct hgt_switch *sw)
+{
 	it->n_events++;
 	if (it->nev < SHOW_EVENTS)
 		it->ev[it->nev++] = (struct kev){ tsc, h->arg, h->type, h->flags };
@@ -384,27 +424,9 @@ static void item_event(struct sweep *s, struct cpu_state *c, struct item *it, co
 			it->in = tsc;
 		}
 		break;
-	case HGT_REC_NMI: {
-		const struct hgt_nmi *n = (const void *)pay;
-		int64_t d = (int64_t)(n->delta_ns * s->nmi_cycles);
-		int64_t start = it->window ? it->wev.w0 : it->g.g0;
-		struct comp cur;
-		int i;
-
-		if (d > tsc - start)
-			d = tsc - start;
-		/* the handler ran just before its tracepoint: that time goes to the NMI, from what
-		 * was being charged then, and if that is not enough, from what was charged before */
-		current_key(c, it, &cur);
-		for (i = it->ncomp; i-- > 0 && d > 0;) {
-			if (it->comp[i].kind == cur.kind && it->comp[i].id == cur.id)
-				d = take_nmi(it, i, d);
-		}
-		for (i = it->ncomp; i-- > 0 && d > 0;)
-			if (it->comp[i].kind != HGG_K_NMI)
-				d = take_nmi(it, i, d);
+	case HGT_REC_NMI:
+		item_nmi(s, c, it, h, tsc);
 		break;
-	}
 	case HGT_REC_MIGRATE:
 		if (h->arg == it->tid)
 			it->has_mig = 1;
