@@ -54,9 +54,16 @@ static const char *const rule_name[HGG_R_N] = {
 #define AGG_KIND	100
 #define AGG_OUT		200
 
-static struct agg *agg_of(struct aggs *s, uint8_t kind, int64_t id, const struct hgg_gap *g)
+static uint64_t agg_hash(uint8_t kind, int64_t id)
 {
-	uint64_t h;
+	return ((uint64_t)kind << 40 ^ (uint64_t)id) * 0x9e3779b97f4a7c15ull;
+}
+
+/* agg_add - a new aggregate for (@kind, @id), first seen in @g; the table grown to stay half
+ * empty at most */
+static __attribute__((noinline)) struct agg *agg_add(struct aggs *s, uint8_t kind, int64_t id,
+						     const struct hgg_gap *g)
+{
 	size_t i;
 
 	if (2 * (s->n + 1) > s->nslot) {
@@ -66,25 +73,14 @@ static struct agg *agg_of(struct aggs *s, uint8_t kind, int64_t id, const struct
 		free(s->slot);
 		s->slot = xcalloc(s->nslot, sizeof(*s->slot));
 		for (k = 0; k < s->n; k++) {
-			h = ((uint64_t)s->v[k].kind << 40 ^ (uint64_t)s->v[k].id) * 0x9e3779b97f4a7c15ull;
-			for (i = h >> 20 & (s->nslot - 1); s->slot[i]; i = (i + 1) & (s->nslot - 1))
+			for (i = agg_hash(s->v[k].kind, s->v[k].id) >> 20 & (s->nslot - 1); s->slot[i];
+			     i = (i + 1) & (s->nslot - 1))
 				;
 			s->slot[i] = k + 1;
 		}
 	}
-	h = ((uint64_t)kind << 40 ^ (uint64_t)id) * 0x9e3779b97f4a7c15ull;
-	for (i = h >> 20 & (s->nslot - 1); s->slot[i]; i = (i + 1) & (s->nslot - 1)) {
-		struct agg *a = &s->v[s->slot[i] - 1];
-
-		if (a->kind == kind && a->id == id) {
-			/* ties in the tables are ordered by the first gap, in CPU then time order */
-			if (g->cpu < a->first_cpu || (g->cpu == a->first_cpu && (int64_t)g->g0 < a->first_g0)) {
-				a->first_cpu = g->cpu;
-				a->first_g0 = (int64_t)g->g0;
-			}
-			return a;
-		}
-	}
+	for (i = agg_hash(kind, id) >> 20 & (s->nslot - 1); s->slot[i]; i = (i + 1) & (s->nslot - 1))
+		;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 16;
 		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
@@ -96,6 +92,28 @@ static struct agg *agg_of(struct aggs *s, uint8_t kind, int64_t id, const struct
 	s->v[s->n].first_g0 = (int64_t)g->g0;
 	s->slot[i] = ++s->n;
 	return &s->v[s->n - 1];
+}
+
+/* agg_of - the aggregate of (@kind, @id), made if new; @g is a gap it takes: ties in the
+ * tables are ordered by the first gap, in CPU then time order. Inline: several a gap. */
+static inline struct agg *agg_of(struct aggs *s, uint8_t kind, int64_t id, const struct hgg_gap *g)
+{
+	size_t i;
+
+	if (!s->nslot)
+		return agg_add(s, kind, id, g);
+	for (i = agg_hash(kind, id) >> 20 & (s->nslot - 1); s->slot[i]; i = (i + 1) & (s->nslot - 1)) {
+		struct agg *a = &s->v[s->slot[i] - 1];
+
+		if (a->kind == kind && a->id == id) {
+			if (g->cpu < a->first_cpu || (g->cpu == a->first_cpu && (int64_t)g->g0 < a->first_g0)) {
+				a->first_cpu = g->cpu;
+				a->first_g0 = (int64_t)g->g0;
+			}
+			return a;
+		}
+	}
+	return agg_add(s, kind, id, g);
 }
 
 static void aggs_free(struct aggs *s)

@@ -212,8 +212,15 @@ static void edges_init(void)
 
 void loghist_add(struct loghist *h, double us)
 {
-	int lo = 0, hi = LOGHIST_BINS - 1;
+	int lo = 0, hi = LOGHIST_BINS - 1, b = h->last;
 
+	/* the bin of the value before, when this one falls in it too (one of a run's gaps mostly
+	 * is as long as the one before): the bisection's answer without it */
+	if (b > 0 && edge[b] <= us && (b == LOGHIST_BINS - 1 || us < edge[b + 1])) {
+		h->n[b]++;
+		h->total++;
+		return;
+	}
 	if (!edge[1])
 		edges_init();
 	if (!(us >= edge[1])) {		/* below, or not a number */
@@ -231,6 +238,7 @@ void loghist_add(struct loghist *h, double us)
 	}
 	h->n[hi]++;
 	h->total++;
+	h->last = hi;
 }
 
 void loghist_edges(struct jsonw *w, const char *key)

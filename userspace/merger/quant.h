@@ -50,6 +50,7 @@ void quant_free(struct quant *q);
 struct loghist {
 	uint64_t n[LOGHIST_BINS];
 	uint64_t total;
+	int last;		/* the bin of the value added last (0: none, or the bin below) */
 };
 
 struct jsonw;
