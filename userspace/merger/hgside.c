@@ -43,6 +43,11 @@ static void heap_push(struct heap *h, const struct pend *p)
 {
 	size_t i;
 
+	if (!h->n && h->cap) {		/* the common case: a thread's records hardly wait */
+		h->v[0] = *p;
+		h->n = 1;
+		return;
+	}
 	if (h->n == h->cap) {
 		h->cap = h->cap ? 2 * h->cap : 16;
 		h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
@@ -57,8 +62,14 @@ static void heap_push(struct heap *h, const struct pend *p)
 
 static void heap_pop(struct heap *h)
 {
-	struct pend last = h->v[--h->n];
+	struct pend last;
 	size_t i = 0;
+
+	if (h->n == 1) {
+		h->n = 0;
+		return;
+	}
+	last = h->v[--h->n];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
