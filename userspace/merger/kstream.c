@@ -208,9 +208,10 @@ int kstream_next(struct kstream *k, uint32_t *cpu, const struct hgt_rec **rec)
 	return 1;
 }
 
-int kstream_next_upto(struct kstream *k, int64_t upto, uint32_t *cpu, const struct hgt_rec **rec)
+/* hand_out - the top's record, if stamped at most @upto (and below INT64_MAX, kstream_peek()'s
+ * end) */
+static inline int hand_out(struct kstream *k, int64_t upto, uint32_t *cpu, const struct hgt_rec **rec)
 {
-	settle(k);
 	if (k->top.i < 0 || k->top.tsc > upto || k->top.tsc == INT64_MAX)
 		return 0;
 	*cpu = k->top.cpu;
@@ -218,6 +219,47 @@ int kstream_next_upto(struct kstream *k, int64_t upto, uint32_t *cpu, const stru
 	k->pending = 1;
 	k->events++;
 	return 1;
+}
+
+/* next_upto_moved - kstream_next_upto() once the top's chunk ran out or another CPU came first */
+static __attribute__((noinline)) int next_upto_moved(struct kstream *k, int64_t upto, uint32_t *cpu,
+						     const struct hgt_rec **rec, int chunk_used_up)
+{
+	if (chunk_used_up)
+		chunk_done(k);
+	else
+		swap_top(k);
+	return hand_out(k, upto, cpu, rec);
+}
+
+/*
+ * kstream_next_upto - settle() and kstream_next() written out: the common paths (the same CPU's
+ * next record, in its chunk, still first; or the other of two CPUs first) call nothing, so
+ * they need no frame of their own; the rest is a tail call
+ */
+int kstream_next_upto(struct kstream *k, int64_t upto, uint32_t *cpu, const struct hgt_rec **rec)
+{
+	if (k->pending) {
+		struct kcpu *c = &k->v[k->top.i];
+
+		k->pending = 0;
+		c->p += rec_of(c)->len;
+		if (__builtin_expect(c->p == c->end, 0))
+			return next_upto_moved(k, upto, cpu, rec, 1);
+		k->top.tsc = (int64_t)rec_of(c)->tsc;
+		if (k->nheap && before(&k->heap[0], &k->top)) {
+			struct kent e;
+
+			if (k->nheap > 1)
+				return next_upto_moved(k, upto, cpu, rec, 0);
+			/* two CPUs, their records interleaved (the bench's run: every record): the
+			 * heap of one changes places with the top */
+			e = k->top;
+			k->top = k->heap[0];
+			k->heap[0] = e;
+		}
+	}
+	return hand_out(k, upto, cpu, rec);
 }
 
 uint64_t kstream_events(const struct kstream *k)
