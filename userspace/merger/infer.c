@@ -814,14 +814,14 @@ void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct
 			t->busy += g->g0 - t->run_t0;
 			in->busy_sum += (uint64_t)(g->g0 - t->run_t0);
 		}
-		if (in->deciding && in->ncpu > 1)
+		if (in->deciding && in->steal && in->ncpu > 1)	/* what rule 3's steal asks */
 			t->open_other = busy_others(in, g->cpu, g->g0);
 	} else if (made == 1) {
 		t = tick_of(in, g->cpu);
 		if (t->calibrated && !g->vol && t->p && (double)(g->g1 - g->g0) >= t->lo &&
 		    (double)(g->g1 - g->g0) < t->hi && (!t->cand_only || g->next_thread == g->thread))
 			push_start(t, g->g0);
-		if (in->deciding && in->ncpu > 1)
+		if (in->deciding && in->steal && in->ncpu > 1)
 			push_pair(&t->cover, &t->chead, &t->cn, &t->ccap, g->g0,
 				  busy_others(in, g->cpu, g->g1) - t->open_other);
 	}
@@ -1202,7 +1202,7 @@ void infer_decide(struct infer *in, struct hgg_gap *g)
 	struct tick *t = tick_of(in, g->cpu);
 	int64_t g0 = (int64_t)g->g0, g1 = (int64_t)g->g1;
 	double len = (double)(g1 - g0);
-	int64_t cov = in->ncpu > 1 ? covered(t, g0) : 0;
+	int64_t cov = in->ncpu > 1 && in->steal ? covered(t, g0) : 0;	/* read only with steal */
 	int phase = g->vol || g->next_thread != g->thread ? 0 : tick_test(t, g0, g1);
 	int slice = !g->vol && g->next_thread == g->thread && t->p && in_slice(in, t, g->thread, g0);
 
