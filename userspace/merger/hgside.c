@@ -301,7 +301,8 @@ int hgside_next(struct hgside *s, struct hg_ev *ev)
 
 again:
 	have = pick(s);
-	memset(ev, 0, sizeof(*ev));
+	ev->w0 = ev->w1 = 0;	/* an interval's start and end have no window (a window's set below) */
+	ev->wkind = 0;
 	/* an end first when it is earlier, or at the same time (it belongs to an earlier record) */
 	if (s->ends.n && (!have || s->ends.v[0].key <= s->next.key)) {
 		struct pend p = s->ends.v[0];
