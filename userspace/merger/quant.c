@@ -50,11 +50,23 @@ static double bucket_mid(int oct, unsigned sub)
 	return (double)(1ull << e) + ((double)sub + 0.5) * (double)(1ull << (e - QUANT_SUB_BITS));
 }
 
-static void hist_add(struct quant *q, int64_t v)
+/* octave - the counts of octave @oct of sign @sign, allocated the first time */
+static __attribute__((noinline)) uint32_t *octave(struct quant *q, int sign, int oct)
+{
+	if (!q->oct[sign])
+		q->oct[sign] = xcalloc(64, sizeof(*q->oct[sign]));
+	if (!q->oct[sign][oct])
+		q->oct[sign][oct] = xcalloc(SUB, sizeof(uint32_t));
+	return q->oct[sign][oct];
+}
+
+/* hist_add - inline: every value past the exact ones comes here */
+static inline __attribute__((always_inline)) void hist_add(struct quant *q, int64_t v)
 {
 	uint64_t x;
 	int sign = v < 0, oct;
 	unsigned sub;
+	uint32_t *o;
 
 	if (v == 0) {
 		q->zero++;
@@ -62,11 +74,10 @@ static void hist_add(struct quant *q, int64_t v)
 	}
 	x = sign ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 	bucket_of(x, &oct, &sub);
-	if (!q->oct[sign])
-		q->oct[sign] = xcalloc(64, sizeof(*q->oct[sign]));
-	if (!q->oct[sign][oct])
-		q->oct[sign][oct] = xcalloc(SUB, sizeof(uint32_t));
-	q->oct[sign][oct][sub]++;
+	if (__builtin_expect(q->oct[sign] && (o = q->oct[sign][oct]), 1))
+		o[sub]++;
+	else
+		octave(q, sign, oct)[sub]++;
 }
 
 void quant_add(struct quant *q, int64_t v)
