@@ -153,7 +153,7 @@ static inline void add_comp(struct item *it, uint8_t kind, int64_t id, int64_t v
 	add_comp_new(it, kind, id, v);
 }
 
-static void charge_item(struct cpu_state *c, struct item *it, int64_t d)
+static inline __attribute__((always_inline)) void charge_item(struct cpu_state *c, struct item *it, int64_t d)
 {
 	if (c->nst)
 		add_comp(it, c->stack[c->nst - 1].kind, c->stack[c->nst - 1].id, d);
@@ -164,7 +164,7 @@ static void charge_item(struct cpu_state *c, struct item *it, int64_t d)
 }
 
 /* charge - the time since the last charge, to what ran, for everything open on the CPU */
-static inline void charge(struct cpu_state *c, int64_t upto)
+static inline __attribute__((always_inline)) void charge(struct cpu_state *c, int64_t upto)
 {
 	int64_t d;
 	int i;
