@@ -72,6 +72,13 @@ void hgl_version(const struct hgl_file *f, unsigned *major, unsigned *minor);
 struct hgl_cursor *hgl_cursor_open(struct hgl_file *f, int thread, struct hg_err *err);
 /* hgl_cursor_next - 1 and *rec, 0 at the end, -1 on a bad file */
 int hgl_cursor_next(struct hgl_cursor *c, struct hgl_rec *rec, struct hg_err *err);
+/*
+ * hgl_cursor_next_block - with a cursor of every thread (-1): the records hgl_cursor_next()
+ * would hand out next, as many as are read and checked at once: 1 with *n records at *recs
+ * (valid until the next call), 0 at the end, -1 on a bad file (after the good records before
+ * the bad one). A pass over the whole file spares a call and a copy a record.
+ */
+int hgl_cursor_next_block(struct hgl_cursor *c, const struct hgl_rec **recs, size_t *n, struct hg_err *err);
 /* hgl_cursor_rewind - back to the first record (a second pass) */
 void hgl_cursor_rewind(struct hgl_cursor *c);
 void hgl_cursor_close(struct hgl_cursor *c);

@@ -490,10 +490,11 @@ int hgl_open(struct hgl_file **out, const char *path, unsigned flags, struct hg_
 {
 	struct hgl_file *f = calloc(1, sizeof(*f));
 	struct hgl_cursor *c = NULL;
-	struct hgl_rec r;
+	const struct hgl_rec *recs;
 	struct stat st;
 	uint64_t *last_t1;
-	int rc;
+	size_t n, i;
+	int rc = 0;
 
 	*out = NULL;
 	if (!f || !(f->path = strdup(path))) {
@@ -537,12 +538,13 @@ int hgl_open(struct hgl_file **out, const char *path, unsigned flags, struct hg_
 		hgl_cursor_close(c);
 		goto fail;
 	}
-	while ((rc = hgl_cursor_next(c, &r, err)) > 0)
-		if (check_sequence(f, &r, f->spans[c->span].off + (c->done - c->nbuf + c->at - 1) * sizeof(r),
-				   last_t1, err)) {
-			rc = -1;
-			break;
-		}
+	while (rc >= 0 && (rc = hgl_cursor_next_block(c, &recs, &n, err)) > 0)
+		for (i = 0; i < n; i++)
+			if (check_sequence(f, &recs[i], f->spans[c->span].off +
+					   (c->done - c->nbuf + c->at - n + i) * sizeof(*recs), last_t1, err)) {
+				rc = -1;
+				break;
+			}
 	free(last_t1);
 	hgl_cursor_close(c);
 	if (rc < 0)
@@ -772,6 +774,46 @@ int hgl_cursor_next(struct hgl_cursor *c, struct hgl_rec *rec, struct hg_err *er
 				*rec = *r;
 				return 1;
 			}
+		}
+		while (c->span < f->nspans && c->done == f->spans[c->span].n) {
+			c->span++;
+			c->done = 0;
+		}
+		if (c->span >= f->nspans)
+			return 0;
+		c->nbuf = f->spans[c->span].n - c->done;
+		if (c->nbuf > BLOCK_RECS)
+			c->nbuf = BLOCK_RECS;
+		if (hg_pread_all(c->fd, c->buf, c->nbuf * sizeof(*c->buf),
+			      f->spans[c->span].off + c->done * sizeof(*c->buf)))
+			return bad_at(f, err, f->spans[c->span].off + c->done * sizeof(*c->buf),
+				      "truncated record section (the file is shorter than when it was opened)");
+		c->done += c->nbuf;
+		c->at = 0;
+	}
+}
+
+int hgl_cursor_next_block(struct hgl_cursor *c, const struct hgl_rec **recs, size_t *n, struct hg_err *err)
+{
+	const struct hgl_file *f = c->f;
+	size_t from, i;
+
+	if (c->thread >= 0)
+		return hg_err_set(err, "%s: a block of records is read by a cursor of every thread", f->path);
+	for (;;) {
+		if (c->at < c->nbuf) {
+			from = c->at;
+			for (i = from; i < c->nbuf; i++)
+				if (!plain_interval(f, &c->buf[i]) &&
+				    check_rec(f, &c->buf[i], f->spans[c->span].off + (c->done - c->nbuf + i) *
+					      sizeof(*c->buf), err))
+					break;
+			c->at = i;
+			if (i == from)		/* the bad record itself, and err says it */
+				return -1;
+			*recs = c->buf + from;
+			*n = i - from;
+			return 1;
 		}
 		while (c->span < f->nspans && c->done == f->spans[c->span].n) {
 			c->span++;

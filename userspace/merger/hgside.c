@@ -126,10 +126,11 @@ struct hgside {
 void hgside_measure_disorder(struct run *r)
 {
 	struct hgl_cursor *c;
-	struct hgl_rec x;
+	const struct hgl_rec *x;
 	struct hg_err err;
 	int64_t *front = xcalloc(r->nthreads + 1, sizeof(*front));
 	char *seen = xcalloc(r->nthreads + 1, 1);
+	size_t n, i;
 	int rc;
 
 	free(disorder);
@@ -137,16 +138,17 @@ void hgside_measure_disorder(struct run *r)
 	c = hgl_cursor_open(r->hgl, -1, &err);
 	if (!c)
 		fail_err(&err);
-	while ((rc = hgl_cursor_next(c, &x, &err)) > 0) {
-		int64_t k = key_of(r, &x);
-		int t = x.thread;
+	while ((rc = hgl_cursor_next_block(c, &x, &n, &err)) > 0)	/* a block at a time: no copy */
+		for (i = 0; i < n; i++) {
+			int64_t k = key_of(r, &x[i]);
+			int t = x[i].thread;
 
-		if (seen[t] && front[t] - k > disorder[t])
-			disorder[t] = front[t] - k;
-		if (!seen[t] || k > front[t])
-			front[t] = k;
-		seen[t] = 1;
-	}
+			if (seen[t] && front[t] - k > disorder[t])
+				disorder[t] = front[t] - k;
+			if (!seen[t] || k > front[t])
+				front[t] = k;
+			seen[t] = 1;
+		}
 	if (rc < 0)
 		fail_err(&err);
 	hgl_cursor_close(c);
