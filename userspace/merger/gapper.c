@@ -62,11 +62,7 @@ int gapper_event(struct gapper *gp, const struct hg_ev *ev, struct gapdef *g, in
 		/* an interval that another one on this CPU already superseded opens nothing */
 		if (!c->have || c->seq != ev->seq)
 			return 0;
-		memset(g, 0, sizeof(*g));
-		g->g0 = (int64_t)b->t1;
-		g->cpu = b->cpu;
-		g->thread = b->thread;
-		g->vol = vol_of(b);
+		*g = (struct gapdef){ .g0 = (int64_t)b->t1, .cpu = b->cpu, .thread = b->thread, .vol = vol_of(b) };
 		return 2;
 	}
 	if (ev->kind != HGE_START)

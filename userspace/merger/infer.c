@@ -781,14 +781,18 @@ static inline int64_t busy_others(struct infer *in, uint32_t cpu, int64_t t)
 	return sum;
 }
 
-void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g)
+/*
+ * running - hourglass's time on each CPU, and with two CPUs or more at once: what the
+ * calibration's steal test measures, and what rule 3's steal asks of the other CPUs in the
+ * decision pass (only then: without steal the decision pass keeps none of it)
+ */
+static void running(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g)
 {
 	struct tick *t;
 
 	if (in->nrunning >= 2 && ev->t > in->last_t)
 		in->overlap += ev->t - in->last_t;
 	in->last_t = ev->t;
-	in->now = ev->t;
 	if (ev->kind == HGE_START) {
 		t = tick_of(in, ev->rec.cpu);
 		if (!t->has_first) {		/* the thread was just picked there: rule 2b's first switch in */
@@ -816,14 +820,24 @@ void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct
 		}
 		if (in->deciding && in->steal && in->ncpu > 1)	/* what rule 3's steal asks */
 			t->open_other = busy_others(in, g->cpu, g->g0);
-	} else if (made == 1) {
+	} else if (made == 1 && in->deciding && in->steal && in->ncpu > 1) {
 		t = tick_of(in, g->cpu);
+		push_pair(&t->cover, &t->chead, &t->cn, &t->ccap, g->g0,
+			  busy_others(in, g->cpu, g->g1) - t->open_other);
+	}
+}
+
+void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g)
+{
+	in->now = ev->t;
+	if (!in->deciding || in->steal)
+		running(in, ev, made, g);
+	if (made == 1) {
+		struct tick *t = tick_of(in, g->cpu);
+
 		if (t->calibrated && !g->vol && t->p && (double)(g->g1 - g->g0) >= t->lo &&
 		    (double)(g->g1 - g->g0) < t->hi && (!t->cand_only || g->next_thread == g->thread))
 			push_start(t, g->g0);
-		if (in->deciding && in->steal && in->ncpu > 1)
-			push_pair(&t->cover, &t->chead, &t->cn, &t->ccap, g->g0,
-				  busy_others(in, g->cpu, g->g1) - t->open_other);
 	}
 }
 
