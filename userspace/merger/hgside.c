@@ -163,8 +163,10 @@ static void fill(struct hgside *s, int t)
 	struct hg_err err;
 
 	while (!ts->done && (!ts->h.n || ts->h.v[0].key > ts->frontier - disorder[t])) {
-		struct pend p;
-		int rc = hgl_cursor_next(ts->c, &p.rec, &err);
+		/* into an empty heap the record is read in place (the common case: a thread's
+		 * records hardly wait), else beside it and pushed */
+		struct pend other, *p = !ts->h.n && ts->h.cap ? &ts->h.v[0] : &other;
+		int rc = hgl_cursor_next(ts->c, &p->rec, &err);
 
 		if (rc < 0)
 			fail_err(&err);
@@ -172,11 +174,14 @@ static void fill(struct hgside *s, int t)
 			ts->done = 1;
 			break;
 		}
-		p.key = key_of(s->r, &p.rec);
-		if (!ts->tseq || p.key > ts->frontier)
-			ts->frontier = p.key;
-		p.seq = ts->tseq++;
-		heap_push(&ts->h, &p);
+		p->key = key_of(s->r, &p->rec);
+		if (!ts->tseq || p->key > ts->frontier)
+			ts->frontier = p->key;
+		p->seq = ts->tseq++;
+		if (p == &other)
+			heap_push(&ts->h, p);
+		else
+			ts->h.n = 1;
 	}
 }
 
