@@ -90,8 +90,44 @@ static void heap_down(struct sbf_thread *t, int pos)
 	t->heap[pos] = e;
 }
 
-/* heapify - the heap made again from end[][] (after take() set some of them): the entries
- * with a window waiting (one with none waits for the next take()) */
+/*
+ * heap_settled - the top, whose end grew (mostly past every other: the next window of its
+ * length, or none), to its place: the hole goes down along the earlier children to a leaf and
+ * the entry comes up from there, a comparison a level instead of two (heap_down's)
+ */
+static void heap_settled(struct sbf_thread *t)
+{
+	struct due e = t->heap[0];
+	int pos = 0, c;
+
+	while ((c = 2 * pos + 1) < t->nheap) {
+		if (c + 1 < t->nheap && t->heap[c + 1].end < t->heap[c].end)
+			c++;
+		t->heap[pos] = t->heap[c];
+		pos = c;
+	}
+	while (pos && e.end < t->heap[(pos - 1) / 2].end) {
+		t->heap[pos] = t->heap[(pos - 1) / 2];
+		pos = (pos - 1) / 2;
+	}
+	t->heap[pos] = e;
+}
+
+/* heap_add - entry @e, which had no window waiting (so was not in the heap), now has one */
+static void heap_add(struct sbf_thread *t, int e)
+{
+	struct due x = { t->end[e >> 1][e & 1], (uint8_t)e };
+	int pos = t->nheap++;
+
+	while (pos && x.end < t->heap[(pos - 1) / 2].end) {
+		t->heap[pos] = t->heap[(pos - 1) / 2];
+		pos = (pos - 1) / 2;
+	}
+	t->heap[pos] = x;
+}
+
+/* heapify - the heap made from end[][]: the entries with a window waiting (one with none
+ * waits for the next take(), which adds it) */
 static void heapify(struct sbf_thread *t)
 {
 	int e;
@@ -190,7 +226,7 @@ static void settle_upto(struct sbf_thread *t, double a, double b)
 			t->heap[0].end = x;
 		else		/* none waits: out until take() gives it a window */
 			t->heap[0] = t->heap[--t->nheap];
-		heap_down(t, 0);
+		heap_settled(t);
 	}
 	t->due = t->nheap ? t->heap[0].end : INFINITY;
 }
@@ -230,9 +266,9 @@ static void take(struct sbf_thread *t, double a, double b)
 				double s_a;
 
 				t->end[i][kind] = window_end(t, j, i, kind, &s_a);
+				heap_add(t, 2 * i + kind);
 			}
 	}
-	heapify(t);
 }
 
 void sbf_interval(struct sbf *s, const struct hgl_rec *iv)
