@@ -48,6 +48,7 @@ struct waiting {
 	struct kev ev[SHOW_EVENTS];
 	struct hgg_comp *comp;
 	int capcomp;
+	double due;		/* infer_due(): fixed once the gap is closed, asked once */
 };
 
 /* the gaps of one CPU waiting, in order: a ring */
@@ -505,7 +506,7 @@ static struct wqueue *wq_of(struct ctx *c, uint32_t cpu)
 	return &c->wq[cpu];
 }
 
-static void wq_push(struct wqueue *q, const struct hgg_gap *g, const struct gap_detail *d)
+static void wq_push(struct wqueue *q, const struct hgg_gap *g, const struct gap_detail *d, double due)
 {
 	struct waiting *w;
 
@@ -523,6 +524,7 @@ static void wq_push(struct wqueue *q, const struct hgg_gap *g, const struct gap_
 		q->head = 0;
 	}
 	w = &q->v[(q->head + q->n++) % q->cap];
+	w->due = due;
 	w->g = *g;
 	w->d = *d;
 	if (d->ncomp > w->capcomp) {
@@ -559,19 +561,16 @@ static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 {
 	struct ctx *c = p;
 	struct wqueue *q = wq_of(c, g->cpu);
+	double due = infer_due(c->infer, g);	/* infer_ready() is infer_passed() of it */
 
-	if (!q->n && infer_ready(c->infer, g)) {
+	if (!q->n && infer_passed(c->infer, due)) {
 		decide(c, g);
 		dispatch(c, g, d);
 		return;
 	}
-	if (!q->n) {
-		double due = infer_due(c->infer, g);
-
-		if (due < c->next_due)
-			c->next_due = due;
-	}
-	wq_push(q, g, d);
+	if (!q->n && due < c->next_due)
+		c->next_due = due;
+	wq_push(q, g, d, due);
 	c->waiting++;
 }
 
@@ -591,8 +590,8 @@ static void drain(struct ctx *c)
 		struct wqueue *q = &c->wq[c->wcpus.v[i]];
 		double d = INFINITY;
 
-		/* each first gap's due time asked once: to decide it now, or to keep it */
-		while (q->n && infer_passed(c->infer, d = infer_due(c->infer, &q->v[q->head].g))) {
+		/* each first gap's due time, kept since it closed: to decide it now, or to keep it */
+		while (q->n && infer_passed(c->infer, d = q->v[q->head].due)) {
 			struct waiting *w = &q->v[q->head];
 
 			w->d.ev = w->ev;
@@ -803,7 +802,9 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 			sweep_close_gap(sw, &g);
 		else if (made == 2 && ks)
 			sweep_open_gap(sw, &g);
-		if (c->waiting)
+		/* drain()'s own first test, without its call: infer_seen() just moved the stream to
+		 * ev.t, and the stream has not ended (every event of the pass asks) */
+		if (c->waiting && (double)ev.t >= c->next_due)
 			drain(c);
 		if (ev.kind == HGE_START && mig) {
 			int k = ev.rec.thread;
