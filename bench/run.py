@@ -153,9 +153,9 @@ def ftrace_stat(path):
     return events, data or None
 
 
-def run_ftrace(i, extra=(), work=HACKBENCH_WORK):
+def run_ftrace(i, extra=(), work=HACKBENCH_WORK, events=FTRACE_EVENTS):
     path = os.path.join(REC, f"cost-{i}.dat")
-    p = sh(ftrace_args(path, extra) + work[0])
+    p = sh(ftrace_args(path, extra, events) + work[0])
     rep = subprocess.run(["trace-cmd", "report", "-q", path], capture_output=True, text=True)
     lost = sum(int(x) for x in re.findall(r"\[(\d+) EVENTS DROPPED\]", rep.stdout))
     n, data = ftrace_stat(path)
@@ -276,9 +276,9 @@ def bench_compressed_size(repeats=3):
     return out
 
 
-def ftrace_args(path, extra=()):
+def ftrace_args(path, extra=(), events=FTRACE_EVENTS):
     args = ["trace-cmd", "record", "-q", *extra, "-C", "x86-tsc", "-b", FTRACE_KB, "-o", path]
-    for e in FTRACE_EVENTS:
+    for e in events:
         args += ["-e", e]
     return args
 
