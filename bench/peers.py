@@ -35,7 +35,8 @@ trace-cmd's and to LTTng's in the same mode; events a run, as each
 recorder's own reader counts them (hgtrace dump, trace-cmd report, babeltrace2);
 events lost; bytes written (the .hgt plain and after `hgtrace pack`, the
 trace.dat, every file of LTTng's CTF trace) and bytes an event.
-Writes results-peers.json beside bench/run.py's results. When LTTng cannot
+The recorders write to the guest's tmpfs (/tmp/hg-peers; HGT_BENCH_REC_DIR
+moves them). Writes results-peers.json beside bench/run.py's results. When LTTng cannot
 record here the script says why and exits 3 (the other figures are
 bench/run.py's).
 """
@@ -51,6 +52,12 @@ import json
 import shutil
 import statistics
 import subprocess
+
+# The recorders write to the guest's own tmpfs unless HGT_BENCH_REC_DIR says
+# otherwise: through the 9p-shared output directory every byte costs copies a
+# local disk does not, and LTTng's splice and hgtrace's write() would pay them
+# differently, which is the share's cost, not the recorders'.
+os.environ.setdefault("HGT_BENCH_REC_DIR", "/tmp/hg-peers")
 
 import lttng  # noqa: E402  (bench/lttng.py: LTTng sessions)
 
