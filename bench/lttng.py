@@ -101,19 +101,34 @@ def record(outdir, cmd, overwrite=False, buffer_kb=2048, subbufs=4, groups=GROUP
         stats = _run(["lttng", "list", name]).stdout
     finally:
         _run(["lttng", "destroy", name], check=False)
-    lost = sum(int(n) for n in re.findall(r"Discarded events:\s*(\d+)", stats))
-    lost_packets = sum(int(n) for n in re.findall(r"Lost packets:\s*(\d+)", stats))
+    lost, lost_packets = parse_losses(stats)
     return p.stdout, lost, lost_packets
+
+
+def parse_losses(listing):
+    """(events discarded, packets lost) over the channels of `lttng list
+    SESSION`: discard mode counts the events it dropped, overwrite mode the
+    sub-buffers it overwrote unread. A listing without statistics is an error,
+    not no loss."""
+    disc = re.findall(r"Discarded events:\s*(\d+)", listing)
+    lost = re.findall(r"Lost packets:\s*(\d+)", listing)
+    if not disc and not lost:
+        raise SystemExit(f"bench: no loss statistics in `lttng list`: {listing[-800:]}")
+    return sum(int(n) for n in disc), sum(int(n) for n in lost)
 
 
 def count_events(outdir):
     """(events, discarded) in a CTF trace, as babeltrace2's counter sink reads
     them: the reader's count, not the tracer's."""
-    out = _run(["babeltrace2", outdir, "-c", "sink.utils.counter"]).stdout
+    return parse_counter(_run(["babeltrace2", outdir, "-c", "sink.utils.counter"]).stdout)
+
+
+def parse_counter(out):
+    """(events, discarded) from babeltrace2's counter sink, whose last block is the total."""
     ev = re.findall(r"(\d+)\s+Event messages", out)
     disc = re.findall(r"(\d+)\s+Discarded event messages", out)
     if not ev:
-        raise SystemExit(f"bench: babeltrace2 counted no events in {outdir}: {out[-500:]}")
+        raise SystemExit(f"bench: babeltrace2's counter printed no event count: {out[-500:]}")
     return int(ev[-1]), int(disc[-1]) if disc else 0
 
 
