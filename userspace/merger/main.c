@@ -414,7 +414,7 @@ static void setup(struct run *r, const struct opts *o, const struct gapin *tr)
 	static const char *const never_yields[] = { "CPU", "CPU_SCAN", NULL };
 	struct hg_err err;
 	const char *khz_s;
-	uint64_t w0, w1;
+	uint64_t w0 = 0, w1 = 0;	/* copied below with or without a window */
 	int k;
 
 	if (hgl_open(&r->hgl, o->hgl, 0, &err))
@@ -856,8 +856,10 @@ static void abort_exports(struct ctx *c)
  * still being put together on their threads (join_exports) */
 static void drain_exports(struct ctx *c)
 {
-	struct ks_summary ks;
-	struct pf_summary pf;
+	/* zero: xthread_drained() fills only the summaries of the exporters that run (and
+	 * -flto sees that, not that c->ks says which) */
+	struct ks_summary ks = { 0 };
+	struct pf_summary pf = { 0 };
 	struct hg_err err;
 
 	if (!c->xt)
