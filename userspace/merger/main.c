@@ -771,8 +771,8 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 		int64_t th = hgside_peek(hs);
 		struct hg_ev ev;
 		struct gapdef g;
-		int64_t mt1;
-		int mig, made;
+		int64_t mt1 = 0;	/* set by gapper_event() where they count (-O3 cannot tell) */
+		int mig = 0, made;
 
 		/* the kernel's records up to hourglass's next event, the kernel's first at a tie */
 		const struct hgt_rec *rec;
