@@ -65,15 +65,19 @@ void jw_put_string(FILE *f, const char *s, size_t n)
 	fputc('"', f);
 }
 
-/* indent - a new line and two spaces a level, in one write (a report's charts are deep) */
+#define JW_SP8	"        "
+#define JW_SP64	JW_SP8 JW_SP8 JW_SP8 JW_SP8 JW_SP8 JW_SP8 JW_SP8 JW_SP8
+
+/*
+ * indent - a new line and two spaces a level, in one write (a report's charts are deep).
+ * A constant, not a buffer filled on first use: the merge's and the exporters' threads
+ * write JSON at the same time.
+ */
 static void indent(struct jsonw *w)
 {
-	static char line[1 + 2 * JW_MAX_DEPTH];
+	static const char line[] = "\n" JW_SP64 JW_SP64;
 
-	if (line[0] != '\n') {
-		memset(line, ' ', sizeof(line));
-		line[0] = '\n';
-	}
+	_Static_assert(sizeof(line) >= 1 + 2 * JW_MAX_DEPTH, "room for the deepest level");
 	fwrite(line, 1, 1 + 2 * (size_t)w->depth, w->f);
 }
 
