@@ -756,9 +756,37 @@ struct hgl_cursor *hgl_cursor_open(struct hgl_file *f, int thread, struct hg_err
 	return c;
 }
 
+/*
+ * cursor_refill - the cursor's next block of records, from its span or the next one with
+ * records left: 1 when it holds some, 0 at the end of the file's records, -1 (err set)
+ * when the file got shorter since it was opened
+ */
+static int cursor_refill(struct hgl_cursor *c, struct hg_err *err)
+{
+	const struct hgl_file *f = c->f;
+
+	while (c->span < f->nspans && c->done == f->spans[c->span].n) {
+		c->span++;
+		c->done = 0;
+	}
+	if (c->span >= f->nspans)
+		return 0;
+	c->nbuf = f->spans[c->span].n - c->done;
+	if (c->nbuf > BLOCK_RECS)
+		c->nbuf = BLOCK_RECS;
+	if (hg_pread_all(c->fd, c->buf, c->nbuf * sizeof(*c->buf),
+		      f->spans[c->span].off + c->done * sizeof(*c->buf)))
+		return bad_at(f, err, f->spans[c->span].off + c->done * sizeof(*c->buf),
+			      "truncated record section (the file is shorter than when it was opened)");
+	c->done += c->nbuf;
+	c->at = 0;
+	return 1;
+}
+
 int hgl_cursor_next(struct hgl_cursor *c, struct hgl_rec *rec, struct hg_err *err)
 {
 	const struct hgl_file *f = c->f;
+	int ret;
 
 	if (c->thread >= 0)
 		return thread_next(c, rec, err);
@@ -775,21 +803,8 @@ int hgl_cursor_next(struct hgl_cursor *c, struct hgl_rec *rec, struct hg_err *er
 				return 1;
 			}
 		}
-		while (c->span < f->nspans && c->done == f->spans[c->span].n) {
-			c->span++;
-			c->done = 0;
-		}
-		if (c->span >= f->nspans)
-			return 0;
-		c->nbuf = f->spans[c->span].n - c->done;
-		if (c->nbuf > BLOCK_RECS)
-			c->nbuf = BLOCK_RECS;
-		if (hg_pread_all(c->fd, c->buf, c->nbuf * sizeof(*c->buf),
-			      f->spans[c->span].off + c->done * sizeof(*c->buf)))
-			return bad_at(f, err, f->spans[c->span].off + c->done * sizeof(*c->buf),
-				      "truncated record section (the file is shorter than when it was opened)");
-		c->done += c->nbuf;
-		c->at = 0;
+		if ((ret = cursor_refill(c, err)) <= 0)
+			return ret;
 	}
 }
 
@@ -797,6 +812,7 @@ int hgl_cursor_next_block(struct hgl_cursor *c, const struct hgl_rec **recs, siz
 {
 	const struct hgl_file *f = c->f;
 	size_t from, i;
+	int ret;
 
 	if (c->thread >= 0)
 		return hg_err_set(err, "%s: a block of records is read by a cursor of every thread", f->path);
@@ -815,21 +831,8 @@ int hgl_cursor_next_block(struct hgl_cursor *c, const struct hgl_rec **recs, siz
 			*n = i - from;
 			return 1;
 		}
-		while (c->span < f->nspans && c->done == f->spans[c->span].n) {
-			c->span++;
-			c->done = 0;
-		}
-		if (c->span >= f->nspans)
-			return 0;
-		c->nbuf = f->spans[c->span].n - c->done;
-		if (c->nbuf > BLOCK_RECS)
-			c->nbuf = BLOCK_RECS;
-		if (hg_pread_all(c->fd, c->buf, c->nbuf * sizeof(*c->buf),
-			      f->spans[c->span].off + c->done * sizeof(*c->buf)))
-			return bad_at(f, err, f->spans[c->span].off + c->done * sizeof(*c->buf),
-				      "truncated record section (the file is shorter than when it was opened)");
-		c->done += c->nbuf;
-		c->at = 0;
+		if ((ret = cursor_refill(c, err)) <= 0)
+			return ret;
 	}
 }
 
