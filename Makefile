@@ -262,10 +262,11 @@ bench: setup userspace bench-loop
 	@scripts/vm -k 6.1 -o out/bench -- bench/run.py
 
 # the cost parts on the instruction-count clock: figures the host's load cannot move;
-# then hgtrace.ko beside trace-cmd and LTTng (bench/peers.py; scripts/setup-lttng)
+# then hgtrace.ko beside trace-cmd and LTTng (bench/peers.py; scripts/setup-lttng), which
+# says why and is left out (exit 3) where LTTng cannot record
 bench-icount: setup userspace lttng
 	@scripts/vm --icount -k 6.1 -o out/bench-icount -- sh -c 'bench/run.py pipe store; r=$$?; \
-		bench/peers.py || r=$$?; exit $$r'
+		bench/peers.py; s=$$?; [ $$s = 0 ] || [ $$s = 3 ] || r=$$s; exit $$r'
 
 # bench/peers.py on each of KERNELS (default every guest kernel); where LTTng's modules
 # did not build it says so and goes on (docs/recorder-figures.md)
