@@ -63,6 +63,7 @@ import lttng  # noqa: E402  (bench/lttng.py: LTTng sessions)
 
 REPEATS = int(os.environ.get("HGT_PEERS_REPEATS", "3"))
 import run as hb  # noqa: E402  (bench/run.py: the workloads and the recorders' runs)
+import harness  # noqa: E402  (tests/guest/harness.py, on the path run.py sets: what a healthy kernel never prints)
 
 # the shared event set, as hgtrace's groups and as ftrace's events
 HG_GROUPS = ",".join(lttng.GROUPS)
@@ -196,13 +197,20 @@ def main():
         sys.exit(3)
     os.makedirs(hb.OUT, exist_ok=True)
     os.makedirs(hb.REC, exist_ok=True)
+    seen = len(harness.dmesg_lines())
     version = lttng.start_sessiond()
     subprocess.run(["insmod", hb.KO], check=True)
     try:
         times, info = measure(REPEATS)
     finally:
-        subprocess.run(["rmmod", "hgtrace"])
+        unloaded = subprocess.run(["rmmod", "hgtrace"]).returncode == 0
         lttng.stop_sessiond()
+    # a benchmark that hurt the kernel has no figures worth keeping
+    bad = [line for line in harness.dmesg_lines()[seen:] if harness.BAD_DMESG.search(line)]
+    if bad or not unloaded:
+        print("bench/peers.py: " + ("hgtrace.ko did not unload; " if not unloaded else "") +
+              "the kernel complained:\n  " + "\n  ".join(bad[:20]), file=sys.stderr)
+        sys.exit(1)
     med, rows = summarize(times, info)
     res = dict(kernel=os.uname().release, icount=hb.ICOUNT, lttng_modules=version, repeats=REPEATS,
                workload=" ".join(WORK[0]), events=HG_GROUPS, times=times, info=info, median=med, rows=rows)
