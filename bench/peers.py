@@ -82,19 +82,6 @@ def run_hgtrace(i, mode, extra=()):
     return WORK[1](p.stdout), dict(events=n, lost=lost, bytes=plain, packed_bytes=packed)
 
 
-def run_hgtrace_discarding(i):
-    with open("/sys/module/hgtrace/parameters/discard", "w") as f:
-        f.write("1")
-    path = os.path.join(hb.REC, f"peer-discard-{i}.hgt")
-    try:
-        p = hb.sh([hb.HGTRACE, "record", "-q", "-e", HG_GROUPS, "-o", path, "--", *WORK[0]])
-        os.remove(path)
-    finally:
-        with open("/sys/module/hgtrace/parameters/discard", "w") as f:
-            f.write("0")
-    return WORK[1](p.stdout), None
-
-
 def run_ftrace(i):
     t, info = hb.run_ftrace(600 + i, work=WORK, events=FTRACE_EVENTS)
     return t, info
@@ -119,7 +106,7 @@ VARIANTS = {
     "lttng discard": lambda i: run_lttng(i, False),
     "lttng overwrite": lambda i: run_lttng(i, True),
     "hgtrace, no reader": lambda i: run_hgtrace(i, "stop", ("-b", "65536", "-i", "10s")),
-    "hgtrace, nothing stored": run_hgtrace_discarding,
+    "hgtrace, nothing stored": lambda i: hb.run_discarding(700 + i, work=WORK, extra=("-e", HG_GROUPS)),
     "lttng, no reader": lambda i: run_lttng(i, False, buffer_kb=65536),
 }
 # each hgtrace mode against LTTng's mode that drops the same way

@@ -188,13 +188,13 @@ def bench_cost_and_size():
     )
 
 
-def run_discarding(i, work=HACKBENCH_WORK):
+def run_discarding(i, work=HACKBENCH_WORK, extra=()):
     """The module's probes with nothing stored (module parameter discard)."""
     with open("/sys/module/hgtrace/parameters/discard", "w") as f:
         f.write("1")
     try:
         path = os.path.join(REC, f"discard-{i}.hgt")
-        p = sh([HGTRACE, "record", "-q", "-o", path, "--", *work[0]])
+        p = sh([HGTRACE, "record", "-q", *extra, "-o", path, "--", *work[0]])
         os.remove(path)
         return work[1](p.stdout), None
     finally:
