@@ -7,7 +7,8 @@
  * everything else fails with -EPROTO. The device holds a module reference while open, so rmmod is
  * refused while a reader is attached. Recording state does not belong to a
  * file: a recorder that dies leaves it running, like tracefs, and the next
- * HGT_IOC_STOP or rmmod ends it.
+ * HGT_IOC_STOP or rmmod ends it. Recording stopped with HGT_IOC_OFF leaves the
+ * probes attached (and testing a flag) until HGT_IOC_STOP or rmmod.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -372,6 +373,11 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		ret = hgt_start();
 		mutex_unlock(&hgt.ctl_lock);
 		return ret;
+	case HGT_IOC_OFF:
+		mutex_lock(&hgt.ctl_lock);
+		hgt_off();
+		mutex_unlock(&hgt.ctl_lock);
+		return 0;
 	case HGT_IOC_STOP:
 		mutex_lock(&hgt.ctl_lock);
 		hgt_stop();

@@ -45,9 +45,11 @@ struct hgt_state {
 	u32 mode;
 	u32 events;			/* what is recorded (HGT_EV_*) */
 	u32 events_available;		/* what this kernel has */
-	bool running;
+	bool running;			/* recording: the flag every probe tests first */
+	bool attached;			/* the probes of attached_events are registered */
+	u32 attached_events;
 	bool discard;			/* benchmarks: records counted, not stored */
-	u64 stop_tsc;			/* when the probes were detached */
+	u64 stop_tsc;			/* when recording stopped: no record is later */
 	struct cpumask cpus;		/* CPUs recorded */
 	struct hgt_filter filter;	/* stable while running */
 	unsigned long *pid_seen;	/* pids whose COMM record was written */
@@ -127,6 +129,7 @@ int hgt_probes_init(void);
 void hgt_probes_exit(void);
 void hgt_probes_reset(void);
 bool hgt_task_traced(struct task_struct *p);
+void hgt_probes_quiesce(void);
 void hgt_func_name(u32 id, char *name);
 void hgt_funcs_resolve(void);
 u64 hgt_funcs_unnamed(void);
@@ -158,6 +161,7 @@ void hgt_ctl_exit(void);
 int hgt_proc_init(void);
 void hgt_proc_exit(void);
 int hgt_start(void);
+void hgt_off(void);
 void hgt_stop(void);
 
 #endif /* HGT_INTERNAL_H */

@@ -6,7 +6,8 @@
  * softirqs, x86 vectors, NMIs, hrtimers, optionally system calls), stamped
  * with the raw TSC that hourglass reads in user space, into per-CPU ring
  * buffers drained through /dev/hgtrace. No kernel patch: existing tracepoints
- * are found by name and probes attached while recording.
+ * are found by name and probes attached from a recording's start until its
+ * recorder's last step.
  *
  * Load order: tracepoints, bitmaps, buffer, microstate table, /proc, device;
  * unwound in reverse on failure and at unload.
@@ -50,35 +51,73 @@ static bool discard;
 module_param(discard, bool, 0644);
 MODULE_PARM_DESC(discard, "benchmarks only: count records as refused instead of storing them");
 
-/* hgt_start - attach the probes; caller holds ctl_lock */
+/*
+ * Recording starts and stops with a flag the probes test (hgt.running); being
+ * attached is apart. START attaches the probes if they are not, OFF (the
+ * recorder's stop) clears the flag and waits only until no probe is writing,
+ * and STOP (the recorder's last step, once its command has ended; rmmod)
+ * detaches them too. Detaching waits for the tracepoints' grace periods
+ * (tracepoint_synchronize_unregister; on 7.3 a normal RCU grace period, which
+ * any task preempted inside an RCU read-side section holds up): a recorder
+ * that detached as it stopped waited on the workload it had recorded
+ * (docs/testing.md, "The hackbench stall under recording").
+ */
+
+/* hgt_detach - unregister the probes and wait until none runs; caller holds ctl_lock */
+static void hgt_detach(void)
+{
+	if (!hgt.attached)
+		return;
+	hgt_tracepoints_detach();
+	hgt.attached = false;
+}
+
+/* hgt_start - the probes attached (again, if the events changed since), recording on; caller holds ctl_lock */
 int hgt_start(void)
 {
 	int cpu, ret;
 
 	if (hgt.running)
 		return -EBUSY;
-	/* irq nesting seen by a previous recording means nothing now */
+	/* irq nesting seen by a previous recording means nothing now (attached probes are off: untouched) */
 	for_each_possible_cpu(cpu)
 		per_cpu_ptr(&hgt_pcpu, cpu)->hard_depth = 0;
 	hgt.discard = READ_ONCE(discard);
 	if (hgt.discard)
 		pr_info(HGT_NAME ": discard is set: this recording stores nothing\n");
-	ret = hgt_tracepoints_attach(hgt.events);
-	if (ret)
-		return ret;
-	WRITE_ONCE(hgt.running, true);
+	if (hgt.attached && hgt.attached_events != hgt.events)
+		hgt_detach();
+	if (!hgt.attached) {
+		ret = hgt_tracepoints_attach(hgt.events);
+		if (ret)
+			return ret;
+		hgt.attached = true;
+		hgt.attached_events = hgt.events;
+	}
+	/* everything above is seen by a probe that sees the flag (x86: stores stay in order) */
+	smp_store_release(&hgt.running, true);
 	return 0;
 }
 
-/* hgt_stop - detach the probes and wait until none runs; caller holds ctl_lock */
-void hgt_stop(void)
+/*
+ * hgt_off - recording off, the probes left attached; returns once none is
+ * writing, having waited on no task (hgt_probes_quiesce); caller holds ctl_lock
+ */
+void hgt_off(void)
 {
 	if (!hgt.running)
 		return;
-	hgt_tracepoints_detach();
-	hgt.stop_tsc = rdtsc_ordered();
 	WRITE_ONCE(hgt.running, false);
+	hgt_probes_quiesce();
+	hgt.stop_tsc = rdtsc_ordered();
 	hgt_funcs_resolve();
+}
+
+/* hgt_stop - recording off and the probes detached; caller holds ctl_lock */
+void hgt_stop(void)
+{
+	hgt_off();
+	hgt_detach();
 }
 
 static int __init hgt_init(void)

@@ -18,6 +18,8 @@
 #include <linux/tracepoint.h>
 #include <linux/kallsyms.h>
 #include <linux/log2.h>
+#include <linux/lockdep.h>
+#include <linux/smp.h>
 #include <trace/events/sched.h>
 #include <trace/events/irq.h>
 #include <trace/events/timer.h>
@@ -28,6 +30,7 @@
 #include <asm/msr.h>
 #include "hgtrace.h"
 #include "compat.h"
+#include "uapi/hgtrace_vectors.h"
 
 #define HGT_IRQ_NAMED_MAX	8192	/* irqs above this are recorded but not named */
 #define HGT_FUNC_SLOTS		1024	/* distinct callbacks named per recording */
@@ -228,6 +231,20 @@ u64 hgt_funcs_unnamed(void)
 }
 
 /*
+ * hgt_on - is recording on? Every probe asks first, inside a stretch with
+ * interrupts off that lasts until its last write: the tracepoint's own (the
+ * scheduler's switch and migration, hard irqs, x86 vectors) or HGT_IRQS_OFF's.
+ * The probes stay attached when recording stops (HGT_IOC_OFF), and
+ * hgt_probes_quiesce() knows that a probe which saw recording on has returned
+ * once its CPU has taken an interrupt. NMIs are apart (probe_nmi).
+ */
+static __always_inline bool hgt_on(void)
+{
+	lockdep_assert_irqs_disabled();
+	return READ_ONCE(hgt.running);
+}
+
+/*
  * Stamp order on a CPU is write order only if nothing writes between a
  * probe's stamp and its write. Most tracepoints fire with interrupts off;
  * these can fire with them on, so an interrupt there would write its records
@@ -249,7 +266,8 @@ u64 hgt_funcs_unnamed(void)
 		unsigned long irqf;		\
 						\
 		local_irq_save(irqf);		\
-		call;				\
+		if (hgt_on())			\
+			call;			\
 		local_irq_restore(irqf);	\
 	} while (0)
 
@@ -258,13 +276,16 @@ u64 hgt_funcs_unnamed(void)
 static void probe_sched_switch(void *data, bool preempt, struct task_struct *prev,
 			       struct task_struct *next, unsigned int prev_state)
 {
-	u64 tsc = rdtsc_ordered();
 	struct hgt_sched_clocks now = { 0 };
 	struct {
 		struct hgt_rec h;
 		struct hgt_switch s;
 	} r;
+	u64 tsc;
 
+	if (!hgt_on())
+		return;
+	tsc = rdtsc_ordered();
 	hgt_msa_switch(tsc, &now, prev, next, prev_state, preempt);
 	if (!hgt_cpu_on() || (!hgt_task_traced(prev) && !hgt_task_traced(next)))
 		goto out;
@@ -311,12 +332,15 @@ static void probe_sched_wake(void *data, struct task_struct *p)
 
 static void probe_sched_migrate(void *data, struct task_struct *p, int dest_cpu)
 {
-	u64 tsc = rdtsc_ordered();
 	struct {
 		struct hgt_rec h;
 		struct hgt_migrate m;
 	} r;
+	u64 tsc;
 
+	if (!hgt_on())
+		return;
+	tsc = rdtsc_ordered();
 	if (!hgt_cpu_on() || !hgt_task_traced(p))
 		return;
 	hgt_comm_once(tsc, p);
@@ -331,9 +355,12 @@ static void probe_sched_migrate(void *data, struct task_struct *p, int dest_cpu)
 
 static void probe_irq_entry(void *data, int irq, struct irqaction *action)
 {
-	u64 tsc = rdtsc_ordered();
 	struct hgt_rec r;
+	u64 tsc;
 
+	if (!hgt_on())
+		return;
+	tsc = rdtsc_ordered();
 	hgt_msa_irq(tsc, true, true);
 	if (!hgt_cpu_on())
 		return;
@@ -356,9 +383,12 @@ static void probe_irq_entry(void *data, int irq, struct irqaction *action)
 
 static void probe_irq_exit(void *data, int irq, struct irqaction *action, int ret)
 {
-	u64 tsc = rdtsc_ordered();
 	struct hgt_rec r;
+	u64 tsc;
 
+	if (!hgt_on())
+		return;
+	tsc = rdtsc_ordered();
 	if (hgt_cpu_on()) {
 		hgt_hdr(&r, tsc, HGT_REC_IRQ_EXIT, irq);
 		r.flags = ret;
@@ -442,9 +472,12 @@ static void probe_task_rename(void *data, struct task_struct *p, const char *com
 /* The x86 irq_vectors tracepoints; data = enum hgt_vec, entry and exit separate */
 static void probe_vec_entry(void *data, int vector)
 {
-	u64 tsc = rdtsc_ordered();
 	struct hgt_rec r;
+	u64 tsc;
 
+	if (!hgt_on())
+		return;
+	tsc = rdtsc_ordered();
 	hgt_msa_irq(tsc, true, true);
 	if (!hgt_cpu_on())
 		return;
@@ -455,9 +488,12 @@ static void probe_vec_entry(void *data, int vector)
 
 static void probe_vec_exit(void *data, int vector)
 {
-	u64 tsc = rdtsc_ordered();
 	struct hgt_rec r;
+	u64 tsc;
 
+	if (!hgt_on())
+		return;
+	tsc = rdtsc_ordered();
 	if (hgt_cpu_on()) {
 		hgt_hdr(&r, tsc, HGT_REC_VEC_EXIT, vector);
 		r.flags = (u8)(unsigned long)data;
@@ -466,8 +502,16 @@ static void probe_vec_exit(void *data, int vector)
 	hgt_msa_irq(tsc, true, false);
 }
 
-/* nmi_handler fires after each NMI handler with its duration; named like a callback */
-static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
+/*
+ * An NMI is not held off by interrupts being off, so the NMI probe says when it
+ * is inside (NMIs do not nest), and hgt_probes_quiesce() waits for it to leave.
+ * A full barrier between the mark and the flag's test, and one between the
+ * flag's store and the look at the mark (kick_all_cpus_sync's): either the
+ * probe sees recording off, or the quiesce sees the probe inside.
+ */
+static DEFINE_PER_CPU(int, nmi_inside);
+
+static void nmi_record(void *handler, s64 delta_ns, int handled)
 {
 	u64 tsc = rdtsc_ordered();
 	struct {
@@ -484,6 +528,37 @@ static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
 	r.n.delta_ns = delta_ns < 0 ? 0 : delta_ns > U32_MAX ? U32_MAX : (u32)delta_ns;
 	r.n.handled = handled;
 	hgt_emit(&r, sizeof(r));
+}
+
+/* nmi_handler fires after each NMI handler with its duration; named like a callback */
+static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
+{
+	this_cpu_write(nmi_inside, 1);
+	smp_mb();
+	if (READ_ONCE(hgt.running))
+		nmi_record(handler, delta_ns, handled);
+	smp_store_release(this_cpu_ptr(&nmi_inside), 0);
+}
+
+/*
+ * hgt_probes_quiesce - return once no probe that saw recording on is still
+ * running; hgt.running was cleared before the call
+ *
+ * Each probe tests the flag and writes inside one stretch with interrupts off
+ * (hgt_on), so once every other CPU has taken an interrupt each has left any
+ * such stretch; this CPU is in none (process context). kick_all_cpus_sync()
+ * sends each an IPI and waits for it to be handled: it waits on no task, since
+ * a CPU takes an IPI whatever runs there, a traced task preempted anywhere
+ * included. Then the NMI probe's mark. Unlike detaching, no grace period.
+ */
+void hgt_probes_quiesce(void)
+{
+	int cpu;
+
+	kick_all_cpus_sync();	/* smp_mb() first: the flag's store is seen before the IPIs */
+	for_each_possible_cpu(cpu)
+		while (smp_load_acquire(per_cpu_ptr(&nmi_inside, cpu)))
+			cpu_relax();
 }
 
 /* ---- timers ---- */
@@ -597,9 +672,10 @@ HGT_TP_CHECK(sys_exit, probe_sys_exit);
 #define T(type)	((void *)(unsigned long)(type))
 /* a tracepoint's entry: its probe, or none where the build left it out (HGT_TP_SKIP) */
 #define TP(name, probe, data, ev)	{ #name, HGT_TP_PROBE(name, probe), data, ev }
+/* the x86 vectors (uapi/hgtrace_vectors.h): an entry and an exit probe each */
 #define VEC(name, kind) \
 	TP(name##_entry, probe_vec_entry, T(kind), HGT_EV_VECTORS), \
-	TP(name##_exit, probe_vec_exit, T(kind), HGT_EV_VECTORS)
+	TP(name##_exit, probe_vec_exit, T(kind), HGT_EV_VECTORS),
 
 const struct hgt_probe_desc hgt_probes[] = {
 	TP(sched_switch, probe_sched_switch, NULL, HGT_EV_SCHED),
@@ -614,15 +690,7 @@ const struct hgt_probe_desc hgt_probes[] = {
 	TP(irq_handler_exit, probe_irq_exit, NULL, HGT_EV_IRQ),
 	TP(softirq_entry, probe_softirq, T(HGT_REC_SOFTIRQ_ENTRY), HGT_EV_SOFTIRQ),
 	TP(softirq_exit, probe_softirq, T(HGT_REC_SOFTIRQ_EXIT), HGT_EV_SOFTIRQ),
-	VEC(local_timer, HGT_VEC_LOCAL_TIMER),
-	VEC(reschedule, HGT_VEC_RESCHEDULE),
-	VEC(call_function, HGT_VEC_CALL_FUNCTION),
-	VEC(call_function_single, HGT_VEC_CALL_FUNCTION_SINGLE),
-	VEC(irq_work, HGT_VEC_IRQ_WORK),
-	VEC(x86_platform_ipi, HGT_VEC_X86_PLATFORM_IPI),
-	VEC(spurious_apic, HGT_VEC_SPURIOUS_APIC),
-	VEC(error_apic, HGT_VEC_ERROR_APIC),
-	VEC(thermal_apic, HGT_VEC_THERMAL_APIC),
+	HGT_VECTORS(VEC)
 	TP(nmi_handler, probe_nmi, NULL, HGT_EV_NMI),
 	TP(hrtimer_expire_entry, HGT_TP_PICK(hrtimer_expire_entry, probe_hrtimer_entry, probe_hrtimer_entry_now),
 	   NULL, HGT_EV_HRTIMER),

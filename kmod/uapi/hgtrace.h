@@ -2,9 +2,10 @@
 /*
  * hgtrace.h - the contract between hgtrace.ko and user space.
  *
- * This is the only header shared by the module and the tools. Everything a
- * reader sees crosses it: the ioctl commands on /dev/hgtrace, the records
- * returned by read(), and the statistics. All structures are fixed size and
+ * This is the header shared by the module and the tools (hgtrace_vectors.h
+ * beside it only names enum hgt_vec's values). Everything a reader sees
+ * crosses it: the ioctl commands on /dev/hgtrace, the records returned by
+ * read(), and the statistics. All structures are fixed size and
  * packed to 8 bytes; no kernel pointer or kernel-internal type appears here.
  *
  * Versioning: HGT_ABI_MAJOR changes when an existing layout or meaning
@@ -34,7 +35,7 @@
 #ifndef HGT_ABI_MAJOR
 #define HGT_ABI_MAJOR		1
 #endif
-#define HGT_ABI_MINOR		2
+#define HGT_ABI_MINOR		3
 
 #define HGT_DEVICE		"/dev/hgtrace"
 #define HGT_PROC_DIR		"/proc/hgtrace"
@@ -342,6 +343,17 @@ struct hgt_msa {
 #define HGT_IOC_SET_CPUS	_IOW(HGT_IOC_MAGIC, 9, struct hgt_cpus)
 #define HGT_IOC_GET_CPUS	_IOWR(HGT_IOC_MAGIC, 10, struct hgt_cpus)
 #define HGT_IOC_GET_FILTER	_IOR(HGT_IOC_MAGIC, 11, struct hgt_filter)
+/*
+ * 1.3: recording off, the probes left attached (each tests a flag first). It
+ * returns once no probe is writing, having waited only for each CPU's next
+ * interrupt, never on a task: the buffer then holds everything, the counters
+ * are final, and a recorder drains and ends its command before HGT_IOC_STOP
+ * detaches the probes (which waits for the tracepoints' grace periods, and
+ * so on any task preempted inside an RCU read-side section). STOP alone still
+ * does both; START after OFF records again (attaching anew if the events
+ * changed). HGT_IOC_STATS says stopped after either.
+ */
+#define HGT_IOC_OFF		_IO(HGT_IOC_MAGIC, 12)
 
 /*
  * ABI 1.0's layouts. A 1.1 module answers their ioctls as a 1.0 module did;
