@@ -13,6 +13,7 @@
 #include <event-parse.h>
 #include "evmap.h"
 #include "hg_sched_switch.h"
+#include "hgtrace_vectors.h"
 
 #define PID_LIMIT	(1u << 22)	/* the kernel's PID_MAX_LIMIT on 64-bit */
 #define IRQ_NAMED_MAX	8192		/* as the module: higher irqs are recorded, not named */
@@ -58,9 +59,10 @@ struct entry {
 	uint8_t vec;		/* enum hgt_vec, for K_VEC_* */
 };
 
+/* the x86 vectors (hgtrace_vectors.h): an entry and an exit event each */
 #define VEC(n, v) \
 	{ { "irq_vectors", #n "_entry", HGT_EV_VECTORS }, K_VEC_ENTRY, v }, \
-	{ { "irq_vectors", #n "_exit", HGT_EV_VECTORS }, K_VEC_EXIT, v }
+	{ { "irq_vectors", #n "_exit", HGT_EV_VECTORS }, K_VEC_EXIT, v },
 
 /* the module's probes (kmod/probes.c hgt_probes[]), in its order */
 static const struct entry table[] = {
@@ -74,15 +76,7 @@ static const struct entry table[] = {
 	{ { "irq", "irq_handler_exit", HGT_EV_IRQ }, K_IRQ_EXIT, 0 },
 	{ { "irq", "softirq_entry", HGT_EV_SOFTIRQ }, K_SOFTIRQ_ENTRY, 0 },
 	{ { "irq", "softirq_exit", HGT_EV_SOFTIRQ }, K_SOFTIRQ_EXIT, 0 },
-	VEC(local_timer, HGT_VEC_LOCAL_TIMER),
-	VEC(reschedule, HGT_VEC_RESCHEDULE),
-	VEC(call_function, HGT_VEC_CALL_FUNCTION),
-	VEC(call_function_single, HGT_VEC_CALL_FUNCTION_SINGLE),
-	VEC(irq_work, HGT_VEC_IRQ_WORK),
-	VEC(x86_platform_ipi, HGT_VEC_X86_PLATFORM_IPI),
-	VEC(spurious_apic, HGT_VEC_SPURIOUS_APIC),
-	VEC(error_apic, HGT_VEC_ERROR_APIC),
-	VEC(thermal_apic, HGT_VEC_THERMAL_APIC),
+	HGT_VECTORS(VEC)
 	{ { "nmi", "nmi_handler", HGT_EV_NMI }, K_NMI, 0 },
 	{ { "timer", "hrtimer_expire_entry", HGT_EV_HRTIMER }, K_HRT_ENTRY, 0 },
 	{ { "timer", "hrtimer_expire_exit", HGT_EV_HRTIMER }, K_HRT_EXIT, 0 },

@@ -38,9 +38,8 @@ enum ft_reader {
 
 struct ft_opts {
 	const char *out;
-	struct hg_rec_opts rec;	/* -d -i -e -b -m -r -C; -m sets the instance's overwrite option,
-				   an -e group missing here is an error, not a warning */
-	struct hg_cpuset cpus;	/* -c; empty = every CPU */
+	struct hg_rec_opts rec;	/* -d -i -e -b -m -r -C -c; -m sets the instance's overwrite
+				   option, an -e group missing here is an error, not a warning */
 	int quiet;
 	int compress;
 	enum ft_reader reader;
@@ -62,7 +61,6 @@ void ft_stage(const char *name);
 int ft_record(struct ft_opts *o);
 
 /* helpers shared by the parts */
-int ft_parse_cpus(const char *s, struct hg_cpuset *cpus, const char **why);
 int ft_cpu_wanted(const struct ft_opts *o, int cpu);
 
 #endif

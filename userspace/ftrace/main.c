@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "hg_child.h"
 #include "hg_cpulist.h"
 #include "hg_opts.h"
 #include "hgtrace.h"
@@ -29,19 +30,6 @@ static void on_signal(int sig)
 	ft_stop = 1;
 	ft_signal = sig;
 	ft_signals++;
-}
-
-/* install_handlers - SIGINT, SIGTERM, SIGHUP stop the recording; no SA_RESTART, so sleeps end */
-static void install_handlers(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 }
 
 void ft_stage(const char *name)
@@ -104,28 +92,11 @@ static void usage(FILE *f)
 "Lost events are counted per CPU in the summary and marked in the file.\n");
 }
 
-/* ft_parse_cpus - the library's parser, any CPU it takes; a list must name one (else *why) */
-int ft_parse_cpus(const char *s, struct hg_cpuset *cpus, const char **why)
-{
-	struct hg_cpuset set = { 0 };
-
-	*why = NULL;
-	if (hg_cpulist_parse(s, &set, why) || !hg_cpuset_count(&set)) {
-		if (!*why)
-			*why = "no CPU in it";
-		hg_cpuset_free(&set);
-		return -1;
-	}
-	hg_cpuset_free(cpus);
-	*cpus = set;
-	return 0;
-}
-
 int ft_cpu_wanted(const struct ft_opts *o, int cpu)
 {
 	if (cpu < 0)
 		return 0;
-	return !o->cpus.nbits || hg_cpuset_has(&o->cpus, (unsigned)cpu);
+	return !o->rec.cpus.nbits || hg_cpuset_has(&o->rec.cpus, (unsigned)cpu);
 }
 
 /* default_spool_max - a quarter of MemAvailable, at most 512 MiB, at least 16 MiB */
@@ -150,18 +121,14 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 {
 	enum { OPT_READER = 256, OPT_SPOOL, OPT_FTRACE, OPT_DRAIN_AT };
 	static const struct option lo[] = {
-		{ "output", required_argument, 0, 'o' }, { "duration", required_argument, 0, 'd' },
-		{ "events", required_argument, 0, 'e' }, { "buffer", required_argument, 0, 'b' },
-		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'P' },
-		{ "follow", no_argument, 0, 'F' }, { "cpus", required_argument, 0, 'c' },
-		{ "interval", required_argument, 0, 'i' }, { "reader-cpu", required_argument, 0, 'C' },
-		{ "prio", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
-		{ "compress", no_argument, 0, 'z' }, { "reader", required_argument, 0, OPT_READER },
+		HG_REC_LONG_OPTS, { "output", required_argument, 0, 'o' },
+		{ "pid", required_argument, 0, 'P' }, { "follow", no_argument, 0, 'F' },
+		{ "quiet", no_argument, 0, 'q' }, { "compress", no_argument, 0, 'z' },
+		{ "reader", required_argument, 0, OPT_READER },
 		{ "spool-max", required_argument, 0, OPT_SPOOL }, { "ftrace", no_argument, 0, OPT_FTRACE },
 		{ "drain-at", required_argument, 0, OPT_DRAIN_AT }, { "help", no_argument, 0, 'h' }, { 0 }
 	};
 	struct hg_err err;
-	const char *why;
 	char *end;
 	int c;
 
@@ -175,7 +142,7 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 	o->spool_max = default_spool_max();
 	o->drain_at = 50;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:" HG_REC_OPTS "p:P:Fc:qzh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:" HG_REC_OPTS "p:P:Fqzh", lo, NULL)) != -1) {
 		switch (hg_rec_opt(&o->rec, c, optarg, &err)) {
 		case 1:
 			continue;
@@ -191,12 +158,6 @@ static int parse(int argc, char **argv, struct ft_opts *o)
 			fprintf(stderr, "hgtrace-ftrace: -%c is not available through ftrace: its events carry "
 				"no thread group to filter on; record everything (the CPU events are kept anyway)\n", c);
 			return -1;
-		case 'c':
-			if (ft_parse_cpus(optarg, &o->cpus, &why)) {
-				fprintf(stderr, "hgtrace-ftrace: bad CPU list '%s': %s (e.g. 0,2-3)\n", optarg, why);
-				return -1;
-			}
-			break;
 		case 'q': o->quiet = 1; break;
 		case 'z': o->compress = 1; break;
 		case OPT_READER:
@@ -248,7 +209,7 @@ int main(int argc, char **argv)
 	struct ft_opts o;
 	int rc;
 
-	install_handlers();
+	hg_stop_catch(on_signal);
 	if (argc >= 2 && !strcmp(argv[1], "--version")) {
 		printf("hgtrace-ftrace %s (records of ABI %d.%d, libtracefs %s)\n", HG_FTRACE_VERSION,
 		       HGT_ABI_MAJOR, HGT_ABI_MINOR, HG_LIBTRACEFS_BUILT);
@@ -267,6 +228,6 @@ int main(int argc, char **argv)
 	o.argc = argc;
 	o.argv = argv;
 	rc = ft_record(&o);
-	hg_cpuset_free(&o.cpus);
+	hg_cpuset_free(&o.rec.cpus);
 	return rc;
 }

@@ -85,7 +85,7 @@ char *meta_build(const struct ft_opts *o, const struct tfs *t, uint32_t groups, 
 	fprintf(m, "compression: none\n");
 	/* all zero when no -c: every CPU */
 	fprintf(m, "cpumask: ");
-	hg_cpuset_fprint_mask(m, &o->cpus);
+	hg_cpuset_fprint_mask(m, &o->rec.cpus);
 	fprintf(m, "\n");
 	fprintf(m, "filter:\n");
 	fprintf(m, "tracefs_instance: %s\n", t->name);

@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,33 +173,6 @@ static int check_events(struct rec *r)
 	if (bad)
 		fprintf(stderr, "hgtrace-ftrace: leave the missing groups out of -e to record the others\n");
 	return bad ? -1 : 0;
-}
-
-/* start_child - fork the command, held on a pipe until recording has started */
-static pid_t start_child(char **cmd, int *go_fd)
-{
-	int p[2];
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c;
-
-		close(p[1]);
-		/* a signal or a closed pipe means: do not run it */
-		if (read(p[0], &c, 1) != 1)
-			_exit(127);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "hgtrace-ftrace: cannot run %s: %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
-	close(p[0]);
-	*go_fd = p[1];
-	return pid;
 }
 
 /* wait_child - until @pid has exited: a second signal (Ctrl-C and its echo) must not cut the wait short */
@@ -710,7 +682,7 @@ int ft_record(struct ft_opts *o)
 	free(meta);
 	r.writer_open = 1;
 	if (o->cmd) {
-		child = start_child(o->cmd, &go_fd);
+		child = hg_child_start(o->cmd, &go_fd, "hgtrace-ftrace", NULL);
 		if (child < 0) {
 			fprintf(stderr, "hgtrace-ftrace: fork: %s\n", strerror(errno));
 			child = 0;
@@ -734,12 +706,10 @@ int ft_record(struct ft_opts *o)
 	t0 = now_s();
 	ft_stage("started");
 	if (go_fd >= 0 && !ft_stop) {
-		if (write(go_fd, "g", 1) != 1)
+		if (hg_child_release(&go_fd))
 			fprintf(stderr, "hgtrace-ftrace: could not release the command\n");
 		else
 			released = 1;
-		close(go_fd);
-		go_fd = -1;
 	}
 
 	ret = FT_EXIT_OK;

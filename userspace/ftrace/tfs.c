@@ -307,8 +307,8 @@ int tfs_configure(struct tfs *t, const struct ft_opts *o, const struct hgev_map 
 	long long kb;
 	int cpu, rc;
 
-	for (cpu = t->ncpus; cpu >= 0 && (unsigned)cpu < o->cpus.nbits; cpu++)
-		if (hg_cpuset_has(&o->cpus, cpu)) {
+	for (cpu = t->ncpus; cpu >= 0 && (unsigned)cpu < o->rec.cpus.nbits; cpu++)
+		if (hg_cpuset_has(&o->rec.cpus, cpu)) {
 			fprintf(stderr, "hgtrace-ftrace: CPU %d does not exist here (%d CPUs)\n", cpu, t->ncpus);
 			return -1;
 		}

@@ -751,8 +751,9 @@ void hg_usage(FILE *f)
 	fprintf(f,
 "usage: hourglass <options>                 run the synthetic real-time workload\n"
 "       hourglass record --dir DIR <options>  the same, with the kernel's ground truth (hgtrace.ko)\n"
-"       hourglass report DIR [--json FILE]   explain every gap, score the inferences\n"
-"       hourglass export DIR --kernelshark OUT.dat | --perfetto OUT.json | --html OUT.html\n"
+"       hourglass report DIR [--json FILE] [--profile PROFILE] [--explain [WHEN]]\n"
+"                                             explain every gap, score the inferences\n"
+"       hourglass export DIR --kernelshark OUT.dat | --perfetto OUT.perfetto-trace | --html OUT.html\n"
 "       hourglass learn RUN... -o PROFILE    fit the inference to a machine (report --profile)\n"
 "       hourglass results DIR... [-o FILE.parquet] [--query SQL]   many runs in one table\n"
 "\n"

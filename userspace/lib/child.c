@@ -1,14 +1,99 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * child.c - a recorder's wait for its command to end by itself (hg_child.h).
+ * child.c - a recorder's command: started held, released, and waited for to
+ * end by itself (hg_child.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include "hg_child.h"
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NR_STOPS	(sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+/* the stop signals' dispositions as hg_stop_catch found them, for the command */
+static struct sigaction found_action[NR_STOPS];
+static int caught;
+
+void hg_stop_catch(void (*handler)(int))
+{
+	struct sigaction sa;
+	unsigned int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NR_STOPS; i++)
+		sigaction(stop_signals[i], &sa, &found_action[i]);
+	caught = 1;
+}
+
+pid_t hg_child_start(char **cmd, int *go_fd, const char *prog, const char *pid_env)
+{
+	sigset_t stops, was;
+	unsigned int i;
+	int p[2], err;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	sigemptyset(&stops);
+	for (i = 0; i < NR_STOPS; i++)
+		sigaddset(&stops, stop_signals[i]);
+	sigprocmask(SIG_BLOCK, &stops, &was);
+	pid = fork();
+	if (pid == 0) {
+		char c, ppid[24];
+
+		for (i = 0; caught && i < NR_STOPS; i++)
+			sigaction(stop_signals[i], &found_action[i], NULL);
+		sigprocmask(SIG_SETMASK, &was, NULL);
+		close(p[1]);
+		/* a closed pipe means: do not run it */
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);	/* a recorder may ignore it; the command must not */
+		if (pid_env) {
+			snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
+			setenv(pid_env, ppid, 1);
+		}
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "%s: cannot run %s: %s\n", prog, cmd[0], strerror(errno));
+		_exit(127);
+	}
+	err = errno;
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		errno = err;
+		return -1;
+	}
+	*go_fd = p[1];
+	return pid;
+}
+
+int hg_child_release(int *go_fd)
+{
+	struct sigaction ign, was;
+	ssize_t n;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &was);
+	n = write(*go_fd, "g", 1);
+	sigaction(SIGPIPE, &was, NULL);
+	close(*go_fd);
+	*go_fd = -1;
+	return n == 1 ? 0 : -1;
+}
 
 static long long now_ms(void)
 {

@@ -1,13 +1,44 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * hg_child.h - the recorders' wait for their command after Ctrl-C, one rule
- * for hgtrace record and hgtrace-ftrace record.
+ * hg_child.h - the recorders' command: started held until recording has
+ * started, and waited for after Ctrl-C; one rule for hgtrace record and
+ * hgtrace-ftrace record.
  */
 #ifndef HG_CHILD_H
 #define HG_CHILD_H
 
 #include <signal.h>
 #include <sys/types.h>
+
+/*
+ * hg_stop_catch - SIGINT, SIGTERM and SIGHUP to @handler, without SA_RESTART
+ * (a sleep or a wait returns at once); the dispositions found are kept for
+ * hg_child_start's command. Called before anything is changed, so that a
+ * signal at any point ends a recording the same way.
+ */
+void hg_stop_catch(void (*handler)(int));
+
+/*
+ * hg_child_start - fork @cmd, held on a pipe until hg_child_release(@go_fd):
+ * its pid, or -1 (errno set, no pipe left open). The stop signals are blocked
+ * across the fork and the child puts back their dispositions as hg_stop_catch
+ * found them before it unblocks them: with the recorder's handler there, a
+ * Ctrl-C landing between the fork and the exec was caught by the child's copy
+ * of the handler and lost, and the command then ran as if never interrupted
+ * (docs/testing.md). A closed pipe (the recorder gave up) ends it with 127
+ * before its exec. With @pid_env, the command finds the recorder's pid in
+ * that variable (hgtrace record: HGTRACE_RECORD_PID, for SIGUSR1). @prog
+ * names the recorder in the message of an exec that failed.
+ */
+pid_t hg_child_start(char **cmd, int *go_fd, const char *prog, const char *pid_env);
+
+/*
+ * hg_child_release - let the held command run, and close *@go_fd (-1 after):
+ * 0, or -1 when it could not be told (the same Ctrl-C ended it: EPIPE, with
+ * SIGPIPE ignored for the write, so that the recorder is not killed with
+ * recording on)
+ */
+int hg_child_release(int *go_fd);
 
 /*
  * hg_child_ends_itself - whether @pid ended within @grace_ms and while

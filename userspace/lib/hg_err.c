@@ -38,6 +38,17 @@ int hg_err_env(struct hg_err *e, const char *fmt, ...)
 	return rc;
 }
 
+int hg_err_at(struct hg_err *e, const char *path, uint64_t off, const char *fmt, ...)
+{
+	char what[HG_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return hg_err_set(e, "%s: offset %llu: %s", path, (unsigned long long)off, what);
+}
+
 const char *hg_quote(char *out, size_t len, const void *s, size_t n)
 {
 	const unsigned char *p = s;

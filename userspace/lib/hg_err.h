@@ -13,6 +13,7 @@
 #define HG_ERR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define HG_ERR_MAX 512
 #define HG_EXIT_ENV 2		/* every program: could not run (memory, an unwritable output) */
@@ -28,6 +29,9 @@ struct hg_err {
 int hg_err_set(struct hg_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* hg_err_env - the same for what the machine refused: memory, an output that cannot be written */
 int hg_err_env(struct hg_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* hg_err_at - a bad input at offset @off of the file @path: "PATH: offset OFF: what" */
+int hg_err_at(struct hg_err *e, const char *path, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* hg_err_status - the exit status @e calls for (bad input unless hg_err_env said otherwise) */
 static inline int hg_err_status(const struct hg_err *e)
 {

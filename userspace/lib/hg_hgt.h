@@ -31,6 +31,18 @@
 #define HGT_MAX_CPUS		8192		/* x86_64's NR_CPUS ceiling */
 #define HGT_MAX_TSC		INT64_MAX	/* a record's or the window's stamp: readers hold it as int64_t */
 
+/*
+ * Where a record's stamp may lie: inside the recording's window, and not before the record
+ * before it on its CPU, each give or take this slack. The recorders stamp the window just
+ * after their probes start and just before they stop (17 ms apart at most, seen in the
+ * emulated guests), and an NMI inside a probe commits its record before the probe's earlier
+ * one (microseconds): a second is far beyond both, and far below what a damaged stamp is
+ * off by. Without tsc_khz in the metadata the slack is a second at HGT_SLACK_TSC_HZ, faster
+ * than any TSC, so that no real recording is refused for want of its rate.
+ */
+#define HGT_STAMP_SLACK_S	1.0
+#define HGT_SLACK_TSC_HZ	1e10
+
 #define HGT_OPEN_ALLOW_INCOMPLETE 1	/* no END marker: read what is there (hgtrace dump), up to a
 					 * last chunk cut short */
 
@@ -128,6 +140,19 @@ const char *hgt_softirq_name(unsigned vec);
  * says so (docs/hgtrace-file.md, "What a reader checks").
  */
 int hgt_check_clock(const struct hgt_file *f, const char *name, struct hg_err *err);
+/*
+ * hgt_check - what makes a readable recording unfit to be the ground truth, beyond its
+ * records (which a cursor checks as it reads them): the clock (hgt_check_clock), and the
+ * trailer of a finished recording of hgtrace record or hgtrace-ftrace (they say their
+ * `mode`, and end every recording with its time chunk and the stats of every CPU with
+ * records; imported and generated files need neither). Every problem, at most @max, goes
+ * into @errs ("NAME: offset N: ...", bad input), @name naming the file (NULL: its path);
+ * returns how many were found. The merger refuses the file on the first; hgtrace dump and
+ * stat print what they can read, then each (docs/hgtrace-file.md, "What a reader checks").
+ */
+int hgt_check(const struct hgt_file *f, const char *name, struct hg_err *errs, int max);
+#define HGT_CHECK_MAX		4	/* more than hgt_check() can find */
+
 /*
  * hgt_records_span - the least and the greatest stamp of the records (LOST
  * markers included) once cursors have read every CPU that has records to

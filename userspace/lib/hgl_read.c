@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,19 +85,8 @@ struct hgl_cursor {
 	struct block *blk;	/* thread: the block of records done - nbuf .. done, held */
 };
 
-static int bad_at(const struct hgl_file *f, struct hg_err *err, uint64_t off, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int bad_at(const struct hgl_file *f, struct hg_err *err, uint64_t off, const char *fmt, ...)
-{
-	char what[HG_ERR_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	return hg_err_set(err, "%s: offset %llu: %s", f->path, (unsigned long long)off, what);
-}
+/* bad_at - a bad input at offset @off of @f's file (hg_err_at) */
+#define bad_at(f, err, off, ...)	hg_err_at(err, (f)->path, off, __VA_ARGS__)
 
 /* check_rec - what every reader may take for granted about a record */
 static int check_rec(const struct hgl_file *f, const struct hgl_rec *r, uint64_t off, struct hg_err *err)
@@ -464,20 +452,9 @@ static int walk(struct hgl_file *f, struct hg_err *err)
 static int check_prelude(struct hgl_file *f, struct hg_err *err)
 {
 	struct hgl_prelude p;
-	size_t have = f->size < sizeof(p) ? (size_t)f->size : sizeof(p);
-	char q[64];
 
-	if (!f->size)
-		return hg_err_set(err, "%s: offset 0: empty file", f->path);
-	memset(&p, 0, sizeof(p));
-	if (hg_pread_all(f->fd, &p, have, 0))
-		return hg_err_set(err, "%s: cannot read it", f->path);
-	if (memcmp(p.magic, HGL_MAGIC, have < 8 ? have : 8))
-		return hg_err_set(err, "%s: offset 0: not an hourglass trace (bad magic %s)", f->path,
-				  hg_quote(q, sizeof(q), p.magic, have < 8 ? have : 8));
-	if (have < sizeof(p))
-		return hg_err_set(err, "%s: offset 0: truncated in the prelude (%zu bytes, 16 needed)", f->path,
-				  have);
+	if (hg_read_prelude(f->fd, f->size, f->path, &p, sizeof(p), HGL_MAGIC, "an hourglass trace", err))
+		return -1;
 	if (p.major != HGL_FORMAT_MAJOR)
 		return hg_err_set(err, "%s: offset 8: format version %u.%u, this reader knows %d.x", f->path,
 				  p.major, p.minor, HGL_FORMAT_MAJOR);

@@ -28,10 +28,20 @@ struct hgt_decoder {
 	uint64_t lo, hi;
 	uint32_t nlost;
 	uint64_t lost;
+	/* where a stamp may lie (hgt_decoder_bounds): the window widened by the slack, and no
+	 * more than the slack before the record before it on its CPU: prev, the last stamp of
+	 * the CPU's chunk before this one when has_prev (its reader's to set), and last, this
+	 * chunk's last stamp once decoded */
+	int has_win, has_prev;
+	uint64_t start, stop, slack;
+	double hz;		/* the file's TSC rate, 0 when its metadata has none */
+	uint64_t prev, last;
 };
 
 void hgt_decoder_init(struct hgt_decoder *d, int fd, const char *path);
 void hgt_decoder_free(struct hgt_decoder *d);
+/* hgt_decoder_bounds - where @f's stamps may lie (hg_hgt.h, HGT_STAMP_SLACK_S): checked from then on */
+void hgt_decoder_bounds(struct hgt_decoder *d, const struct hgt_file *f);
 /* hgt_decode - the records of chunk @c (chnk, zchk or pchk), each checked */
 int hgt_decode(struct hgt_decoder *d, const struct hgt_chunk_info *c, const char **recs, size_t *len,
 	       struct hg_err *err);

@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "hg_io.h"
 #include "hg_utf8.h"
 #include "hgt_decode.h"
+#include "hgtrace_vectors.h"
 
 struct cpu_tally {
 	uint64_t nr_records;		/* from the chunk headers */
@@ -83,6 +83,9 @@ struct hgt_cursor {
 	uint32_t rec_cpu;
 	uint64_t *delivered, *lost;	/* per CPU (one CPU's cursor: that CPU's only), for the check
 					 * against the stats */
+	uint64_t *last;			/* ... the last stamp handed out, whose successor the decoder
+					 * checks it against (has_last: there is one) */
+	char *has_last;
 	uint64_t lo, hi;		/* the least and greatest stamp of the chunks decoded */
 	int checked;
 };
@@ -124,17 +127,8 @@ const char *hgt_type_name(unsigned type)
 }
 
 /* what the records' vector and softirq numbers mean: the dumps, the importer and the exports name them so */
-static const char *const vec_names[HGT_VEC_MAX] = {
-	[HGT_VEC_LOCAL_TIMER] = "local_timer",
-	[HGT_VEC_RESCHEDULE] = "reschedule",
-	[HGT_VEC_CALL_FUNCTION] = "call_function",
-	[HGT_VEC_CALL_FUNCTION_SINGLE] = "call_function_single",
-	[HGT_VEC_IRQ_WORK] = "irq_work",
-	[HGT_VEC_X86_PLATFORM_IPI] = "x86_platform_ipi",
-	[HGT_VEC_SPURIOUS_APIC] = "spurious_apic",
-	[HGT_VEC_ERROR_APIC] = "error_apic",
-	[HGT_VEC_THERMAL_APIC] = "thermal_apic",
-};
+#define VEC_NAME(name, vec)	[vec] = #name,
+static const char *const vec_names[HGT_VEC_MAX] = { HGT_VECTORS(VEC_NAME) };	/* hgtrace_vectors.h */
 
 static const char *const softirq_names[] = {
 	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
@@ -328,19 +322,8 @@ static int parse_meta(struct hgt_file *f, const char *raw, size_t n, struct hg_e
 	return 0;
 }
 
-static int bad_at(struct hgt_file *f, struct hg_err *err, uint64_t off, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int bad_at(struct hgt_file *f, struct hg_err *err, uint64_t off, const char *fmt, ...)
-{
-	char what[HG_ERR_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	return hg_err_set(err, "%s: offset %llu: %s", f->path, (unsigned long long)off, what);
-}
+/* bad_at - a bad input at offset @off of @f's file (hg_err_at) */
+#define bad_at(f, err, off, ...)	hg_err_at(err, (f)->path, off, __VA_ARGS__)
 
 static struct cpu_tally *tally(struct hgt_file *f, uint32_t cpu)
 {
@@ -558,20 +541,9 @@ static int check_stats(struct hgt_file *f, struct hg_err *err)
 static int check_prelude(struct hgt_file *f, uint32_t *meta_bytes, struct hg_err *err)
 {
 	struct hgt_file_prelude p;
-	char q[64];
-	size_t have = f->size < sizeof(p) ? (size_t)f->size : sizeof(p);
 
-	if (!f->size)
-		return hg_err_set(err, "%s: offset 0: empty file", f->path);
-	memset(&p, 0, sizeof(p));
-	if (hg_pread_all(f->fd, &p, have, 0))
-		return hg_err_set(err, "%s: cannot read it", f->path);
-	if (memcmp(p.magic, HGT_FILE_MAGIC, have < 8 ? have : 8))
-		return hg_err_set(err, "%s: offset 0: not an hgtrace recording (bad magic %s)", f->path,
-				  hg_quote(q, sizeof(q), p.magic, have < 8 ? have : 8));
-	if (have < sizeof(p))
-		return hg_err_set(err, "%s: offset 0: truncated in the prelude (%zu bytes, 16 needed)", f->path,
-				  have);
+	if (hg_read_prelude(f->fd, f->size, f->path, &p, sizeof(p), HGT_FILE_MAGIC, "an hgtrace recording", err))
+		return -1;
 	if (p.version == HGT_FILE_VERSION_PACKED_OLD)
 		return hg_err_set(err, "%s: offset 8: packed by an hgtrace before 2026-11-22 (format version %u), "
 				  "whose coding this program does not read; pack the plain recording again",
@@ -671,6 +643,7 @@ int hgt_open(struct hgt_file **out, const char *path, unsigned flags, struct hg_
 	}
 	if (check_stats(f, err) || link_cpus(f, err))
 		goto fail;
+	hgt_decoder_bounds(&f->dec, f);
 	*out = f;
 	return 0;
 fail:
@@ -830,7 +803,8 @@ struct hgt_cursor *hgt_cursor_open(struct hgt_file *f, uint32_t cpu, struct hg_e
 	struct hgt_cursor *c = calloc(1, sizeof(*c));
 	size_t ncount = cpu == HGT_ALL_CPUS ? f->ncpu + 1 : 1;
 
-	if (!c || !(c->delivered = calloc(ncount, sizeof(uint64_t))) || !(c->lost = calloc(ncount, sizeof(uint64_t)))) {
+	if (!c || !(c->delivered = calloc(ncount, sizeof(uint64_t))) || !(c->lost = calloc(ncount, sizeof(uint64_t))) ||
+	    !(c->last = calloc(ncount, sizeof(uint64_t))) || !(c->has_last = calloc(ncount, 1))) {
 		hg_err_env(err, "%s: out of memory", f->path);
 		hgt_cursor_close(c);
 		return NULL;
@@ -838,6 +812,7 @@ struct hgt_cursor *hgt_cursor_open(struct hgt_file *f, uint32_t cpu, struct hg_e
 	c->f = f;
 	c->cpu = cpu;
 	hgt_decoder_init(&c->dec, f->fd, f->path);
+	hgt_decoder_bounds(&c->dec, f);
 	c->cur = SIZE_MAX;
 	c->lo = UINT64_MAX;
 	if (cpu != HGT_ALL_CPUS)
@@ -922,15 +897,21 @@ static int next_chunk(struct hgt_cursor *c, struct hg_err *err)
 	c->cur = c->next;
 	c->next = c->cpu == HGT_ALL_CPUS ? c->cur + 1 : f->next_same[c->cur];
 	ci = &f->chunks[c->cur];
+	k = c->cpu == HGT_ALL_CPUS ? ci->cpu : 0;
+	c->dec.has_prev = c->has_last[k];	/* the CPU's stamps go on from its chunk before */
+	c->dec.prev = c->last[k];
 	if (hgt_decode(&c->dec, ci, &c->recs, &c->len, err))
 		return -1;
+	if (ci->nr_records) {
+		c->last[k] = c->dec.last;
+		c->has_last[k] = 1;
+	}
 	c->pos = 0;
 	c->rec_cpu = ci->cpu;
 	if (c->dec.lo < c->lo)
 		c->lo = c->dec.lo;
 	if (ci->nr_records && c->dec.hi > c->hi)
 		c->hi = c->dec.hi;
-	k = c->cpu == HGT_ALL_CPUS ? c->rec_cpu : 0;
 	c->lost[k] += c->dec.lost;
 	c->delivered[k] += ci->nr_records - c->dec.nlost;
 	return 1;
@@ -983,5 +964,7 @@ void hgt_cursor_close(struct hgt_cursor *c)
 	hgt_decoder_free(&c->dec);
 	free(c->delivered);
 	free(c->lost);
+	free(c->last);
+	free(c->has_last);
 	free(c);
 }

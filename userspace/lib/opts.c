@@ -70,6 +70,25 @@ static long whole(const char *s, long lo, long hi)
 	return *end || v < lo || v > hi ? -1 : v;
 }
 
+/* cpus_opt - -c: a CPU list that names one CPU at least, within cpus_max */
+static int cpus_opt(struct hg_rec_opts *o, const char *arg, struct hg_err *e)
+{
+	struct hg_cpuset set = { 0 };
+	const char *why = NULL;
+
+	if (hg_cpulist_parse(arg, &set, &why) || !hg_cpuset_count(&set)) {
+		hg_cpuset_free(&set);
+		return hg_err_set(e, "bad CPU list '%s': %s (e.g. 0,2-3)", arg, why ? why : "no CPU in it");
+	}
+	if (o->cpus_max && set.nbits > o->cpus_max) {
+		hg_cpuset_free(&set);
+		return hg_err_set(e, "bad CPU list '%s': the module records CPUs 0 to %u", arg, o->cpus_max - 1);
+	}
+	hg_cpuset_free(&o->cpus);
+	o->cpus = set;
+	return 1;
+}
+
 int hg_rec_opt(struct hg_rec_opts *o, int c, const char *arg, struct hg_err *e)
 {
 	char bad[32];
@@ -114,6 +133,8 @@ int hg_rec_opt(struct hg_rec_opts *o, int c, const char *arg, struct hg_err *e)
 			return hg_err_set(e, "bad reader CPU '%s'", arg);
 		o->reader_cpu = v;
 		return 1;
+	case 'c':
+		return cpus_opt(o, arg, e);
 	}
 	return 0;
 }

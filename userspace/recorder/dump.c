@@ -13,9 +13,11 @@
  * metadata is printed as '# key: value' lines, the final counters as
  * '# stats' lines. A file whose shape is wrong is refused before anything is
  * printed. A file that can be read but is not whole or not what it claims
- * (a record found wrong while reading, a recording that did not finish,
- * stamps of another clock than the TSC: the library's checks, hgt_check_clock(),
- * that the merger applies too) is printed as far as it can be read, then
+ * (a record found wrong while reading, a stamp its window or its neighbours
+ * contradict, a recording that did not finish, stamps of another clock than
+ * the TSC, a finished recording without its trailer: the library's checks,
+ * the cursor's and hgt_check()'s, that the merger applies too) is printed as
+ * far as it can be read, then
  * each problem is one line on stderr naming the file, the offset and what is
  * wrong, and the status is 3, as the merger's refusal of the same file
  * (docs/exit-status.md).
@@ -150,8 +152,9 @@ static void dump_usage(FILE *f)
 		"                to match it to the nanosecond)\n"
 		"Exit status (docs/exit-status.md): 0 a complete, consistent file; 1 bad usage; 2 the\n"
 		"dump cannot be written; 3 a bad file: refused before anything is printed, or read but\n"
-		"incomplete or inconsistent (unfinished, cut short, a bad record, another clock than\n"
-		"the TSC): what could be read is printed, then one line a problem on stderr.\n");
+		"incomplete or inconsistent (unfinished, cut short, a bad record or a stamp out of\n"
+		"place, another clock than the TSC, a trailer lost): what could be read is printed,\n"
+		"then one line a problem on stderr.\n");
 }
 
 static unsigned long long file_size(const char *path)
@@ -161,8 +164,8 @@ static unsigned long long file_size(const char *path)
 	return stat(path, &st) ? 0 : (unsigned long long)st.st_size;
 }
 
-/* is_hgl - the file starts with hourglass's magic */
-static int is_hgl(const char *path)
+/* dump_is_hgl - the file starts with hourglass's magic */
+int dump_is_hgl(const char *path)
 {
 	char magic[8];
 	int fd = open(path, O_RDONLY | O_CLOEXEC), yes;
@@ -208,6 +211,27 @@ static void print_head(uint32_t cpu, const struct hgt_rec *r, const struct dump_
 	*p++ = ' ';
 	memcpy(p, name, n);
 	fwrite(line, 1, (size_t)(p - line) + n, stdout);
+}
+
+int dump_say_problems(const struct hgt_file *f, const struct hg_err *read_err)
+{
+	struct hg_err unfit[HGT_CHECK_MAX];
+	int i, n = hgt_check(f, NULL, unfit, HGT_CHECK_MAX);
+
+	fflush(stdout);		/* what was read comes first */
+	if (read_err)
+		fprintf(stderr, "hgtrace: %s\n", read_err->msg);
+	else if (!hgt_complete(f) && hgt_cut_offset(f))
+		fprintf(stderr, "hgtrace: %s: offset %llu: the recording did not finish (no END marker) and its "
+			"last chunk is cut short: it may be missing its last events\n", hgt_path(f),
+			(unsigned long long)hgt_cut_offset(f));
+	else if (!hgt_complete(f))
+		fprintf(stderr, "hgtrace: %s: offset %llu: the recording did not finish (no END marker): it may be "
+			"missing its last events\n", hgt_path(f), file_size(hgt_path(f)));
+	/* readable, but no merger would take it (the library's rules): said too */
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "hgtrace: %s\n", unfit[i].msg);
+	return read_err || !hgt_complete(f) || n ? -1 : 0;
 }
 
 /* first_tsc - the first record's stamp (a recording without a window's time base) */
@@ -257,11 +281,11 @@ int hgt_cmd_dump(int argc, char **argv)
 	struct hgt_file *f;
 	struct hgt_cursor *c;
 	const struct hgt_rec *rec;
-	struct hg_err err, clock_err;
+	struct hg_err err;
 	struct jsonw w;
 	double hz = 0;
 	char *end;
-	int opt, ret, other_clock;
+	int opt, ret;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "msjrth", lo, NULL)) != -1) {
@@ -287,14 +311,12 @@ int hgt_cmd_dump(int argc, char **argv)
 		dump_usage(stderr);
 		return HGT_EXIT_USAGE;
 	}
-	if (is_hgl(argv[optind]))
+	if (dump_is_hgl(argv[optind]))
 		return dump_hgl(argv[optind], &o);
 	if (hgt_open(&f, argv[optind], HGT_OPEN_ALLOW_INCOMPLETE, &err)) {
 		fprintf(stderr, "hgtrace: %s\n", err.msg);
 		return HGT_EXIT_DATA;
 	}
-	/* readable, but no merger will take it: printed, then said (exit 3) */
-	other_clock = hgt_check_clock(f, NULL, &clock_err);
 	if (o.time) {
 		uint64_t start, stop;
 
@@ -328,29 +350,10 @@ int hgt_cmd_dump(int argc, char **argv)
 		putchar('\n');
 	}
 	hgt_cursor_close(c);
-	if (ret < 0) {
-		fflush(stdout);
-		fprintf(stderr, "hgtrace: %s\n", err.msg);
-	} else {
-		if (o.stats && !o.json)
-			print_trailer(f);
-		if (!hgt_complete(f)) {
-			fflush(stdout);
-			if (hgt_cut_offset(f))
-				fprintf(stderr, "hgtrace: %s: offset %llu: the recording did not finish (no END marker) "
-					"and its last chunk is cut short: it may be missing its last events\n",
-					hgt_path(f), (unsigned long long)hgt_cut_offset(f));
-			else
-				fprintf(stderr, "hgtrace: %s: offset %llu: the recording did not finish (no END marker): "
-					"it may be missing its last events\n", hgt_path(f), file_size(hgt_path(f)));
-			ret = -1;
-		}
-	}
-	if (other_clock) {
-		fflush(stdout);
-		fprintf(stderr, "hgtrace: %s\n", clock_err.msg);
+	if (ret >= 0 && o.stats && !o.json)
+		print_trailer(f);
+	if (dump_say_problems(f, ret < 0 ? &err : NULL))
 		ret = -1;
-	}
 	hgt_close(f);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "hgtrace: writing the dump failed\n");

@@ -191,3 +191,14 @@ int hgt_dev_msa(struct hgt_dev *d, struct hgt_msa *m)
 {
 	return ioctl(d->fd, hgt_dev_v1_0(d) ? HGT_IOC_MSA_1_0 : HGT_IOC_MSA, m) ? -1 : 0;
 }
+
+/*
+ * hgt_dev_off - recording off: with a module of 1.3 or later the probes stay
+ * attached and this waits on no task (HGT_IOC_OFF); an older one has only
+ * HGT_IOC_STOP, which detaches them too. Quiet, async-signal-safe (one ioctl):
+ * the freeze handler calls it. -1 with errno on failure.
+ */
+int hgt_dev_off(const struct hgt_dev *d)
+{
+	return ioctl(d->fd, d->hello.abi_minor >= 3 ? HGT_IOC_OFF : HGT_IOC_STOP) ? -1 : 0;
+}

@@ -36,6 +36,12 @@ int hgt_dev_get_cpus(struct hgt_dev *d, uint64_t **bits, unsigned int *nbits);
 int hgt_dev_set_cpus(struct hgt_dev *d, const uint64_t *bits, unsigned int nbits);
 /* hgt_dev_get_filter - the pid filter in force; 1 (no message) when the module cannot say (1.0) */
 int hgt_dev_get_filter(struct hgt_dev *d, struct hgt_filter *f);
+/*
+ * hgt_dev_off - recording off, the probes left attached where the module can
+ * (1.3: HGT_IOC_OFF, which waits on no task); HGT_IOC_STOP on an older one.
+ * Quiet and async-signal-safe: -1 with errno.
+ */
+int hgt_dev_off(const struct hgt_dev *d);
 /* hgt_dev_stats, hgt_dev_msa - quiet: -1 with errno, for callers that go on to the next CPU or pid */
 int hgt_dev_stats(struct hgt_dev *d, unsigned int cpu, struct hgt_stats *st);
 int hgt_dev_msa(struct hgt_dev *d, struct hgt_msa *m);

@@ -17,7 +17,8 @@ static const struct {
 } cmds[] = {
 	{ "record", hgt_cmd_record, "record the kernel's events into a file while a command runs" },
 	{ "dump", hgt_cmd_dump, "print a recording as text, one event per line" },
-	{ "stat", hgt_cmd_stat, "show the module's state, configuration and per-CPU counters" },
+	{ "stat", hgt_cmd_stat, "show the module's state, configuration and per-CPU counters; with FILE,\n"
+				"           a recording's, and anything that makes it unfit to merge" },
 	{ "stop", hgt_cmd_stop, "stop a recording left running" },
 	{ "msa", hgt_cmd_msa, "show microstates of traced threads" },
 	{ "pack", hgt_cmd_pack, "rewrite a recording with packed chunks (about 8x smaller)" },
@@ -65,6 +66,9 @@ int main(int argc, char **argv)
 				"libtracefs-dev)\n", n > 0 ? path : "hgtrace-ftrace", strerror(errno));
 			return HGT_EXIT_ENV;
 		}
+	/* stat FILE: a recording's figures (dump_stat.c); stat alone: the module's (control.c) */
+	if (!strcmp(argv[1], "stat") && argc == 3 && argv[2][0] != '-')
+		return hgt_cmd_stat_file(argv[2]);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);

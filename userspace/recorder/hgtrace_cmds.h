@@ -12,6 +12,8 @@
 int hgt_cmd_record(int argc, char **argv);
 int hgt_cmd_dump(int argc, char **argv);
 int hgt_cmd_stat(int argc, char **argv);
+/* hgt_cmd_stat_file - hgtrace stat FILE: a recording's figures, and what a merger would refuse */
+int hgt_cmd_stat_file(const char *path);
 int hgt_cmd_stop(int argc, char **argv);
 int hgt_cmd_msa(int argc, char **argv);
 int hgt_cmd_pack(int argc, char **argv);

@@ -12,11 +12,16 @@
  *
  * Losses are never silent: the module counts what it could not store, puts
  * LOST markers in the stream, and the summary prints both per CPU.
+ *
+ * How it stops without waiting on the workload (docs/hgtrace-abi.md, "Stopping"):
+ * recording off (HGT_IOC_OFF: a flag the probes test, which waits for no
+ * task), the last records drained and the file finished, the command ended
+ * and reaped, and only then the probes detached (HGT_IOC_STOP), whose grace
+ * periods any task preempted inside an RCU read-side section holds up.
  */
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
@@ -41,9 +46,8 @@
 
 struct record_opts {
 	const char *out;
-	struct hg_rec_opts rec;	/* -d -i -e -b -m -r -C */
+	struct hg_rec_opts rec;	/* -d -i -e -b -m -r -C -c */
 	struct hgt_filter filter;
-	struct hg_cpuset cpus;	/* -c; nbits 0: every CPU */
 	int filter_child;	/* add the command's pid to the filter */
 	int quiet;
 	int compress;
@@ -82,14 +86,21 @@ static int save_state(struct hgt_dev *d, struct saved_state *s)
 	return 0;
 }
 
-/* restore_state - stopped, with the settings, CPUs and filter found; -1 if any failed */
+/*
+ * restore_state - not recording, with the settings, CPUs and filter found; -1
+ * if any failed. The probes may stay attached (detach(), once the command has
+ * ended).
+ */
 static int restore_state(struct hgt_dev *d, struct saved_state *s)
 {
 	int err = 0;
 
 	if (!s->have)
 		return 0;
-	err |= hgt_dev_ioctl(d, HGT_IOC_STOP, NULL, "stopping");
+	if (hgt_dev_off(d)) {
+		fprintf(stderr, "hgtrace: stopping: %s\n", strerror(errno));
+		err = -1;
+	}
 	err |= hgt_dev_set_config(d, &s->cfg);
 	err |= hgt_dev_set_cpus(d, s->cpus.bits, s->cpus.nbits);
 	err |= hgt_dev_ioctl(d, HGT_IOC_FILTER, &s->filter, "putting the pid filter back");
@@ -230,16 +241,33 @@ static int sleep_until(const struct timespec *next, double deadline, pid_t child
  * in the handler, not at the next pass of the loop up to --interval later,
  * so that an overwriting buffer still holds what led to the trigger.
  */
-static int freeze_fd = -1;
+static const struct hgt_dev *freeze_dev;
 static volatile sig_atomic_t frozen;
 
 static void on_freeze(int sig)
 {
 	(void)sig;
-	if (freeze_fd >= 0 && !frozen)
-		ioctl(freeze_fd, HGT_IOC_STOP);
+	if (freeze_dev && !frozen)
+		hgt_dev_off(freeze_dev);
 	frozen = 1;
 	stop_requested = 1;
+}
+
+/*
+ * detach - the probes detached, once the command has ended and been reaped:
+ * this waits for the tracepoints' grace periods (on 7.3 a normal RCU grace
+ * period), which a task preempted inside an RCU read-side section holds up,
+ * so it comes after everything the recorded workload could be doing
+ */
+static int detach(struct hgt_dev *d, int quiet)
+{
+	double t = now_s();
+
+	if (hgt_dev_ioctl(d, HGT_IOC_STOP, NULL, "detaching the probes"))
+		return -1;
+	if (!quiet && d->hello.abi_minor >= 3)
+		fprintf(stderr, "hgtrace: probes detached in %.3f s\n", now_s() - t);
+	return 0;
 }
 
 static void record_usage(FILE *f)
@@ -282,32 +310,6 @@ static void record_usage(FILE *f)
 "trace-cmd; hourglass's -p is a thread's priority.)\n");
 }
 
-/*
- * parse_cpus - "0,2-3" into a CPU set of any size (the library's parser, up to
- * HGT_CPUS_MAX_BITS CPUs); -1 if bad (said why)
- */
-static int parse_cpus(const char *s, struct hg_cpuset *cpus)
-{
-	struct hg_cpuset set = { 0 };
-	const char *why = NULL;
-
-	if (hg_cpulist_parse(s, &set, &why) || !hg_cpuset_count(&set)) {
-		fprintf(stderr, "hgtrace: bad CPU list '%s': %s (e.g. 0,2-3)\n", s, why ? why : "no CPU in it");
-		hg_cpuset_free(&set);
-		return -1;
-	}
-	if (set.nbits > HGT_CPUS_MAX_BITS) {
-		fprintf(stderr, "hgtrace: bad CPU list '%s': the module records CPUs 0 to %d\n", s,
-			HGT_CPUS_MAX_BITS - 1);
-		hg_cpuset_free(&set);
-		return -1;
-	}
-	free(cpus->bits);
-	cpus->bits = set.bits;
-	cpus->nbits = set.nbits;
-	return 0;
-}
-
 static int parse_pids(const char *s, struct hgt_filter *f)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
@@ -337,13 +339,9 @@ static int looks_like_option(const char *s)
 static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option lo[] = {
-		{ "output", required_argument, 0, 'o' }, { "duration", required_argument, 0, 'd' },
-		{ "events", required_argument, 0, 'e' }, { "buffer", required_argument, 0, 'b' },
-		{ "mode", required_argument, 0, 'm' }, { "pid", required_argument, 0, 'P' },
-		{ "follow", no_argument, 0, 'F' }, { "cpus", required_argument, 0, 'c' },
-		{ "interval", required_argument, 0, 'i' }, { "reader-cpu", required_argument, 0, 'C' },
-		{ "prio", required_argument, 0, 'r' }, { "quiet", no_argument, 0, 'q' },
-		{ "compress", no_argument, 0, 'z' },
+		HG_REC_LONG_OPTS, { "output", required_argument, 0, 'o' },
+		{ "pid", required_argument, 0, 'P' }, { "follow", no_argument, 0, 'F' },
+		{ "quiet", no_argument, 0, 'q' }, { "compress", no_argument, 0, 'z' },
 		{ "help", no_argument, 0, 'h' }, { 0 }
 	};
 	struct hg_err err;
@@ -354,9 +352,10 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	o->rec.interval = 0.1;
 	o->rec.events = HGT_EV_DEFAULT;
 	o->rec.reader_cpu = -1;
+	o->rec.cpus_max = HGT_CPUS_MAX_BITS;	/* the module's CPU bitmap */
 	optind = 1;
 	opterr = 0;	/* our own messages, naming the option */
-	while ((c = getopt_long(argc, argv, "+:o:" HG_REC_OPTS "p:Fc:P:qzh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:" HG_REC_OPTS "p:FP:qzh", lo, NULL)) != -1) {
 		/* only a value given as the next word: --output=--x says it meant it */
 		if (c != ':' && c != '?' && optarg && optind >= 2 && optarg == argv[optind - 1] &&
 		    looks_like_option(optarg)) {
@@ -383,10 +382,6 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			break;
 		case 'F': o->filter_child = 1; break;
-		case 'c':
-			if (parse_cpus(optarg, &o->cpus))
-				return -1;
-			break;
 		case 'q': o->quiet = 1; break;
 		case 'z': o->compress = 1; break;
 		case 'h': record_usage(stdout); exit(HGT_EXIT_OK);
@@ -511,36 +506,6 @@ static long drain(struct hgt_dev *d, struct hgt_writer *w, char *buf, long limit
 	return total;
 }
 
-/* start_child - fork the command, held on a pipe until recording has started */
-static pid_t start_child(char **cmd, int *go_fd)
-{
-	int p[2];
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c, pid[24];
-
-		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);	/* the recorder ignores it; the command must not */
-		/* whom to send SIGUSR1 to freeze the recording (hourglass -b) */
-		snprintf(pid, sizeof(pid), "%d", (int)getppid());
-		setenv("HGTRACE_RECORD_PID", pid, 1);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "hgtrace: cannot run %s: %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
-	close(p[0]);
-	*go_fd = p[1];
-	return pid;
-}
-
 static void print_summary(struct hgt_dev *d, const struct hgt_writer *w, const char *path,
 			  double secs)
 {
@@ -604,16 +569,16 @@ int hgt_cmd_record(int argc, char **argv)
 	struct hg_cpuset cpus = { 0 };	/* as the module has them */
 	struct hgt_writer w;
 	struct hgt_file_window win = { 0, 0 };
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct saved_state saved = { 0 };
 	struct timespec next;
 	sigset_t saved_mask;
 	int go_fd = -1, status = 0, ret = HGT_EXIT_ENV, child_done = 0, closed_ok = 0, started = 0;
+	int attached = 0;	/* started, and not yet detached */
 	pid_t child = 0;
 	char *meta, *buf;
 	double t0;
 	long pass_limit;
-	double t_drain;
+	double t_drain, t_off;
 	unsigned long long final_records = 0;
 
 	if (parse_record_opts(argc, argv, &o))
@@ -624,13 +589,11 @@ int hgt_cmd_record(int argc, char **argv)
 	 * file is finished (empty if recording had not started) and the module
 	 * put back as found. No SA_RESTART: a sleep or a wait returns at once.
 	 */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	hg_stop_catch(on_signal);
 	/*
-	 * The same Ctrl-C can end the held command just as recording starts:
-	 * releasing it then writes to a pipe nobody reads, which must fail
-	 * with EPIPE, not kill the recorder with the module recording.
+	 * A write to a pipe nobody reads (a stderr whose reader has gone) must
+	 * fail with EPIPE, not kill the recorder with the module recording;
+	 * the command's release (hg_child_release) sees to its own pipe.
 	 */
 	signal(SIGPIPE, SIG_IGN);
 	if (hgt_dev_open(&d))
@@ -665,7 +628,8 @@ int hgt_cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (o.cmd) {
-		child = start_child(o.cmd, &go_fd);
+		/* the command finds whom to send SIGUSR1 to freeze the recording (hourglass -b) */
+		child = hg_child_start(o.cmd, &go_fd, "hgtrace", "HGTRACE_RECORD_PID");
 		if (child < 0) {
 			fprintf(stderr, "hgtrace: fork: %s\n", strerror(errno));
 			goto out;
@@ -682,7 +646,7 @@ int hgt_cmd_record(int argc, char **argv)
 	cfg.buffer_bytes = (uint64_t)o.rec.buffer_kb * 1024;
 	cfg.mode = o.rec.overwrite ? HGT_MODE_OVERWRITE : HGT_MODE_STOP;
 	cfg.events = o.rec.events;
-	if (hgt_dev_set_config(&d, &cfg) || hgt_dev_set_cpus(&d, o.cpus.bits, o.cpus.nbits) ||
+	if (hgt_dev_set_config(&d, &cfg) || hgt_dev_set_cpus(&d, o.rec.cpus.bits, o.rec.cpus.nbits) ||
 	    hgt_dev_ioctl(&d, HGT_IOC_FILTER, &o.filter, "setting the pid filter") ||
 	    hgt_dev_ioctl(&d, HGT_IOC_RESET, NULL, "resetting the buffers") ||
 	    hgt_dev_get_config(&d, &cfg) || hgt_dev_get_cpus(&d, &cpus.bits, &cpus.nbits))
@@ -723,18 +687,14 @@ int hgt_cmd_record(int argc, char **argv)
 
 		if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
 			goto out_file;
-		started = 1;
-		freeze_fd = d.fd;
+		started = attached = 1;
+		freeze_dev = &d;
 		sigaction(SIGUSR1, &fz, NULL);
 	}
 	win.start_tsc = __rdtsc();
 	t0 = now_s();
-	if (started && go_fd >= 0) {
-		if (write(go_fd, "g", 1) != 1)
-			fprintf(stderr, "hgtrace: could not release the command\n");
-		close(go_fd);
-		go_fd = -1;
-	}
+	if (started && go_fd >= 0 && hg_child_release(&go_fd))
+		fprintf(stderr, "hgtrace: could not release the command\n");
 
 	/* one pass may take twice what all the buffers hold */
 	pass_limit = (long)(2 * cfg.buffer_bytes * d.hello.nr_cpu_ids);
@@ -767,8 +727,17 @@ int hgt_cmd_record(int argc, char **argv)
 	}
 	win.stop_tsc = __rdtsc();
 	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-	/* from here on a Ctrl-C changes nothing: the drain is finite, the file is finished */
-	ioctl(d.fd, HGT_IOC_STOP);
+	/*
+	 * From here on a Ctrl-C changes nothing: the drain is finite, the file is
+	 * finished. Recording off, the probes still attached: nothing here waits
+	 * on the command, which may still be running (Ctrl-C, -d).
+	 */
+	t_off = now_s();
+	if (hgt_dev_off(&d)) {
+		fprintf(stderr, "hgtrace: stopping the recording: %s\n", strerror(errno));
+		ret = HGT_EXIT_ENV;
+	}
+	t_off = now_s() - t_off;
 	t_drain = now_s();
 	if (drain(&d, &w, buf, 0, &final_records) < 0)
 		ret = HGT_EXIT_ENV;
@@ -780,6 +749,9 @@ int hgt_cmd_record(int argc, char **argv)
 		/* how fast a full buffer empties: the reader's ceiling (bench/run.py reads it) */
 		fprintf(stderr, "hgtrace: final drain: drained %llu records in %.6f s\n",
 			final_records, t_drain);
+		/* the stop's own cost, without the drain: HGT_IOC_OFF (1.3) or an old module's STOP */
+		if (started)
+			fprintf(stderr, "hgtrace: recording stopped in %.6f s\n", t_off);
 	}
 	if (!started && stop_requested)
 		fprintf(stderr, "hgtrace: interrupted before the recording started; %s holds no events\n",
@@ -809,6 +781,10 @@ out_child:
 		if (!(stop_requested && command_ends_itself(child, &status)))
 			end_command(child, &status, o.cmd[0]);
 	}
+	/* the command ended and reaped: now the probes can go */
+	if (attached && detach(&d, o.quiet))
+		ret = HGT_EXIT_ENV;
+	attached = 0;
 	/* said even with -q: a failed command makes the recording suspect (one never released: no) */
 	if (child > 0 && started && WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "hgtrace: the command exited with status %d\n", WEXITSTATUS(status));
@@ -827,12 +803,14 @@ out_child:
 	}
 out:
 	restore_state(&d, &saved);
+	if (attached)
+		detach(&d, 1);
 	if (go_fd >= 0)
 		close(go_fd);
 	free(cpus.bits);
-	free(o.cpus.bits);
+	hg_cpuset_free(&o.rec.cpus);
 	free(buf);
-	freeze_fd = -1;		/* a late SIGUSR1 must not reach a closed or reused fd */
+	freeze_dev = NULL;	/* a late SIGUSR1 must not reach a closed or reused fd */
 	hgt_dev_close(&d);
 	return ret;
 }

@@ -662,6 +662,174 @@ static void check_clock(void)
 	}
 }
 
+/* read_cpu - every record of @cpu's own cursor: 0, or -1 and @e */
+static int read_cpu(const char *path, uint32_t cpu, struct hg_err *e)
+{
+	struct hgt_file *f;
+	struct hgt_cursor *c;
+	const struct hgt_rec *r;
+	int rc;
+
+	if (hgt_open(&f, path, 0, e))
+		return -1;
+	c = hgt_cursor_open(f, cpu, e);
+	while (c && (rc = hgt_cursor_next(c, &r, e)) > 0)
+		;
+	hgt_cursor_close(c);
+	hgt_close(f);
+	return c ? rc : -1;
+}
+
+/*
+ * where a stamp may lie: inside the window and not before the record before it on its CPU,
+ * each give or take a second (HGT_STAMP_SLACK_S) at tsc_khz (1 GHz here), else at
+ * HGT_SLACK_TSC_HZ; across chunks, and for a cursor of one CPU or of all
+ */
+static void check_stamps(void)
+{
+	static const uint64_t G = 1000000000;	/* a second at this file's tsc_khz */
+	static const char *const meta[2] = { META, "format: hgtrace 1\nnr_cpu_ids: 2\n" };
+	struct buf b = { 0 }, r0 = { 0 }, r1 = { 0 }, r2 = { 0 };
+	struct hg_err e = { "", 0 };
+	char want[200];
+	const char *path;
+	int n;
+
+	/* CPU 0: 10 s, then 9.5 s (half a second back: an NMI's record is never that late, but it
+	 * is within the slack); CPU 1 between them, in a chunk of its own */
+	rec(&r0, 10 * G, HGT_REC_IRQ_ENTRY, 11, 0, 0, NULL, 0);
+	rec(&r0, 10 * G - G / 2, HGT_REC_IRQ_EXIT, 11, 0, 0, NULL, 0);
+	rec(&r1, 10 * G + 5, HGT_REC_IRQ_ENTRY, 12, 0, 0, NULL, 0);
+	hgt_prelude(&b, 1, META);
+	chunk(&b, 0, &r0, 2);
+	chunk(&b, 1, &r1, 1);
+	time_chunk(&b, 9 * G, 11 * G);
+	end_chunk(&b);
+	ok(read_all(write_file("stamps.hgt", &b), 0, &e, &n) == 0 && n == 3,
+	   "stamps: half a second back on a CPU, within a window: read%s%s", *e.msg ? ": " : "", e.msg);
+
+	/* the second chunk of CPU 0 goes 1.5 s back from the first's last record */
+	rec(&r2, 10 * G - G / 2 - 3 * G / 2, HGT_REC_IRQ_ENTRY, 13, 0, 0, NULL, 0);
+	b.n = 0;
+	hgt_prelude(&b, 1, META);
+	chunk(&b, 0, &r0, 2);
+	chunk(&b, 1, &r1, 1);
+	chunk(&b, 0, &r2, 1);
+	time_chunk(&b, 7 * G, 11 * G);
+	end_chunk(&b);
+	path = write_file("back.hgt", &b);
+	snprintf(want, sizeof(want), "%s: offset %zu: a record of CPU 0 stamped TSC %llu, 1.500000 s before the one "
+		 "before it (TSC %llu): one of the two stamps is not where its neighbours put it", path,
+		 b.n - 16 - 32 - 16, (unsigned long long)(8 * G), (unsigned long long)(10 * G - G / 2));
+	ok_msg(read_all(path, 0, &e, &n), &e, want, "stamps: 1.5 s back from its CPU's record before, across "
+	       "chunks: refused, naming both stamps");
+	ok_msg(read_cpu(path, 0, &e), &e, want, "  ... by a cursor of that CPU alone too");
+	ok(read_cpu(path, 1, &e) == 0, "  ... and a cursor of the other CPU reads its own");
+
+	/* the window: 0.9 s outside it is the recorder's start or stop; 1.1 s is not */
+	for (n = 0; n < 4; n++) {
+		int after = n & 1, far = n >> 1;
+		uint64_t t = after ? 11 * G + (far ? 11 : 9) * G / 10 : 9 * G - (far ? 11 : 9) * G / 10;
+		int m;
+
+		r2.n = 0;
+		rec(&r2, t, HGT_REC_IRQ_ENTRY, 13, 0, 0, NULL, 0);
+		b.n = 0;
+		hgt_prelude(&b, 1, META);
+		chunk(&b, 1, &r2, 1);
+		time_chunk(&b, 9 * G, 11 * G);
+		end_chunk(&b);
+		path = write_file("window.hgt", &b);
+		if (!far) {
+			ok(read_all(path, 0, &e, &m) == 0 && m == 1, "stamps: 0.9 s %s the window: read",
+			   after ? "after" : "before");
+			continue;
+		}
+		/* the record: before END (16), the time chunk (32) and itself (16) */
+		snprintf(want, sizeof(want), "%s: offset %zu: a record of CPU 1 stamped TSC %llu, 1.100000 s %s the "
+			 "recording's window (TSC %llu..%llu) %s: not where its window and neighbours put it", path,
+			 b.n - 16 - 32 - 16, (unsigned long long)t, after ? "after" : "before",
+			 (unsigned long long)(9 * G), (unsigned long long)(11 * G), after ? "ends" : "starts");
+		ok_msg(read_all(path, 0, &e, &m), &e, want, "stamps: 1.1 s %s the window: refused, with the window",
+		       after ? "after" : "before");
+	}
+
+	/* no tsc_khz: a second at 10 GHz, said in cycles */
+	r2.n = 0;
+	rec(&r2, 30 * G, HGT_REC_IRQ_ENTRY, 13, 0, 0, NULL, 0);
+	rec(&r2, 30 * G - 9 * G, HGT_REC_IRQ_EXIT, 13, 0, 0, NULL, 0);
+	b.n = 0;
+	hgt_prelude(&b, 1, meta[1]);
+	chunk(&b, 0, &r2, 2);
+	end_chunk(&b);
+	ok(read_all(write_file("norate.hgt", &b), 0, &e, &n) == 0 && n == 2,
+	   "stamps: no tsc_khz, no window: 9e9 cycles back is within a second at 10 GHz");
+	r2.n = 0;
+	rec(&r2, 30 * G, HGT_REC_IRQ_ENTRY, 13, 0, 0, NULL, 0);
+	rec(&r2, 30 * G - 11 * G, HGT_REC_IRQ_EXIT, 13, 0, 0, NULL, 0);
+	b.n = 0;
+	hgt_prelude(&b, 1, meta[1]);
+	chunk(&b, 0, &r2, 2);
+	end_chunk(&b);
+	ok_msg(read_all(write_file("norate.hgt", &b), 0, &e, &n), &e, "11000000000 cycles before the one before it",
+	       "stamps: 1.1e10 cycles back is not, said in cycles");
+	free(b.p);
+	free(r0.p);
+	free(r1.p);
+	free(r2.p);
+}
+
+/* the trailer of a recorder that says its mode: its window and each CPU's stats, END or not */
+static void check_lost_trailer(void)
+{
+	static const char *const mode_meta = META "mode: overwrite\n";
+	struct buf b = { 0 }, r0 = { 0 };
+	struct hg_err e[HGT_CHECK_MAX];
+	struct hgt_file *f;
+	int i;
+
+	recs0(&r0);
+	for (i = 0; i < 8; i++) {
+		int mode = i & 1, time = i & 2, stats = i & 4, n;
+		size_t end;
+		const char *path;
+
+		b.n = 0;
+		hgt_prelude(&b, 1, mode ? mode_meta : META);
+		chunk(&b, 0, &r0, 4);
+		if (time)
+			time_chunk(&b, 1, 1000000);
+		if (stats)
+			stats_chunk(&b, 0, 4, 4, 0, 0, 4, 0);
+		end = b.n;
+		end_chunk(&b);
+		path = write_file("trailer.hgt", &b);
+		if (hgt_open(&f, path, 0, &e[0])) {
+			ok(0, "trailer: opens: %s", e[0].msg);
+			continue;
+		}
+		n = hgt_check(f, "run/kernel.hgt", e, HGT_CHECK_MAX);
+		if (!mode || (time && stats)) {
+			ok(n == 0, "trailer: %s, %s window, %s stats: fit", mode ? "mode: overwrite" : "no mode",
+			   time ? "a" : "no", stats ? "its" : "no");
+		} else {
+			char w[2][160];
+
+			snprintf(w[0], sizeof(w[0]), "run/kernel.hgt: offset %zu: the recording ends (END) without its "
+				 "time chunk, which its recorder (mode: overwrite) always writes", end);
+			snprintf(w[1], sizeof(w[1]), "run/kernel.hgt: offset %zu: the recording ends (END) without the "
+				 "stats of CPU 0, which its recorder (mode: overwrite) always writes", end);
+			ok(n == !time + !stats && (time || !strncmp(e[0].msg, w[0], strlen(w[0]))) &&
+			   (stats || !strncmp(e[n - 1].msg, w[1], strlen(w[1]))) && hg_err_status(&e[0]) == HG_EXIT_BAD_INPUT,
+			   "trailer: mode: overwrite, %s window, %s stats: %d problem(s), each named at END's offset "
+			   "(%s)", time ? "a" : "no", stats ? "its" : "no", !time + !stats, n ? e[0].msg : "none");
+		}
+		hgt_close(f);
+	}
+	free(b.p);
+	free(r0.p);
+}
+
 /* the records' span: known once every CPU is read to its end, by one cursor or one a CPU */
 static void check_span(void)
 {
@@ -737,6 +905,8 @@ int main(void)
 	check_coded();
 	check_trailer();
 	check_clock();
+	check_stamps();
+	check_lost_trailer();
 	check_span();
 	check_cuts(PLAIN);
 	check_cuts(PACKED);

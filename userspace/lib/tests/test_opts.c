@@ -43,6 +43,15 @@ int main(void)
 	ok(hg_rec_opt(&o, 'e', "irq,softirq", &e) == 1 &&
 	   o.events == (HGT_EV_SCHED | HGT_EV_IRQ | HGT_EV_SOFTIRQ) && o.events_given == 2,
 	   "the next -e adds to them");
+	ok(hg_rec_opt(&o, 'c', "0,2-3", &e) == 1 && hg_cpuset_count(&o.cpus) == 3 &&
+	   hg_cpuset_has(&o.cpus, 2) && !hg_cpuset_has(&o.cpus, 1), "-c 0,2-3");
+	ok(hg_rec_opt(&o, 'c', "5", &e) == 1 && hg_cpuset_count(&o.cpus) == 1 && hg_cpuset_has(&o.cpus, 5),
+	   "a second -c replaces the first");
+	o.cpus_max = 4;
+	ok_msg(hg_rec_opt(&o, 'c', "1,4", &e), &e, "bad CPU list '1,4': the module records CPUs 0 to 3",
+	       "-c beyond cpus_max refused: %s", e.msg);
+	ok(hg_cpuset_count(&o.cpus) == 1 && hg_cpuset_has(&o.cpus, 5), "and the CPUs before it are kept");
+	hg_cpuset_free(&o.cpus);
 	ok(hg_rec_opt(&o, 'o', "x", &e) == 0 && hg_rec_opt(&o, 'q', NULL, &e) == 0,
 	   "another program's options are left to it");
 
@@ -60,6 +69,9 @@ int main(void)
 	refused('r', " 5", "bad priority");
 	refused('C', "-1", "bad reader CPU '-1'");
 	refused('C', "one", "bad reader CPU");
+	refused('c', "3-1", "bad CPU list '3-1': ");
+	refused('c', "x", "(e.g. 0,2-3)");
+	refused('c', "8192", "bad CPU list '8192'");
 	refused('e', "sched,,irq", "unknown event group ''");
 	refused('e', "sched,bogus", "unknown event group 'bogus'");
 	return tap_done();
