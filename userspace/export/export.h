@@ -64,7 +64,8 @@ struct ks_export;
 struct pf_export;
 
 /* ks_open - a trace.dat at @path (must end in .dat); with @session, also a KernelShark
- * session opening on the first wrong inference, and PATH-hourglass.dat beside it */
+ * session opening on the worst wake-up of a latency test or the first wrong inference
+ * (ks_session.h), and PATH-hourglass.dat beside it */
 struct ks_export *ks_open(const char *path, const char *session, const struct exp_run *run, struct hg_err *err);
 int ks_kernel(struct ks_export *x, uint32_t cpu, const struct hgt_rec *r, struct hg_err *err);
 int ks_hourglass(struct ks_export *x, const struct hgl_rec *r, struct hg_err *err);
@@ -76,8 +77,8 @@ int ks_gap(struct ks_export *x, const struct hgg_gap *g, struct hg_err *err);
  *   ks_write  - put the file(s) together under temporary names (the long step: every page
  *               is copied once more)
  *   ks_commit - give them their names; frees @x, on success or not
- * After a failed step, or to give up, ks_abort(). ks_finish does the three; either way, on
- * failure nothing written is left. The same for pf_*.
+ * After a failed step, or to give up, ks_abort(): nothing written is left. The same for pf_*.
+ * exp_commit names both exports' files, exp_finish does the three steps for both (below).
  */
 struct ks_summary {
 	uint64_t kernel_events, hourglass_events, gaps, reordered, clamped;
@@ -87,15 +88,21 @@ struct ks_summary {
 	uint64_t hg_reordered, hg_clamped;
 	uint64_t lost_events;		/* the LOST records' counts, marked on the pages */
 	uint32_t cpus;
-	int session_written;
-	double session_gap_s;		/* the gap the session opens on, t from base_tsc */
+	int session_written;		/* with a session path: always (export 1.2) */
+	double session_at_s;		/* where the session opens: its moment's start, t from base_tsc */
+	const char *session_focus;	/* what is there: "the worst wake-up", "the first wrong inference",
+					 * ... (ks_session.h) */
+	int session_plugin;		/* the session loads the hourglass plugin (found: ks_plugin_path) */
 	char companion[4096];
 };
 int ks_drain(struct ks_export *x, struct ks_summary *summary, struct hg_err *err);
+/* ks_plugin_path - the hourglass KernelShark plugin a session loads: $HG_KS_PLUGIN, else
+ * beside the program (build/kernelshark/, or PREFIX/lib/hourglass/ once installed); NULL when
+ * there is none (the session then opens without it). malloc'd */
+char *ks_plugin_path(void);
 int ks_write(struct ks_export *x, struct hg_err *err);
 int ks_commit(struct ks_export *x, struct hg_err *err);
-int ks_finish(struct ks_export *x, struct ks_summary *summary, struct hg_err *err);
-void ks_abort(struct ks_export *x);	/* on error (instead of ks_finish): remove what was written, free */
+void ks_abort(struct ks_export *x);	/* on error (instead of ks_commit): remove what was written, free */
 
 /* pf_open - a Perfetto trace at @path (.perfetto-trace or .pftrace; a .json name is refused) */
 struct pf_export *pf_open(const char *path, const struct exp_run *run, struct hg_err *err);
@@ -106,12 +113,22 @@ struct pf_summary {
 	uint64_t events, gaps;
 	uint64_t reordered, clamped;	/* kernel records, as in ks_summary (export 1.1) */
 };
-/* pf_drain, pf_write, pf_commit, pf_finish: as ks_* (pf_write completes the file) */
+/* pf_drain, pf_write, pf_commit: as ks_* (pf_write completes the file) */
 int pf_drain(struct pf_export *x, struct pf_summary *summary, struct hg_err *err);
 int pf_write(struct pf_export *x, struct hg_err *err);
 int pf_commit(struct pf_export *x, struct hg_err *err);
-int pf_finish(struct pf_export *x, struct pf_summary *summary, struct hg_err *err);
-void pf_abort(struct pf_export *x);	/* instead of pf_finish: remove the file, free */
+void pf_abort(struct pf_export *x);	/* instead of pf_commit: remove the file, free */
+
+/*
+ * exp_commit - the files of @ks and @pf (either may be NULL), each put together (*_write),
+ * given their names: the trace.dat's first, and if that fails, the Perfetto trace's removed
+ * unnamed. Frees both, on success or not.
+ * exp_finish - drain (its summary), write, then exp_commit, for each export given; after a
+ * failed drain or write both are given up (*_abort) and neither leaves a file.
+ */
+int exp_commit(struct ks_export *ks, struct pf_export *pf, struct hg_err *err);
+int exp_finish(struct ks_export *ks, struct ks_summary *ks_sum, struct pf_export *pf,
+	       struct pf_summary *pf_sum, struct hg_err *err);
 
 /* names of the enums, shared by every output (defined in export_names.c) */
 extern const char *const hgg_class_name[HGG_C_N];	/* "switch_hg", ... "voluntary" */

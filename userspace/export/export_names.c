@@ -28,4 +28,5 @@ const char *const hgg_kind_name[HGG_KD_N] = {
 	[HGG_KD_HIDDEN] = "hidden",
 	[HGG_KD_OTHER] = "other",
 	[HGG_KD_UNEXPLAINABLE] = "unexplainable",
+	[HGG_KD_TURN] = "turn",
 };

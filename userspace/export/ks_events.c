@@ -43,6 +43,11 @@ static const struct td_field f_done[] = { U32("thread"), U64("response_ns") };
 static const struct td_field f_miss[] = { U32("thread") };
 static const struct td_field f_wakeup[] = { U32("thread"), S64("lateness_ns"), STR("timer") };
 
+const char *const ks_hourglass_events[KS_HOURGLASS_NEVENTS] = {
+	"hourglass/interval_start", "hourglass/interval_end", "hourglass/gap", "hourglass/job_release",
+	"hourglass/job_done", "hourglass/deadline_miss", "hourglass/wakeup",
+};
+
 #define EV(sys, name, f, fmt, ev) \
 	do { if (td_event(w, sys, name, f, N(f), fmt, ev, err)) return -1; } while (0)
 

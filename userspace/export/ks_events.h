@@ -39,6 +39,10 @@ struct ks_events {
 	struct td_event iv_start, iv_end, gap, release, done, miss, wake;
 };
 
+/* hourglass's events as KernelShark names them ("system/name"), every one declared below */
+#define KS_HOURGLASS_NEVENTS	7
+extern const char *const ks_hourglass_events[KS_HOURGLASS_NEVENTS];
+
 /* ks_events_declare - declare every event in @w, and buffer "hourglass"; its index in *hg_buf */
 int ks_events_declare(struct td_writer *w, struct ks_events *e, int *hg_buf, struct hg_err *err);
 

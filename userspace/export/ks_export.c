@@ -10,6 +10,7 @@
  * KernelShark show the report's seconds.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #define COMM_SLOTS		4096	/* cached task names: a switch names two tasks */
 #define IRQ_SLOTS		256
 #define STR_MAX			255	/* longest string field written */
+#define KS_PLUGIN_FILE		"plugin-hourglass.so"	/* ks-plugin/: what the session loads */
 
 enum hkind { HK_IV_START, HK_IV_END, HK_GAP, HK_RELEASE, HK_DONE, HK_MISS, HK_WAKE };
 
@@ -92,7 +94,8 @@ struct ks_export {
 	int func_zero;
 	struct ks_focus focus[KS_FOCUS_N];
 	struct gap_block *pool;	/* gap copies free for reuse: as many as the window held at most */
-	const struct ks_focus *gap;	/* the session's gap, chosen by ks_drain() */
+	const struct ks_focus *gap;	/* the session's moment, chosen by ks_drain(); NULL: the start */
+	char *plugin;		/* the hourglass plugin the session loads, or NULL */
 	char *tmp_dat, *tmp_hg, *tmp_ses;	/* ks_write()'s files, until ks_commit() names them */
 };
 
@@ -664,9 +667,14 @@ int ks_hourglass(struct ks_export *x, const struct hgl_rec *r, struct hg_err *er
 			ret = hg_push(x, r->cpu, r->t1, 2, HK_DONE, r->thread, 0, r->t1 > r->t0 ? r->t1 - r->t0 : 0,
 				      NULL, err);
 		break;
-	case HGL_REC_WAKE:
+	case HGL_REC_WAKE: {
+		uint64_t early = 0;
+
 		ret = hg_push(x, r->cpu, r->t1, 0, HK_WAKE, r->thread, r->flags, r->t2, NULL, err);
+		ks_focus_wake(x->focus, rebase(x, r->t0, &early), rebase(x, r->t1, &early), (int64_t)r->t2, r->cpu,
+			      r->thread, !!(r->flags & HGL_WAKE_LAT));
 		break;
+	}
 	}
 	return ret ? -1 : hg_settle(x, r->cpu, err);
 }
@@ -744,12 +752,45 @@ static void free_export(struct ks_export *x)
 	free(x->path);
 	free(x->session);
 	free(x->companion);
+	free(x->plugin);
 	free(x);
 }
 
 void ks_abort(struct ks_export *x)
 {
 	free_export(x);		/* the pages were in unnamed files, ks_write()'s are removed */
+}
+
+char *ks_plugin_path(void)
+{
+	/* beside the program: build/hgmerge, build/export/export_synth; PREFIX/bin/hgmerge */
+	static const char *const where[] = { "kernelshark", "../kernelshark", "../lib/hourglass/kernelshark" };
+	const char *env = getenv("HG_KS_PLUGIN");
+	char exe[PATH_MAX], *slash, *p;
+	ssize_t n;
+
+	if (env)
+		return *env && !access(env, R_OK) ? realpath(env, NULL) : NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (unsigned i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		if (asprintf(&p, "%s/%s/" KS_PLUGIN_FILE, exe, where[i]) < 0)
+			return NULL;
+		if (!access(p, R_OK)) {
+			char *real = realpath(p, NULL);
+
+			free(p);
+			return real;
+		}
+		free(p);
+	}
+	return NULL;
 }
 
 struct ks_export *ks_open(const char *path, const char *session, const struct exp_run *run, struct hg_err *err)
@@ -809,6 +850,7 @@ struct ks_export *ks_open(const char *path, const char *session, const struct ex
 		if (!x->session || !x->companion)
 			goto oom;
 		sprintf(x->companion, "%.*s-hourglass.dat", (int)(n - 4), path);
+		x->plugin = ks_plugin_path();
 	}
 	ro_init(&x->kwin, KERNEL_WINDOW_MAX, (uint64_t)(KERNEL_HORIZON_S * x->hz));
 	/* a job's release is written when the job ends: a period late, or more when it overran */
@@ -918,10 +960,13 @@ int ks_drain(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
 	sum->hg_clamped = x->hwin.clamped + x->hg_early;
 	sum->lost_events = x->lost_events;
 	sum->cpus = x->run.ncpus;
-	x->gap = x->session ? ks_focus_pick(x->focus) : NULL;
-	if (x->gap) {
+	if (x->session) {
+		/* a session for every run: on its worst wake-up, a gap, or else the trace's start */
+		x->gap = ks_focus_pick(x->focus);
 		sum->session_written = 1;
-		sum->session_gap_s = (double)x->gap->g0 / x->hz;
+		sum->session_at_s = x->gap ? (double)x->gap->t0 / x->hz : 0;
+		sum->session_focus = ks_focus_name(x->gap);
+		sum->session_plugin = !!x->plugin;
 		snprintf(sum->companion, sizeof(sum->companion), "%s", x->companion);
 	}
 	return 0;
@@ -929,18 +974,32 @@ int ks_drain(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
 
 int ks_write(struct ks_export *x, struct hg_err *err)
 {
-	if (write_names(x, err) || td_flush(x->td, err))
-		return -1;
-	if (td_write(x->td, x->path, 0, &x->hg_buf, 1, &x->tmp_dat, err))
-		return -1;
-	if (x->gap) {
-		struct ks_session_files f = { x->session, x->path, NULL, x->companion, NULL };
+	int merged;
 
+	if (write_names(x, err))
+		return -1;
+	/* one buffer: the kernel's events and hourglass's, each CPU's in time order (a second
+	 * buffer makes trace-cmd 3.1.6's -F crash: td_write_merged) */
+	if (td_write_merged(x->td, x->path, 0, x->hg_buf, &merged, &x->tmp_dat, err))
+		return -1;
+	if (x->session) {
+		struct ks_session_files f = { x->session, x->path, NULL, x->companion, NULL, x->plugin };
+		struct ks_session_in in = { x->td, merged, x->hg_buf, x->run.ncpus, x->hg_cpus, x->hz, x->gap,
+					    { 0, 0 }, ks_hourglass_events, KS_HOURGLASS_NEVENTS };
+
+		/* the focused threads' tasks: what the kernel did with them */
+		if (x->gap) {
+			int th[2] = { x->gap->thread, x->gap->next_thread };
+
+			for (int k = 0; k < 2; k++)
+				if (th[k] >= 0 && th[k] < x->run.nthreads)
+					in.tasks[k] = x->tids[th[k]];
+		}
 		if (td_write(x->td, x->companion, x->hg_buf, NULL, 0, &x->tmp_hg, err))
 			return -1;
 		f.kernel_tmp = x->tmp_dat;
 		f.hg_tmp = x->tmp_hg;
-		if (ks_session_write(&f, x->td, x->hg_buf, x->run.ncpus, x->hg_cpus, x->hz, x->gap, &x->tmp_ses, err))
+		if (ks_session_write(&f, &in, &x->tmp_ses, err))
 			return -1;
 	}
 	return 0;
@@ -958,7 +1017,7 @@ int ks_commit(struct ks_export *x, struct hg_err *err)
 	}
 	free(x->tmp_dat);
 	x->tmp_dat = NULL;
-	if (x->gap) {
+	if (x->session) {
 		if (out_commit(x->tmp_hg, x->companion, err)) {
 			free(x->tmp_hg);
 			x->tmp_hg = NULL;
@@ -981,13 +1040,4 @@ int ks_commit(struct ks_export *x, struct hg_err *err)
 out:
 	free_export(x);
 	return ret;
-}
-
-int ks_finish(struct ks_export *x, struct ks_summary *sum, struct hg_err *err)
-{
-	if (ks_drain(x, sum, err) || ks_write(x, err)) {
-		ks_abort(x);
-		return -1;
-	}
-	return ks_commit(x, err);
 }

@@ -975,12 +975,3 @@ int pf_commit(struct pf_export *x, struct hg_err *err)
 	free_export(x);
 	return ret;
 }
-
-int pf_finish(struct pf_export *x, struct pf_summary *sum, struct hg_err *err)
-{
-	if (pf_drain(x, sum, err) || pf_write(x, err)) {
-		pf_abort(x);
-		return -1;
-	}
-	return pf_commit(x, err);
-}

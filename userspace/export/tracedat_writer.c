@@ -783,81 +783,285 @@ fail_errno:
 	return -1;
 }
 
-/* scan_page - hand @fn each entry of one page; 1 once @fn said stop */
-static int scan_page(const uint8_t *p, int (*fn)(void *arg, uint64_t ts, uint64_t missed), void *arg)
-{
-	uint64_t ts, commit, missed = 0;
-	unsigned at = 0, size;
-	int first = 1;
+/*
+ * A lane's written pages read back entry by entry: its page file's stretches a few pages at
+ * a time, each page's entries decoded (time extends added in, lost counts on a page's first
+ * entry). Used to scan a lane (td_scan) and to merge two (td_write_merged).
+ */
+enum { CURSOR_PAGES = 64 };
 
-	memcpy(&ts, p, 8);
-	memcpy(&commit, p + 8, 8);
-	size = commit & 0xfffff;
-	if (commit & MISSING_EVENTS) {
-		missed = ~0ULL;
-		if (commit & MISSING_STORED)
-			memcpy(&missed, p + TD_PAGE_HDR + size, 8);
+struct td_cursor {
+	struct td_writer *w;
+	struct td_lane *l;
+	int fd;
+	uint8_t *buf;		/* CURSOR_PAGES pages of the page file */
+	size_t nbuf;		/* bytes of @buf read */
+	size_t pg;		/* where the current page is in @buf; nbuf: none */
+	size_t ext;		/* the next stretch to read from, and how far into it */
+	uint64_t ext_off;
+	unsigned at, size;	/* the current page: the next entry's offset in its data, the data's end */
+	uint64_t ts;		/* the last entry's timestamp */
+	uint64_t missed;	/* the current page's lost count, for its first entry */
+};
+
+/* one entry as a cursor reads it: its payload stays valid until the cursor moves on */
+struct td_entry {
+	uint64_t ts;
+	uint64_t missed;	/* on a page's first entry: the events lost before it (~0: not said) */
+	const uint8_t *payload;
+	unsigned len;
+};
+
+static int cursor_init(struct td_cursor *c, struct td_writer *w, int buffer, unsigned cpu, struct hg_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->w = w;
+	c->l = &w->lanes[buffer][cpu];
+	c->fd = w->pages_fd[buffer];
+	if (!c->l->file_bytes)
+		return 0;
+	c->buf = malloc(CURSOR_PAGES * TD_PAGE);
+	if (!c->buf)
+		return hg_err_env(err, "%s: out of memory to read pages back", w->path);
+	return 0;
+}
+
+static void cursor_free(struct td_cursor *c)
+{
+	free(c->buf);
+	c->buf = NULL;
+}
+
+/* cursor_page - the next page of the lane: 1, 0 at its end, -1 on a failed read */
+static int cursor_page(struct td_cursor *c, struct hg_err *err)
+{
+	uint64_t commit;
+
+	c->pg += TD_PAGE;
+	if (c->pg >= c->nbuf) {
+		size_t want;
+		ssize_t got;
+
+		while (c->ext < c->l->next && c->ext_off == c->l->ext[c->ext].n) {
+			c->ext++;
+			c->ext_off = 0;
+		}
+		if (!c->buf || c->ext == c->l->next)
+			return 0;
+		want = c->l->ext[c->ext].n - c->ext_off;
+		if (want > CURSOR_PAGES * TD_PAGE)
+			want = CURSOR_PAGES * TD_PAGE;
+		got = pread(c->fd, c->buf, want, (off_t)(c->l->ext[c->ext].at + c->ext_off));
+		if (got != (ssize_t)want)
+			return hg_err_env(err, "%s: cannot read its temporary page file back: %s", c->w->path,
+					  got < 0 ? strerror(errno) : "short read");
+		c->ext_off += want;
+		c->nbuf = want;
+		c->pg = 0;
 	}
-	while (at + 4 <= size) {
+	memcpy(&c->ts, c->buf + c->pg, 8);
+	memcpy(&commit, c->buf + c->pg + 8, 8);
+	c->size = commit & 0xfffff;
+	if (c->size > TD_DATA)
+		c->size = TD_DATA;
+	c->at = 0;
+	c->missed = 0;
+	if (commit & MISSING_EVENTS) {
+		c->missed = ~0ULL;
+		if (commit & MISSING_STORED && c->size + 8 <= TD_DATA)
+			memcpy(&c->missed, c->buf + c->pg + TD_PAGE_HDR + c->size, 8);
+	}
+	return 1;
+}
+
+/* cursor_next - the lane's next entry in @e: 1, 0 at the lane's end, -1 on a failed read */
+static int cursor_next(struct td_cursor *c, struct td_entry *e, struct hg_err *err)
+{
+	for (;;) {
+		const uint8_t *d;
 		uint32_t h;
 		unsigned tl, len;
+		int r;
 
-		memcpy(&h, p + TD_PAGE_HDR + at, 4);
+		if (!c->buf || c->pg >= c->nbuf || c->at + 4 > c->size) {
+			if (!c->nbuf)
+				c->pg = (size_t)0 - TD_PAGE;	/* the first page: at 0 once read */
+			r = cursor_page(c, err);
+			if (r <= 0)
+				return r;
+			continue;
+		}
+		d = c->buf + c->pg + TD_PAGE_HDR;
+		memcpy(&h, d + c->at, 4);
 		tl = h & 31;
-		ts += h >> 5;
+		c->ts += h >> 5;
 		if (tl == TYPE_EXTEND) {
 			uint32_t hi;
 
-			memcpy(&hi, p + TD_PAGE_HDR + at + 4, 4);
-			ts += (uint64_t)hi << TD_TS_BITS;
-			at += 8;
+			memcpy(&hi, d + c->at + 4, 4);
+			c->ts += (uint64_t)hi << TD_TS_BITS;
+			c->at += 8;
 			continue;
 		}
 		if (tl == 0) {
-			memcpy(&len, p + TD_PAGE_HDR + at + 4, 4);
-			at += 4 + len;
+			memcpy(&len, d + c->at + 4, 4);
+			if (len < 4 || c->at + 4 + len > c->size) {
+				c->at = c->size;	/* not written by this writer: the page ends here */
+				continue;
+			}
+			e->payload = d + c->at + 8;
+			e->len = len - 4;
+			c->at += 4 + len;
 		} else if (tl <= 28) {
-			at += 4 + tl * 4;
+			e->payload = d + c->at + 4;
+			e->len = tl * 4;
+			c->at += 4 + tl * 4;
 		} else {
-			break;	/* not written by this writer */
+			c->at = c->size;	/* not written by this writer */
+			continue;
 		}
-		if (fn(arg, ts, first ? missed : 0))
-			return 1;
-		first = 0;
+		e->ts = c->ts;
+		e->missed = c->missed;
+		c->missed = 0;
+		return 1;
 	}
-	return 0;
 }
 
 int td_scan(struct td_writer *w, int buffer, unsigned cpu,
 	    int (*fn)(void *arg, uint64_t ts, uint64_t missed), void *arg, struct hg_err *err)
 {
-	struct td_lane *l = &w->lanes[buffer][cpu];
-	enum { PAGES = 64 };
-	uint8_t *buf;
-	size_t e;
-	int stop = 0;
+	struct td_cursor c;
+	struct td_entry e;
+	int r;
 
-	if (!l->file_bytes)
-		return 0;
-	buf = malloc(PAGES * TD_PAGE);
-	if (!buf)
-		return hg_err_env(err, "%s: out of memory to read pages back", w->path);
-	for (e = 0; e < l->next && !stop; e++) {
-		uint64_t off;
+	if (cursor_init(&c, w, buffer, cpu, err))
+		return -1;
+	while ((r = cursor_next(&c, &e, err)) > 0)
+		if (fn(arg, e.ts, e.missed))
+			break;
+	cursor_free(&c);
+	return r < 0 ? -1 : 0;
+}
 
-		for (off = 0; off < l->ext[e].n && !stop; off += PAGES * TD_PAGE) {
-			size_t want = l->ext[e].n - off < PAGES * TD_PAGE ? l->ext[e].n - off : PAGES * TD_PAGE, pg;
-			ssize_t got = pread(w->pages_fd[buffer], buf, want, (off_t)(l->ext[e].at + off));
+/* merge_lane - lanes @a and @b of one CPU into @m, by time; @b's first at equal times */
+static int merge_lane(struct td_writer *w, struct td_lane *m, int a, int b, unsigned cpu, struct hg_err *err)
+{
+	struct td_cursor ca, cb;
+	struct td_entry ea, eb;
+	int ra, rb, ret = -1;
 
-			if (got != (ssize_t)want) {
-				free(buf);
-				return hg_err_env(err, "%s: cannot read its temporary page file back: %s", w->path,
-						  got < 0 ? strerror(errno) : "short read");
-			}
-			for (pg = 0; pg < want && !stop; pg += TD_PAGE)
-				stop = scan_page(buf + pg, fn, arg);
-		}
+	if (cursor_init(&ca, w, a, cpu, err))
+		return -1;
+	if (cursor_init(&cb, w, b, cpu, err)) {
+		cursor_free(&ca);
+		return -1;
 	}
-	free(buf);
+	ra = cursor_next(&ca, &ea, err);
+	rb = ra < 0 ? 0 : cursor_next(&cb, &eb, err);
+	while (ra > 0 || rb > 0) {
+		int from_b = rb > 0 && (ra <= 0 || eb.ts <= ea.ts);
+		const struct td_entry *e = from_b ? &eb : &ea;
+		uint8_t *p;
+
+		if (e->missed)
+			td_lost(m, e->missed == ~0ULL ? 0 : e->missed);
+		p = td_reserve(m, e->ts, e->len);
+		memcpy(p, e->payload, e->len);
+		if (from_b)
+			rb = cursor_next(&cb, &eb, err);
+		else
+			ra = cursor_next(&ca, &ea, err);
+		if (ra < 0 || rb < 0)
+			goto out;
+	}
+	ret = ra < 0 || rb < 0 ? -1 : 0;
+out:
+	cursor_free(&ca);
+	cursor_free(&cb);
+	return ret;
+}
+
+int td_write_merged(struct td_writer *w, const char *path, int a, int b, int *merged, char **tmp_out,
+		    struct hg_err *err)
+{
+	size_t table[TD_MAX_BUFFERS] = { 0 };
+	struct sbuf s = { 0 };
+	char *tmp = NULL;
+	uint64_t off;
+	unsigned c;
+	int m, fd = -1;
+
+	*tmp_out = NULL;
+	if (td_flush(w, err))
+		return -1;
+	/* what @a and @b held in memory is in their page files now: room for the merge's pages */
+	for (c = 0; c < w->ncpus; c++) {
+		free(w->lanes[a][c].chunk);
+		free(w->lanes[b][c].chunk);
+		w->lanes[a][c].chunk = w->lanes[b][c].chunk = NULL;
+	}
+	m = td_buffer(w, "merged", err);
+	if (m < 0)
+		return -1;
+	build_header(w, &s, m, NULL, 0, table);
+	if (s.oom) {
+		free(s.p);
+		return hg_err_env(err, "%s: out of memory for the header", path);
+	}
+	fd = out_create(path, &tmp, err);
+	if (fd < 0) {
+		free(s.p);
+		return -1;
+	}
+	off = (s.n + TD_PAGE - 1) / TD_PAGE * TD_PAGE;
+	if (ftruncate(fd, (off_t)off) || lseek(fd, (off_t)off, SEEK_SET) != (off_t)off)
+		goto fail_errno;
+	/* the merged pages straight into the file after the header, a CPU at a time: each CPU's
+	 * whole pages in one stretch, which the lane's extents say */
+	w->pages_fd[m] = fd;
+	w->pages_bytes[m] = off;
+	for (c = 0; c < w->ncpus; c++) {
+		struct td_lane *l = &w->lanes[m][c];
+
+		if (merge_lane(w, l, a, b, c, err))
+			goto fail;
+		if (l->page && l->page != w->scratch)
+			lane_seal(l);
+		l->page = NULL;
+		if (l->chunk)
+			lane_write_chunk(l);
+		free(l->chunk);
+		l->chunk = NULL;
+		if (td_failed(w, err))
+			goto fail;
+		off = l->file_bytes ? l->ext[0].at : 0;
+		memcpy(s.p + table[m] + 16 * c, &off, 8);
+		memcpy(s.p + table[m] + 16 * c + 8, &l->file_bytes, 8);
+	}
+	if (pwrite(fd, s.p, s.n, 0) != (ssize_t)s.n)
+		goto fail_errno;
+	w->pages_fd[m] = -1;
+	if (close(fd)) {
+		fd = -1;
+		goto fail_errno;
+	}
+	/* read back from the file itself (td_scan: the session's rows) */
+	w->pages_fd[m] = open(tmp, O_RDONLY | O_CLOEXEC);
+	if (w->pages_fd[m] < 0) {
+		fd = -1;
+		goto fail_errno;
+	}
+	free(s.p);
+	*merged = m;
+	*tmp_out = tmp;
 	return 0;
+fail_errno:
+	hg_err_env(err, "%s: cannot write %s: %s", path, tmp, strerror(errno));
+fail:
+	w->pages_fd[m] = -1;
+	if (fd >= 0)
+		close(fd);
+	out_discard(tmp);
+	free(s.p);
+	return -1;
 }

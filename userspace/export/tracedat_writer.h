@@ -163,6 +163,17 @@ int td_write(struct td_writer *w, const char *path, int top, const int *extra, u
 int td_scan(struct td_writer *w, int buffer, unsigned cpu,
 	    int (*fn)(void *arg, uint64_t ts, uint64_t missed), void *arg, struct hg_err *err);
 
+/*
+ * td_write_merged - after the entries of buffers @a and @b are all written: the file @path
+ * (under a temporary name, *tmp_out, as td_write) whose one buffer has, for every CPU, the two
+ * lanes merged by time (@b's entry first at equal times), each lost-event mark kept before the
+ * entry it preceded. The merged pages go straight into the file; they form buffer *merged,
+ * which td_scan reads from the file. (trace-cmd 3.1.6 crashes on any -F filter of a file with
+ * a second buffer: one buffer holding both is the way to show both; docs/export.md.)
+ */
+int td_write_merged(struct td_writer *w, const char *path, int a, int b, int *merged, char **tmp_out,
+		    struct hg_err *err);
+
 /* td_tsc2nsec - the TSC2NSEC option's factors: ns = (ts * mult) >> shift, mult < 2^31 */
 void td_tsc2nsec(double tsc_hz, uint32_t *mult, uint32_t *shift);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "export.h"	/* hgg_class_name: the one table of the classes' names */
 
 struct klass {
 	uint64_t g0;
@@ -30,8 +31,39 @@ struct classes {
 	uint64_t applied, missing;	/* involuntary gaps found in the file, and not */
 };
 
-/* what a profile's model may say: the inference's classes, voluntary aside (the thread's own) */
-static const char *const class_name[] = { "switch_hg", "switch_other", "timer", "interrupt", "hidden" };
+/*
+ * may_say - whether a profile's model may name a gap @cls: the inference's classes, by their
+ * names in the one table (hgg_class_name, export_names.c), not by their place in the enum;
+ * not voluntary (the thread's own), nor other and unexplainable (the kernel's account alone)
+ */
+static int may_say(int cls)
+{
+	return cls != HGG_C_VOLUNTARY && cls != HGG_C_OTHER && cls != HGG_C_UNEXPLAINABLE;
+}
+
+/* class_of - the class named @name that a model may say, -1 for none */
+static int class_of(const char *name)
+{
+	int k;
+
+	for (k = 0; k < HGG_C_N; k++)
+		if (may_say(k) && !strcmp(name, hgg_class_name[k]))
+			return k;
+	return -1;
+}
+
+/* classes_listed - the names a model may say, for an error: "switch_hg, switch_other, ..." */
+static const char *classes_listed(char *buf, size_t size)
+{
+	size_t at = 0;
+	int k;
+
+	buf[0] = 0;
+	for (k = 0; k < HGG_C_N; k++)
+		if (may_say(k) && at < size)
+			at += (size_t)snprintf(buf + at, size - at, "%s%s", at ? ", " : "", hgg_class_name[k]);
+	return buf;
+}
 
 static int by_key(const void *a, const void *b)
 {
@@ -57,7 +89,7 @@ struct classes *classes_read(const char *path)
 		unsigned long cpu;
 		char name[32];
 		struct klass k;
-		int n = 0;
+		int n = 0, cls;
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f))
@@ -73,12 +105,14 @@ struct classes *classes_read(const char *path)
 			continue;
 		if (sscanf(line, "%lu %llu %31s %n", &cpu, &g0, name, &n) != 3 || line[n] || cpu > UINT32_MAX)
 			fail("%s: line %zu: '%.60s' is not 'CPU G0 CLASS'", path, lineno, line);
-		for (k.cls = 0; k.cls < sizeof(class_name) / sizeof(class_name[0]); k.cls++)
-			if (!strcmp(name, class_name[k.cls]))
-				break;
-		if (k.cls == sizeof(class_name) / sizeof(class_name[0]))
-			fail("%s: line %zu: '%s' is not a class (switch_hg, switch_other, timer, interrupt, hidden)",
-			     path, lineno, name);
+		cls = class_of(name);
+		if (cls < 0) {
+			char names[128];
+
+			fail("%s: line %zu: '%s' is not a class (%s)", path, lineno, name,
+			     classes_listed(names, sizeof(names)));
+		}
+		k.cls = (uint8_t)cls;
 		k.cpu = (uint32_t)cpu;
 		k.g0 = g0;
 		VEC_PUSH(c->k, c->n, c->cap, k);
@@ -96,7 +130,7 @@ struct classes *classes_read(const char *path)
 	return c;
 }
 
-void classes_apply(struct classes *c, struct hgg_gap *g)
+out_of_line void classes_apply(struct classes *c, struct hgg_gap *g)
 {
 	struct klass key = { .g0 = g->g0, .cpu = g->cpu }, *k;
 

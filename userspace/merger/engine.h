@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stddef.h>
 
+#include "compiler.h"
 #include "hg_err.h"
 #include "hg_hgl.h"
 #include "hg_hgt.h"
@@ -100,6 +101,7 @@ struct run {
 	int64_t base;		/* the one time base of every output (TSC) */
 	int nthreads;
 	struct thread_cfg *th;
+	int disorder_measured;	/* hgside_measure_disorder() has walked this run's trace */
 	uint32_t ncpus;		/* CPUs named by either side */
 	long long rt_runtime_us, rt_period_us;	/* RT throttling as hourglass read it; -1 unknown */
 	/* the scheduler's features as hourglass read them (kernel.sched_features): -1 unknown,
@@ -116,6 +118,14 @@ struct run {
 	double limits_us[5];
 	int have_window;
 	int64_t window[2];
+	/* whether the vCPUs take turns on one host thread (turns.c: decided from the recording
+	 * before the sweep): then another CPU's events inside a stretch of one CPU's are its turn */
+	struct vcpu_turns {
+		int detected, decided;
+		uint64_t tested, inside;	/* events of one CPU while hourglass ran on another;
+						 * of them, inside one of its intervals */
+		double expected;		/* as many as the intervals' share of that time says */
+	} vcpu_turns;
 	char **warnings;
 	size_t nwarnings, capwarnings;
 };
@@ -149,6 +159,9 @@ int hgside_next(struct hgside *s, struct hg_ev *ev);	/* 0 at the end */
 void hgside_close(struct hgside *s);
 /* hgside_measure_disorder - pass 0: how late each thread's records come, for the reorder */
 void hgside_measure_disorder(struct run *r);
+/* hgside_span - the first start and the last end of @r's intervals, from pass 0 (measured if it
+ * was not): 0 when there is none */
+int hgside_span(struct run *r, int64_t *t0, int64_t *t1);
 
 /* ---- gapper.c: the gaps of each CPU from the stream ---- */
 struct gapdef {
@@ -178,10 +191,27 @@ void gapper_free(struct gapper *gp);
  */
 int gapper_event(struct gapper *gp, const struct hg_ev *ev, struct gapdef *g, int *migrated, int64_t *mig_t1);
 
+/* ---- tape.c: the calibration pass's stream, recorded for the merge's pass ---- */
+struct tape;
+struct tape *tape_new(struct run *r, const char *tmpdir);
+void tape_free(struct tape *t);
+/* writing, as hgside_next() and gapper_event() go: tape_record is hgside_open()'s on_record */
+void tape_record(void *ctx, const struct hgl_rec *rec);
+void tape_event(struct tape *t, const struct hg_ev *ev, int made, const struct gapdef *g, int mig, int64_t mt1);
+/* tape_rewind - the stream is over: what the gapper found of it kept (two intervals on one CPU at
+ * once), then read back; tape_overlaps - that, into the merge's own gapper */
+void tape_rewind(struct tape *t, const struct gapper *gp);
+void tape_overlaps(const struct tape *t, struct gapper *gp);
+/* reading: hgside_peek(), and hgside_next() with gapper_event() (on_record as hgside_open()'s) */
+int64_t tape_peek(struct tape *t);
+int tape_next(struct tape *t, struct hg_ev *ev, int *made, struct gapdef *g, int *mig, int64_t *mt1,
+	      void (*on_record)(void *ctx, const struct hgl_rec *rec), void *ctx);
+
 /* ---- infer.c ---- */
 struct infer;
-/* infer_calibrate - the two hourglass-only passes: the tick of each CPU, the switch and hidden limits */
-struct infer *infer_calibrate(struct run *r);
+/* infer_calibrate - the two hourglass-only passes: the tick of each CPU, the switch and hidden
+ * limits; the stream recorded on @tape (NULL: not) */
+struct infer *infer_calibrate(struct run *r, struct tape *tape);
 /* infer_seen - every event of the decision pass's hourglass stream, with what the gapper made of it */
 void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g);
 /* infer_ready - can @g be decided: has the stream been read far enough past it for rule 2? */
@@ -213,6 +243,12 @@ struct classes *classes_read(const char *path);		/* exits naming what is wrong *
 void classes_apply(struct classes *c, struct hgg_gap *g);
 void classes_finish(struct classes *c, struct run *r);	/* warns of gaps it had no class for; frees */
 
+/* ---- turns.c: do the vCPUs take turns on one host thread? ---- */
+/* turns_detect - r->vcpu_turns, from the first stretch of both timelines (the merge's own pass
+ * is then told before it starts) */
+void turns_detect(struct run *r);
+void turns_report(const struct run *r, struct jsonw *w);
+
 /* ---- kstream.c: the kernel's records, merged by time across CPUs ---- */
 struct kstream;
 struct kstream *kstream_open(struct run *r);
@@ -243,6 +279,7 @@ const char *names_comp(uint8_t kind, int64_t id, char *buf, size_t len);
 const char *names_cause(const struct hgg_gap *g, char *buf, size_t len);
 /* names_switch_task - the task a switch gap is named after (names.c), -1 if not a switch */
 int64_t names_switch_task(const struct hgg_gap *g);
+uint64_t names_hidden_key(const struct hgg_gap *g);	/* a hidden gap's cause, as one number */
 void names_each_comm(void (*fn)(void *arg, uint32_t pid, const char *comm), void *arg);
 extern const char *const why_text[HGG_W_N];
 const char *vector_name(unsigned v);
@@ -268,6 +305,13 @@ struct gap_detail {
 	int ncomp;
 };
 
+/* a stretch of a wake-up window, [t0, t1), and what it was charged to (enum hgg_comp_kind, id) */
+struct wseg {
+	int64_t t0, t1;
+	int64_t id;
+	uint8_t kind;
+};
+
 /* a closed window (wake-up or missed period) */
 struct window {
 	uint8_t kind;			/* 1 wake-up, 2 missed period */
@@ -279,10 +323,22 @@ struct window {
 	int64_t woken, in, irq;
 	const struct hgg_comp *comp;	/* largest first */
 	int ncomp;
+	const struct wseg *seg;		/* a wake-up's stretches in time order (valid in the call) */
+	int nseg;
+};
+
+/* where a closing gap is judged into: its record, cleared; room for the components asked for and
+ * SHOW_EVENTS events */
+struct gap_room {
+	struct hgg_gap *g;
+	struct hgg_comp *comp;
+	struct kev *ev;
 };
 
 struct sweep_sink {
 	void *ctx;
+	/* a closing gap: room() is where it is judged, gap() says it is whole (@g the room's) */
+	void (*room)(void *ctx, uint32_t cpu, int ncomp, struct gap_room *room);
 	void (*gap)(void *ctx, struct hgg_gap *g, const struct gap_detail *d);
 	void (*window)(void *ctx, const struct window *w);
 	void (*switched)(void *ctx, int thread, int64_t tsc, int in);	/* every switch of a thread */

@@ -70,6 +70,8 @@ struct gapin *gapin_open(const char *path)
 		if (fread(buf + 8, gi->h.rec_size - 8, 1, f) != 1)
 			fail("%s: offset %ld: cut short inside gap %zu", path, off, gi->n);
 		memcpy(&g, buf, gi->h.rec_size < rec ? gi->h.rec_size : rec);
+		if (gi->h.rec_size < offsetof(struct hgg_gap, turn_cpu) + sizeof(g.turn_cpu))
+			g.turn_cpu = -1;	/* before 1.4: no turns known */
 		if (g.cls >= HGG_C_N || g.kind >= HGG_KD_N || g.why >= HGG_W_N || g.ncomp > HGG_COMPS ||
 		    g.g1 < g.g0)
 			fail("%s: offset %ld: gap %zu is not a gap (class %u, kind %u, why %u, %u parts)", path,

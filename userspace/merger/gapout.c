@@ -47,7 +47,7 @@ struct gapout *gapout_open(const char *path, int json, struct run *r, struct inf
 	return o;
 }
 
-void gapout_gap(struct gapout *o, const struct hgg_gap *g, const struct gap_detail *d)
+out_of_line void gapout_gap(struct gapout *o, const struct hgg_gap *g, const struct gap_detail *d)
 {
 	struct jsonw w;
 	char buf[256];
@@ -88,6 +88,11 @@ void gapout_gap(struct gapout *o, const struct hgg_gap *g, const struct gap_deta
 	jw_uint(&w, "switch_path_cycles", g->switch_path_cycles);
 	jw_uint(&w, "tick_cycles", g->tick_cycles);
 	jw_bool(&w, "tick", g->flags & HGG_F_TICK);
+	jw_uint(&w, "turn_cycles", g->turn_cycles);
+	if (g->turn_cpu >= 0)
+		jw_int(&w, "turn_cpu", g->turn_cpu);
+	else
+		jw_null(&w, "turn_cpu");
 	jw_obj(&w, "components");
 	for (i = 0; i < d->ncomp; i++)
 		jw_uint(&w, names_comp(d->comp[i].kind, d->comp[i].id, buf, sizeof(buf)), d->comp[i].cycles);

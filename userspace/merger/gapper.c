@@ -27,7 +27,7 @@ void gapper_free(struct gapper *gp)
 	free(gp->th);
 }
 
-static __attribute__((noinline)) struct gp_cpu *cpu_add(struct gapper *gp, uint32_t cpu)
+static cold_path struct gp_cpu *cpu_add(struct gapper *gp, uint32_t cpu)
 {
 	if (cpu >= gp->ncpu) {
 		uint32_t n = cpu + 1;
@@ -42,7 +42,7 @@ static __attribute__((noinline)) struct gp_cpu *cpu_add(struct gapper *gp, uint3
 /* cpu_of - @cpu's gaps, the table grown the first time; inline: asked for every event */
 static inline struct gp_cpu *cpu_of(struct gapper *gp, uint32_t cpu)
 {
-	return __builtin_expect(cpu < gp->ncpu, 1) ? &gp->cpu[cpu] : cpu_add(gp, cpu);
+	return likely(cpu < gp->ncpu) ? &gp->cpu[cpu] : cpu_add(gp, cpu);
 }
 
 static uint8_t vol_of(const struct hgl_rec *iv)

@@ -16,16 +16,19 @@
 
 #define HGG_MAGIC	"HGGAPS\n"	/* 8 bytes with the NUL */
 #define HGG_MAJOR	1
-#define HGG_MINOR	3
+#define HGG_MINOR	4
 
 /* what a stretch of a gap is charged to */
 enum hgg_comp_kind {
-	HGG_K_SELF,		/* the gap's own thread (kernel entry and exit, or nothing recorded) */
+	HGG_K_SELF,		/* nothing recorded: the gap's own thread (its kernel entry and exit, a
+				 * page fault), or time below the kernel (hypervisor, emulator, SMI) */
 	HGG_K_TASK,		/* id = pid (0 idle, -1 unknown) */
 	HGG_K_IRQ,		/* id = irq */
 	HGG_K_VEC,		/* id = enum hgt_vec (0 the local timer) */
 	HGG_K_SOFTIRQ,		/* id = softirq vector */
 	HGG_K_NMI,
+	HGG_K_TURN,		/* 1.4: another vCPU's turn (id = its CPU, -1 several): where the vCPUs take
+				 * turns on one host thread, another CPU recorded events in this stretch */
 	HGG_K_N
 };
 
@@ -35,7 +38,9 @@ enum hgg_class {
 	HGG_C_SWITCH_OTHER,	/* switched out for another task, or idle */
 	HGG_C_TIMER,		/* the local timer interrupt took most of it */
 	HGG_C_INTERRUPT,	/* a device irq, a softirq, an IPI, an NMI */
-	HGG_C_HIDDEN,		/* no kernel event at all: hypervisor, emulator, SMI */
+	HGG_C_HIDDEN,		/* nothing recorded on the CPU for most of it (all of it, or more than
+				 * half and more than HGG_UNRECORDED_FLOOR_US): hypervisor, emulator,
+				 * SMI, another vCPU's turn */
 	HGG_C_OTHER,		/* kernel events, but no handler or task to charge */
 	HGG_C_UNEXPLAINABLE,	/* outside the recording window, or events lost on the CPU */
 	HGG_C_VOLUNTARY,	/* inferred only: the thread asked for it (yield, sleep) */
@@ -45,7 +50,9 @@ enum hgg_class {
 /* the finer kind of the actual cause */
 enum hgg_kind {
 	HGG_KD_IRQ, HGG_KD_SOFTIRQ, HGG_KD_NMI, HGG_KD_IPI, HGG_KD_TIMER, HGG_KD_SWITCH_HG,
-	HGG_KD_SWITCH_OTHER, HGG_KD_IDLE, HGG_KD_HIDDEN, HGG_KD_OTHER, HGG_KD_UNEXPLAINABLE, HGG_KD_N
+	HGG_KD_SWITCH_OTHER, HGG_KD_IDLE, HGG_KD_HIDDEN, HGG_KD_OTHER, HGG_KD_UNEXPLAINABLE,
+	HGG_KD_TURN,		/* 1.4: hidden, most of it another vCPU's turn (steal of a known kind) */
+	HGG_KD_N
 };
 
 /* which inference rule decided (docs/merge.md, "The inferences") */
@@ -60,6 +67,7 @@ enum hgg_rule {
 enum hgg_why {
 	HGG_W_NONE, HGG_W_WINDOW, HGG_W_LOST, HGG_W_HIDDEN, HGG_W_OTHER, HGG_W_OUT,
 	HGG_W_NO_RECORDING,	/* 1.2: merged without the kernel's recording (hgmerge --no-kernel) */
+	HGG_W_UNRECORDED,	/* 1.4: kernel events, but nothing recorded for most of it */
 	HGG_W_N
 };
 
@@ -72,6 +80,17 @@ enum hgg_why {
 #define HGG_F_TICK	0x20	/* 1.1: the local timer's handler is among the components (tick_cycles) */
 
 #define HGG_COMPS	4	/* components listed, largest first */
+
+/*
+ * A gap is named after a kernel cause only when the kernel recorded most of it: one whose time
+ * with nothing recorded on its CPU (self_cycles) and other vCPUs' turns (turn_cycles) is more
+ * than HGG_UNRECORDED_SHARE of it and more than HGG_UNRECORDED_FLOOR_US is hidden, whatever its
+ * events say (docs/merge.md, "The ground truth of a gap"). The floor: a kernel entry and exit
+ * around a handler cost a few microseconds on the emulated guests' instruction-count clock, so
+ * a short tick's gap is half unrecorded without anything hidden in it.
+ */
+#define HGG_UNRECORDED_SHARE	0.5
+#define HGG_UNRECORDED_FLOOR_US	20.0
 
 struct hgg_comp {
 	int32_t id;
@@ -116,7 +135,12 @@ struct hgg_gap {
 					 * and any hourglass thread's kernel time in the gap (the coming one's
 					 * entry): a switch's own cost, without handlers or other tasks */
 	uint64_t tick_cycles;		/* charged to the local timer interrupt's handler */
-};				/* 160 bytes */
+	/* 1.4 */
+	uint64_t turn_cycles;		/* charged to other vCPUs' turns (HGG_K_TURN); self_cycles no
+					 * longer holds them */
+	int32_t turn_cpu;		/* the CPU whose turn that was, -1 several or none */
+	uint32_t pad2;
+};				/* 176 bytes */
 
 /*
  * The judgement's two sets of gaps, for the merger's report and the exporters alike (one

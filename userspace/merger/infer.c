@@ -157,7 +157,7 @@ struct infer {
 };
 
 /* tick_add - @cpu's tick, its table grown and the CPU listed the first time */
-static __attribute__((noinline)) struct tick *tick_add(struct infer *in, uint32_t cpu)
+static cold_path struct tick *tick_add(struct infer *in, uint32_t cpu)
 {
 	if (cpu >= in->ncpu) {
 		uint32_t n = cpu + 1;
@@ -175,7 +175,7 @@ static __attribute__((noinline)) struct tick *tick_add(struct infer *in, uint32_
 
 static inline struct tick *tick_of(struct infer *in, uint32_t cpu)
 {
-	if (__builtin_expect(cpu < in->ncpu && in->tick[cpu].listed, 1))
+	if (likely(cpu < in->ncpu && in->tick[cpu].listed))
 		return &in->tick[cpu];
 	return tick_add(in, cpu);
 }
@@ -196,7 +196,7 @@ struct walk {
 static int near(size_t *pos, const int64_t *s, size_t n, double t, double tol)
 {
 	double lo = t - tol;
-	size_t a = *pos < n ? *pos : n, b;
+	size_t a = HG_FAST && *pos < n ? *pos : n, b;
 
 	if (a > 0 && (double)s[a - 1] >= lo) {		/* went back: search what lies before */
 		for (b = a, a = 0; a < b;) {
@@ -229,7 +229,7 @@ static int near_searched(const int64_t *s, size_t n, double t, double tol)
  */
 static int occluded(size_t *pos, const struct tick *t, double x)
 {
-	size_t a = *pos < t->nocc ? *pos : t->nocc, b;
+	size_t a = HG_FAST && *pos < t->nocc ? *pos : t->nocc, b;
 
 	/* the first gap that ends at or after x */
 	if (a > 0 && (double)t->occ[2 * (a - 1) + 1] >= x) {
@@ -633,9 +633,9 @@ static int find_band(struct infer *in, struct tick *t, int steps, int cand_only,
  * become the first starts rule 2 looks for, and the sample's candidates wait
  * for their decision.
  */
-static void calibrate(struct infer *in, struct tick *t)
+static out_of_line flatten_hot void calibrate(struct infer *in, struct tick *t)
 {
-	struct cand b;
+	struct cand b = { 0 };	/* set where found (flattened, -O3 cannot tell) */
 	int steps = 1, found, w;
 	size_t i;
 
@@ -733,6 +733,7 @@ static void calibrate(struct infer *in, struct tick *t)
 static int tick_test(struct tick *t, int64_t g0, int64_t g1)
 {
 	double len = (double)(g1 - g0);
+	const int64_t *s, *end;
 	int k;
 
 	if (t->p == 0 || len < t->lo)
@@ -740,11 +741,34 @@ static int tick_test(struct tick *t, int64_t g0, int64_t g1)
 	/* the decisions of a CPU come in time order: starts before the reach back are done with */
 	while (t->head < t->n && (double)t->s[t->head] < (double)g0 - PHASE_PERIODS * t->p - t->tol - 1)
 		t->head++;
-	/* a tick's neighbours may be lost in longer gaps (a load that preempts): look further */
-	for (k = 1; k <= PHASE_PERIODS; k++)
-		if (near_searched(t->s + t->head, t->n - t->head, (double)g0 + k * t->p, t->tol) ||
-		    near_searched(t->s + t->head, t->n - t->head, (double)g0 - k * t->p, t->tol))
+	if (!HG_FAST) {
+		/* a tick's neighbours may be lost in longer gaps (a load that preempts): look further */
+		for (k = 1; k <= PHASE_PERIODS; k++)
+			if (near_searched(t->s + t->head, t->n - t->head, (double)g0 + k * t->p, t->tol) ||
+			    near_searched(t->s + t->head, t->n - t->head, (double)g0 - k * t->p, t->tol))
+				return len < t->hi ? 1 : 2;
+		return 0;
+	}
+	/*
+	 * The same six questions (is there a start within tol of g0 - 3p .. g0 + 3p, g0 aside?),
+	 * asked in the order of their places, one walk along the starts: whichever answers yes,
+	 * the answer is the same. g0 + k p grows with k, and so do the places searched from.
+	 */
+	s = t->s + t->head;
+	end = t->s + t->n;
+	for (k = -PHASE_PERIODS; k <= PHASE_PERIODS; k++) {
+		double x;
+
+		if (!k)
+			continue;
+		x = k < 0 ? (double)g0 - -k * t->p : (double)g0 + k * t->p;
+		while (s < end && (double)*s < x - t->tol)
+			s++;
+		if (s == end)
+			return 0;
+		if ((double)*s <= x + t->tol)
 			return len < t->hi ? 1 : 2;
+	}
 	return 0;
 }
 
@@ -765,7 +789,7 @@ static inline int64_t busy_others(struct infer *in, uint32_t cpu, int64_t t)
 	int64_t sum = 0;
 	uint32_t i;
 
-	if (t >= in->t0_max) {
+	if (HG_FAST && t >= in->t0_max) {
 		const struct tick *x = &in->tick[cpu];
 		uint64_t all = in->busy_sum + (uint64_t)in->nrunning * (uint64_t)t - in->run_sum;
 
@@ -784,11 +808,12 @@ static inline int64_t busy_others(struct infer *in, uint32_t cpu, int64_t t)
 /*
  * running - hourglass's time on each CPU, and with two CPUs or more at once: what the
  * calibration's steal test measures, and what rule 3's steal asks of the other CPUs in the
- * decision pass (only then: without steal the decision pass keeps none of it)
+ * decision pass (only then: without steal the decision pass keeps none of it); the tick of the
+ * event's CPU when it looked it up, else NULL
  */
-static void running(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g)
+static hot_inline struct tick *running(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g)
 {
-	struct tick *t;
+	struct tick *t = NULL;
 
 	if (in->nrunning >= 2 && ev->t > in->last_t)
 		in->overlap += ev->t - in->last_t;
@@ -825,15 +850,20 @@ static void running(struct infer *in, const struct hg_ev *ev, int made, const st
 		push_pair(&t->cover, &t->chead, &t->cn, &t->ccap, g->g0,
 			  busy_others(in, g->cpu, g->g1) - t->open_other);
 	}
+	return t;
 }
 
 void infer_seen(struct infer *in, const struct hg_ev *ev, int made, const struct gapdef *g)
 {
+	struct tick *t = NULL;
+
 	in->now = ev->t;
 	if (!in->deciding || in->steal)
-		running(in, ev, made, g);
+		t = running(in, ev, made, g);
 	if (made == 1) {
-		struct tick *t = tick_of(in, g->cpu);
+		/* a gap closes at a start on its CPU: the tick running() looked up is the gap's */
+		if (!HG_FAST || !t)
+			t = tick_of(in, g->cpu);
 
 		if (t->calibrated && !g->vol && t->p && (double)(g->g1 - g->g0) >= t->lo &&
 		    (double)(g->g1 - g->g0) < t->hi && (!t->cand_only || g->next_thread == g->thread))
@@ -884,13 +914,11 @@ static double wait_due(const struct tick *t)
  * Called for every gap: it looks at the CPUs only once the first of their waiting
  * candidates is ready, which it keeps (a CPU's reach is fixed once it waits).
  */
-static void drain_calibration(struct infer *in, struct quant *ticks)
+static out_of_line void drain_calibration_now(struct infer *in, struct quant *ticks)
 {
 	double next = INFINITY;
 	uint32_t i;
 
-	if (!in->ended && (double)in->now < in->wait_due)
-		return;
 	for (i = 0; i < in->cpus.n; i++) {
 		struct tick *t = &in->tick[in->cpus.v[i]];
 
@@ -907,6 +935,13 @@ static void drain_calibration(struct infer *in, struct quant *ticks)
 			next = d;
 	}
 	in->wait_due = next;
+}
+
+static hot_inline void drain_calibration(struct infer *in, struct quant *ticks)
+{
+	if (HG_FAST && !in->ended && (double)in->now < in->wait_due)
+		return;
+	drain_calibration_now(in, ticks);
 }
 
 static int is_rt(const struct hgl_thread *t)
@@ -980,21 +1015,26 @@ static void find_top_rt(struct infer *in, unsigned char **on, uint32_t ncpu_on)
 	free(ntop);
 }
 
-static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncpu_on, struct quant *ticks)
+static flatten_hot void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncpu_on,
+					 struct quant *ticks, struct tape *tape)
 {
 	struct run *r = in->r;
-	struct hgside *hs = hgside_open(r, NULL, NULL);
+	struct hgside *hs = hgside_open(r, tape ? tape_record : NULL, tape);
 	struct gapper gp;
 	struct hg_ev ev;
-	struct gapdef g;
+	struct gapdef g = { 0 };	/* set by gapper_event() where it counts (-O3 cannot tell) */
+	struct tick *t;
 	int mig, made;
-	int64_t mt1;
+	int64_t mt1 = 0;
 	uint32_t c;
 
 	in->wait_due = INFINITY;
 	gapper_init(&gp, r);
 	while (hgside_next(hs, &ev)) {
+		mig = 0;
 		made = gapper_event(&gp, &ev, &g, &mig, &mt1);
+		if (tape)
+			tape_event(tape, &ev, made, &g, mig, mt1);
 		infer_seen(in, &ev, made, &g);
 		if (ev.kind == HGE_START) {
 			int k = ev.rec.thread;
@@ -1014,9 +1054,13 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 				in->first[k] = (int64_t)ev.rec.t0;
 			in->last[k] = (int64_t)ev.rec.t1;
 		}
-		if (made == 1 && !tick_of(in, g.cpu)->calibrated) {
-			struct tick *t = tick_of(in, g.cpu);
-
+		if (made != 1) {
+			if (made)
+				drain_calibration(in, ticks);
+			continue;
+		}
+		t = tick_of(in, g.cpu);
+		if (!t->calibrated) {
 			if (t->nocc == t->occcap) {
 				t->occcap = t->occcap ? 2 * t->occcap : 256;
 				t->occ = xrealloc(t->occ, 2 * t->occcap * sizeof(*t->occ));
@@ -1024,8 +1068,7 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 			t->occ[2 * t->nocc] = g.g0;
 			t->occ[2 * t->nocc++ + 1] = g.g1;
 		}
-		if (made == 1 && !g.vol) {
-			struct tick *t = tick_of(in, g.cpu);
+		if (!g.vol) {
 			int cand = g.next_thread == g.thread;
 
 			if (!cand && (!in->switch_gaps++ || g.g1 - g.g0 < in->min_switch))
@@ -1054,10 +1097,11 @@ static void calibration_pass(struct infer *in, unsigned char **on, uint32_t *ncp
 					in->wait_due = d;
 			}
 		}
-		if (made)
-			drain_calibration(in, ticks);
+		drain_calibration(in, ticks);
 	}
 	infer_end(in);
+	if (tape)
+		tape_rewind(tape, &gp);
 	for (c = 0; c < in->ncpu; c++)
 		if (in->tick[c].have && !in->tick[c].calibrated)
 			calibrate(in, &in->tick[c]);
@@ -1086,7 +1130,7 @@ static void find_steal(struct infer *in)
 	in->steal = b > 0 && in->overlap_share < STEAL_OVERLAP;
 }
 
-struct infer *infer_calibrate(struct run *r)
+struct infer *infer_calibrate(struct run *r, struct tape *tape)
 {
 	struct infer *in = xcalloc(1, sizeof(*in));
 	unsigned char **on = xcalloc(r->nthreads + 1, sizeof(*on));
@@ -1103,7 +1147,7 @@ struct infer *infer_calibrate(struct run *r)
 	in->last = xcalloc(r->nthreads + 1, sizeof(*in->last));
 	in->nint = xcalloc(r->nthreads + 1, sizeof(*in->nint));
 	find_slices(in);
-	calibration_pass(in, on, &ncpu_on, &ticks);
+	calibration_pass(in, on, &ncpu_on, &ticks, tape);
 	find_top_rt(in, on, ncpu_on);
 	find_steal(in);
 	for (k = 0; k < r->nthreads; k++)
@@ -1486,7 +1530,7 @@ struct infer_lane *infer_lane_new(struct infer *in, const double limits_us[3])
 	return l;
 }
 
-void infer_lane_decide(struct infer *in, struct infer_lane *l, struct hgg_gap *g)
+out_of_line void infer_lane_decide(struct infer *in, struct infer_lane *l, struct hgg_gap *g)
 {
 	struct tick *t = tick_of(in, g->cpu);
 	struct lane_cpu *c, own;

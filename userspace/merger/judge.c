@@ -31,7 +31,8 @@
 
 /* a figure per component or cause: (kind, id) -> aggregate */
 struct agg {
-	uint8_t kind;		/* enum hgg_comp_kind, or 100 + enum hgg_kind, or 200: switched to */
+	uint8_t kind;		/* enum hgg_comp_kind, or 100 + enum hgg_kind, 150 hidden (names_hidden_key),
+				 * or 200: switched to */
 	int64_t id;
 	uint64_t n, first_cpu;
 	int64_t first_g0;
@@ -45,6 +46,10 @@ struct aggs {
 	size_t n, cap;
 	size_t *slot;		/* open addressing: index + 1, 0 empty */
 	size_t nslot;
+	/* the aggregates asked for last, a place each by a few bits of (kind, id): a gap asks for
+	 * five or six, mostly the same few (the hash's search and its records 300 bytes apart were
+	 * 30 instructions an ask, callgrind); cleared when v moves */
+	struct { struct agg *a; int64_t id; uint8_t kind; } seen[16];
 };
 
 static const char *const rule_name[HGG_R_N] = {
@@ -52,6 +57,7 @@ static const char *const rule_name[HGG_R_N] = {
 };
 
 #define AGG_KIND	100
+#define AGG_HIDDEN	150
 #define AGG_OUT		200
 
 static uint64_t agg_hash(uint8_t kind, int64_t id)
@@ -61,7 +67,7 @@ static uint64_t agg_hash(uint8_t kind, int64_t id)
 
 /* agg_add - a new aggregate for (@kind, @id), first seen in @g; the table grown to stay half
  * empty at most */
-static __attribute__((noinline)) struct agg *agg_add(struct aggs *s, uint8_t kind, int64_t id,
+static cold_path struct agg *agg_add(struct aggs *s, uint8_t kind, int64_t id,
 						     const struct hgg_gap *g)
 {
 	size_t i;
@@ -84,6 +90,7 @@ static __attribute__((noinline)) struct agg *agg_add(struct aggs *s, uint8_t kin
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 16;
 		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+		memset(s->seen, 0, sizeof(s->seen));
 	}
 	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
 	s->v[s->n].kind = kind;
@@ -98,22 +105,32 @@ static __attribute__((noinline)) struct agg *agg_add(struct aggs *s, uint8_t kin
  * tables are ordered by the first gap, in CPU then time order. Inline: several a gap. */
 static inline struct agg *agg_of(struct aggs *s, uint8_t kind, int64_t id, const struct hgg_gap *g)
 {
+	unsigned k = (unsigned)(kind * 5 + (uint64_t)id) & 15;
+	struct agg *a = NULL;
 	size_t i;
 
+	if (HG_FAST && s->seen[k].a && s->seen[k].id == id && s->seen[k].kind == kind) {
+		a = s->seen[k].a;
+		goto found;
+	}
 	if (!s->nslot)
 		return agg_add(s, kind, id, g);
 	for (i = agg_hash(kind, id) >> 20 & (s->nslot - 1); s->slot[i]; i = (i + 1) & (s->nslot - 1)) {
-		struct agg *a = &s->v[s->slot[i] - 1];
-
-		if (a->kind == kind && a->id == id) {
-			if (g->cpu < a->first_cpu || (g->cpu == a->first_cpu && (int64_t)g->g0 < a->first_g0)) {
-				a->first_cpu = g->cpu;
-				a->first_g0 = (int64_t)g->g0;
-			}
-			return a;
-		}
+		a = &s->v[s->slot[i] - 1];
+		if (a->kind == kind && a->id == id)
+			break;
 	}
-	return agg_add(s, kind, id, g);
+	if (!s->slot[i])
+		return agg_add(s, kind, id, g);
+	s->seen[k].a = a;
+	s->seen[k].id = id;
+	s->seen[k].kind = kind;
+found:
+	if (g->cpu < a->first_cpu || (g->cpu == a->first_cpu && (int64_t)g->g0 < a->first_g0)) {
+		a->first_cpu = g->cpu;
+		a->first_g0 = (int64_t)g->g0;
+	}
+	return a;
 }
 
 static void aggs_free(struct aggs *s)
@@ -135,6 +152,9 @@ struct map_thread {
 	size_t ngap, capgap;
 };
 
+/* the CPUs a judge counts apart; gaps on CPUs beyond are counted on the last */
+#define CPU_SEEN_WORDS	64
+
 struct judge {
 	struct run *r;
 	const char *tmpdir;
@@ -144,6 +164,18 @@ struct judge {
 	uint64_t m[SCORED][INFERABLE];
 	uint64_t hidden_gaps;
 	double hidden_cycles;
+	/* the gaps' composition (judged gaps): nothing recorded on their CPU, other vCPUs' turns;
+	 * the gaps named hidden for it although the kernel recorded events in them, and the turns */
+	double unrecorded_cycles, turn_cycles;
+	uint64_t mostly_unrecorded, turn_gaps;
+	/* the CPUs the judged gaps were on: the run's time is that many CPUs' (run_cpu_cycles) */
+	uint64_t cpu_seen[CPU_SEEN_WORDS];
+	uint32_t ncpu_seen;
+	/* the longest involuntary gap the kernel judged, and what it was made of */
+	int have_longest;
+	struct hgg_gap longest;
+	struct { char what[64]; uint64_t cycles; } longest_part[HGG_COMPS];
+	int nlongest_part;
 	struct aggs causes, lost, irq;
 	struct quant sw, sw_handler, sw_only;
 	uint64_t sw_true, pre, ticked, resched;
@@ -167,6 +199,37 @@ struct judge {
 	struct ktick { int have; int64_t last; uint64_t gaps, handler_max; struct quant apart; } *ktick;
 	uint32_t nktick;
 };
+
+/* see_cpu - a judged gap was on @cpu */
+static void see_cpu(struct judge *j, uint32_t cpu)
+{
+	uint32_t b = cpu < 64 * CPU_SEEN_WORDS ? cpu : 64 * CPU_SEEN_WORDS - 1;
+	uint64_t bit = 1ULL << (b % 64);
+
+	if (!(j->cpu_seen[b / 64] & bit)) {
+		j->cpu_seen[b / 64] |= bit;
+		j->ncpu_seen++;
+	}
+}
+
+/*
+ * run_cpu_cycles - the run's time on the CPUs its gaps were on: its length times their number.
+ * Gaps of threads on two CPUs add up to as much as twice the run (in the icount2 guests each
+ * vCPU's turns are half of the other's time): a share of the run's length alone would pass 1.
+ */
+static double run_cpu_cycles(const struct judge *j)
+{
+	return j->r->info->duration_ns * 1e-9 * j->r->hz * (j->ncpu_seen ? j->ncpu_seen : 1);
+}
+
+/* of_run - how the summary's shares name their whole: "the run", or its CPUs' time */
+static const char *of_run(const struct judge *j, char *buf, size_t len)
+{
+	if (j->ncpu_seen <= 1)
+		return "the run";
+	snprintf(buf, len, "the run's time on its %u CPUs", j->ncpu_seen);
+	return buf;
+}
 
 struct judge *judge_new(struct run *r, const char *tmpdir)
 {
@@ -273,8 +336,8 @@ static void describe(const struct run *r, const struct kev *e, int64_t g0, char 
 	snprintf(buf, len, "+%.1fus %s%s%s", us_of(r, (double)(e->tsc - g0)), kind, *arg ? " " : "", arg);
 }
 
-static void put_disagreement(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d,
-			     struct infer *in)
+static cold_path void put_disagreement(struct judge *j, const struct hgg_gap *g,
+				       const struct gap_detail *d, struct infer *in)
 {
 	struct run *r = j->r;
 	FILE *f = dis_begin(j);
@@ -296,6 +359,7 @@ static void put_disagreement(struct judge *j, const struct hgg_gap *g, const str
 	jw_str(&w, "actual_kind", hgg_kind_name[g->kind]);
 	jw_str(&w, "primary", g->flags & HGG_F_PRIMARY ? names_comp(g->primary_kind, g->primary_id, buf,
 								      sizeof(buf)) : NULL);
+	jw_str(&w, "cause", names_cause(g, buf, sizeof(buf)));	/* report 2.6 */
 	if (g->why == HGG_W_OUT)
 		snprintf(buf, sizeof(buf), "%s (prev_state %#x), switched to %s",
 			 g->flags & HGG_F_PREEMPTED ? "preempted" : "blocked", g->out_state,
@@ -360,14 +424,15 @@ void judge_interval(struct judge *j, const struct hgl_rec *iv)
 
 /* judge_loads - what the labelled loads did to a gap: caused it (it was switched to one, @pid as
  * names_switch_task() says, or one is its primary cause), or took part of it */
-static void judge_loads(struct judge *j, const struct hgg_gap *g, int64_t pid, const struct gap_detail *d)
+static cold_path void judge_loads(struct judge *j, const struct hgg_gap *g, int64_t pid,
+				  const struct gap_detail *d)
 {
 	int who = -1, i;
 	char *seen = NULL;
 
 	if (pid >= 0)
 		who = labels_task((uint32_t)pid);
-	else if (g->flags & HGG_F_PRIMARY)
+	else if ((g->flags & HGG_F_PRIMARY) && g->cls != HGG_C_HIDDEN)	/* hidden: the load took part */
 		who = labels_comp(g->primary_kind, g->primary_id);
 	if (who >= 0) {
 		j->load[who].caused++;
@@ -417,7 +482,42 @@ static void judge_tick(struct judge *j, const struct hgg_gap *g)
 	k->gaps++;
 }
 
-void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d, struct infer *in)
+/* longer - is @g longer than the longest so far: at equal length, earlier, then of a lower thread
+ * (gaps close in CPU order: not the CPUs' numbers decide) */
+static int longer(const struct judge *j, const struct hgg_gap *g)
+{
+	const struct hgg_gap *l = &j->longest;
+
+	if (!j->have_longest || g->g1 - g->g0 != l->g1 - l->g0)
+		return !j->have_longest || g->g1 - g->g0 > l->g1 - l->g0;
+	return g->g0 != l->g0 ? g->g0 < l->g0 : g->thread < l->thread;
+}
+
+/* keep_longest - @g is the longest judged gap so far: it, and its largest parts by name */
+static cold_path void keep_longest(struct judge *j, const struct hgg_gap *g,
+				   const struct gap_detail *d)
+{
+	int i;
+
+	j->have_longest = 1;
+	j->longest = *g;
+	j->nlongest_part = 0;
+	for (i = 0; i < d->ncomp && j->nlongest_part < HGG_COMPS; i++) {
+		if (!d->comp[i].cycles)
+			continue;
+		if (d->comp[i].kind == HGG_K_SELF)
+			snprintf(j->longest_part[j->nlongest_part].what, sizeof(j->longest_part[0].what),
+				 "nothing recorded");
+		else
+			names_comp(d->comp[i].kind, d->comp[i].id, j->longest_part[j->nlongest_part].what,
+				   sizeof(j->longest_part[0].what));
+		j->longest_part[j->nlongest_part++].cycles = d->comp[i].cycles;
+	}
+}
+
+/* judge_gap - a decided gap into every figure; flattened: every gap comes here */
+flatten_hot void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail *d,
+			  struct infer *in)
 {
 	struct run *r = j->r;
 	int64_t len = (int64_t)(g->g1 - g->g0);
@@ -433,12 +533,15 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 		j->max_cpu = g->cpu;
 	j->any_cpu = 1;
 	map_gap(j, g);
+	see_cpu(j, g->cpu);
 	if (g->cls == HGG_C_TIMER || g->tick_cycles)
 		judge_tick(j, g);
 	loghist_add(&j->gap_hist[g->cls], us_of(r, (double)len));
 	/* the causes: what each gap went to, whole */
 	if (pid >= 0)
 		a = agg_of(&j->causes, AGG_OUT, pid, g);
+	else if (g->cls == HGG_C_HIDDEN)	/* never with the kernel's part alone: names.c */
+		a = agg_of(&j->causes, AGG_HIDDEN, (int64_t)names_hidden_key(g), g);
 	else if (g->flags & HGG_F_PRIMARY)
 		a = agg_of(&j->causes, g->primary_kind, g->primary_id, g);
 	else
@@ -469,6 +572,12 @@ void judge_gap(struct judge *j, const struct hgg_gap *g, const struct gap_detail
 		j->hidden_gaps++;
 		j->hidden_cycles += (double)len;
 	}
+	if (longer(j, g))
+		keep_longest(j, g, d);
+	j->unrecorded_cycles += (double)g->self_cycles;
+	j->turn_cycles += (double)g->turn_cycles;
+	j->mostly_unrecorded += g->why == HGG_W_UNRECORDED;
+	j->turn_gaps += g->kind == HGG_KD_TURN;
 	j->scored++;
 	if (hgg_in_matrix(g))
 		j->m[g->cls][g->inferred]++;
@@ -715,8 +824,8 @@ static void report_causes(struct judge *j, struct jsonw *w)
 		const char *kind;
 
 		if (a->kind == HGG_K_SELF) {
-			snprintf(name, sizeof(name), "unaccounted (the thread itself: kernel entry and exit, or "
-				 "nothing recorded)");
+			snprintf(name, sizeof(name), "nothing recorded (the thread's own kernel entry and exit, "
+				 "or time below the kernel)");
 			kind = "self";
 		} else {
 			names_comp(a->kind, a->id, name, sizeof(name));
@@ -884,6 +993,43 @@ static void report_disagreements(struct judge *j, struct jsonw *w)
 	jw_end_obj(w);
 }
 
+/* report_longest - report 2.6: the longest judged gap and its composition (the worst gap's
+ * automatic analysis, tools/hgtools/analysis.py) */
+static void report_longest(struct judge *j, struct jsonw *w, struct infer *in)
+{
+	const struct hgg_gap *g = &j->longest;
+	struct run *r = j->r;
+	char buf[256];
+	int i;
+
+	if (!j->have_longest) {
+		jw_null(w, "longest");
+		return;
+	}
+	jw_obj(w, "longest");
+	jw_numf(w, "t", t_of(r, (int64_t)g->g0), 6);
+	jw_uint(w, "cpu", g->cpu);
+	jw_int(w, "thread", g->thread);
+	jw_int(w, "next_thread", g->next_thread);
+	jw_numf(w, "us", us_of(r, (double)(g->g1 - g->g0)), 3);
+	jw_str(w, "actual", hgg_class_name[g->cls]);
+	jw_str(w, "kind", hgg_kind_name[g->kind]);
+	jw_str(w, "cause", names_cause(g, buf, sizeof(buf)));
+	jw_str(w, "inferred", hgg_class_name[g->inferred]);
+	jw_str(w, "why_inferred", infer_why(in, g, buf, sizeof(buf)));
+	jw_numf(w, "unrecorded_us", us_of(r, (double)(g->self_cycles + g->turn_cycles)), 3);
+	jw_uint(w, "n_events", g->n_events);
+	jw_arr(w, "parts");
+	for (i = 0; i < j->nlongest_part; i++) {
+		jw_obj(w, NULL);
+		jw_str(w, "what", j->longest_part[i].what);
+		jw_numf(w, "us", us_of(r, (double)j->longest_part[i].cycles), 3);
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+	jw_end_obj(w);
+}
+
 void judge_report(struct judge *j, struct jsonw *w, struct infer *in)
 {
 	struct run *r = j->r;
@@ -912,13 +1058,29 @@ void judge_report(struct judge *j, struct jsonw *w, struct infer *in)
 		if (j->classes[c])
 			jw_uint(w, hgg_class_name[c], j->classes[c]);
 	jw_end_obj(w);
+	/* report 2.6: what the kernel did not record in the judged gaps, and the gaps named hidden for
+	 * it although kernel events were in them (docs/merge.md, "The ground truth of a gap") */
+	jw_obj(w, "unrecorded");
+	jw_numf(w, "ms", us_of(r, j->unrecorded_cycles) / 1e3, 6);
+	jw_numf(w, "turn_ms", us_of(r, j->turn_cycles) / 1e3, 6);
+	if (run_cycles > 0)
+		jw_numf(w, "share_of_run", (j->unrecorded_cycles + j->turn_cycles) / run_cpu_cycles(j), 5);
+	else
+		jw_null(w, "share_of_run");
+	jw_uint(w, "mostly_unrecorded_gaps", j->mostly_unrecorded);
+	jw_uint(w, "turn_gaps", j->turn_gaps);
+	jw_numf(w, "share_limit", HGG_UNRECORDED_SHARE, 2);
+	jw_numf(w, "floor_us", HGG_UNRECORDED_FLOOR_US, 1);
+	jw_end_obj(w);
+	report_longest(j, w, in);
 	jw_end_obj(w);
 	jw_obj(w, "steal");
 	jw_uint(w, "hidden_gaps", j->hidden_gaps);
 	jw_numf(w, "hidden_ms", us_of(r, j->hidden_cycles) / 1e3, 6);
 	jw_numf(w, "run_ms", us_of(r, run_cycles) / 1e3, 3);
+	jw_uint(w, "cpus", j->ncpu_seen ? j->ncpu_seen : 1);
 	if (run_cycles > 0)
-		jw_numf(w, "share", j->hidden_cycles / run_cycles, 5);
+		jw_numf(w, "share", j->hidden_cycles / run_cpu_cycles(j), 5);
 	else
 		jw_null(w, "share");
 	jw_end_obj(w);
@@ -989,11 +1151,16 @@ int judge_summary(struct judge *j, char *line1, char *line2, size_t len)
 	struct scores s;
 	uint64_t explained = j->explained;
 	uint64_t invol = j->total - j->voluntary;
-	double run_cycles = r->info->duration_ns * 1e-9 * r->hz;
+	double cpu_cycles = run_cpu_cycles(j);
+	char turns_note[96] = "", whole[64];
+	const char *wl = of_run(j, whole, sizeof(whole));
 
 	if (!j->total)		/* a latency run: its threads sleep between wake-ups, and record no gaps */
 		return 0;
 	scores(j, &s);
+	if (j->turn_gaps)
+		snprintf(turns_note, sizeof(turns_note), "; %llu mostly another vCPU's turn",
+			 (unsigned long long)j->turn_gaps);
 	if (j->unexpl[HGG_W_NO_RECORDING]) {	/* hgmerge --no-kernel: inferred, not judged */
 		snprintf(line1, len, "gaps: %llu (%llu voluntary); no kernel recording: the %llu others inferred "
 			 "%llu switch_hg, %llu switch_other, %llu timer, %llu interrupt, %llu hidden",
@@ -1008,11 +1175,15 @@ int judge_summary(struct judge *j, char *line1, char *line2, size_t len)
 		return 2;
 	}
 	snprintf(line1, len, "gaps: %llu (%llu voluntary); the kernel explains %llu of the %llu others (%.1f%%), "
-		 "%llu hidden (steal: %.2f%% of the run), %llu unexplainable",
+		 "%llu hidden (steal: %.2f%% of %s; %llu of them held kernel events too%s), %llu unexplainable; "
+		 "nothing recorded: %.3f ms (%.2f%% of %s)",
 		 (unsigned long long)j->total, (unsigned long long)j->voluntary, (unsigned long long)explained,
 		 (unsigned long long)invol, invol ? 100.0 * explained / invol : 0.0,
-		 (unsigned long long)j->classes[HGG_C_HIDDEN], run_cycles > 0 ? 100 * j->hidden_cycles / run_cycles : 0,
-		 (unsigned long long)j->classes[HGG_C_UNEXPLAINABLE]);
+		 (unsigned long long)j->classes[HGG_C_HIDDEN], cpu_cycles > 0 ? 100 * j->hidden_cycles / cpu_cycles : 0,
+		 wl,
+		 (unsigned long long)j->mostly_unrecorded, turns_note, (unsigned long long)j->classes[HGG_C_UNEXPLAINABLE],
+		 us_of(r, j->unrecorded_cycles + j->turn_cycles) / 1e3,
+		 cpu_cycles > 0 ? 100 * (j->unrecorded_cycles + j->turn_cycles) / cpu_cycles : 0, wl);
 	if (s.gaps)
 		snprintf(line2, len, "inferences: %llu of %llu gaps with a kernel cause right (%.1f%%), macro F1 %.2f; "
 			 "hidden gaps %llu of %llu named hidden",
@@ -1035,8 +1206,8 @@ int judge_summary(struct judge *j, char *line1, char *line2, size_t len)
 int judge_vm_summary(struct judge *j, const char *hv, double switch_limit, char *line, size_t len)
 {
 	struct run *r = j->r;
-	double run_cycles = r->info->duration_ns * 1e-9 * r->hz;
-	char name[96], tick[160] = "";
+	double cpu_cycles = run_cpu_cycles(j);
+	char name[96], tick[160] = "", whole[64];
 	size_t i;
 
 	if (!j->total || !hv || !*hv || j->unexpl[HGG_W_NO_RECORDING])	/* nothing known of the steal */
@@ -1051,9 +1222,9 @@ int judge_vm_summary(struct judge *j, const char *hv, double switch_limit, char 
 			break;
 		}
 	}
-	snprintf(line, len, "virtual machine (CPUID hypervisor '%s'): hidden gaps %.2f%% of the run%s: the score "
+	snprintf(line, len, "virtual machine (CPUID hypervisor '%s'): hidden gaps %.2f%% of %s%s: the score "
 		 "measures the machine as much as the inference", hv,
-		 run_cycles > 0 ? 100 * j->hidden_cycles / run_cycles : 0, tick);
+		 cpu_cycles > 0 ? 100 * j->hidden_cycles / cpu_cycles : 0, of_run(j, whole, sizeof(whole)), tick);
 	return 1;
 }
 

@@ -37,11 +37,12 @@ struct kent {
 struct kstream {
 	struct kcpu *v;
 	int n;
-	struct kent top;		/* the CPU whose record comes next; i < 0: none left */
+	struct kent top;		/* the CPU whose record comes next; i < 0: none left (tsc INT64_MAX) */
 	struct kent *heap;		/* the others with records, by the next record's stamp, then CPU */
 	int nheap;
-	int pending;			/* top's record was handed out: moved on at the next call, so
-					 * that the record stays valid until then, without a copy */
+	int refill;			/* the top's chunk ran out at the record handed out last: its next
+					 * is read at the next call, so that the record stays valid until
+					 * then, without a copy */
 	uint64_t events;
 };
 
@@ -104,6 +105,7 @@ static void take_top(struct kstream *k)
 {
 	if (!k->nheap) {
 		k->top.i = -1;
+		k->top.tsc = INT64_MAX;
 		return;
 	}
 	k->top = k->heap[0];
@@ -170,30 +172,57 @@ static void chunk_done(struct kstream *k)
 		swap_top(k);
 }
 
-/* settle - move the top CPU past the record handed out; the heap's first takes its place when
- * it comes before the top's next. Inline: it runs for every record. */
-static inline __attribute__((always_inline)) void settle(struct kstream *k)
+/*
+ * advance - the top CPU past @r, the record just handed out: its next record's stamp, and the
+ * heap's first in its place when that one comes first. Inline: it runs for every record.
+ */
+static hot_inline void advance(struct kstream *k, struct kcpu *c, const struct hgt_rec *r)
 {
-	struct kcpu *c;
-
-	if (!k->pending)
-		return;
-	k->pending = 0;
-	c = &k->v[k->top.i];
-	c->p += rec_of(c)->len;
-	if (__builtin_expect(c->p == c->end, 0)) {
-		chunk_done(k);
+	c->p += r->len;
+	if (unlikely(c->p == c->end)) {
+		k->refill = 1;
 		return;
 	}
 	k->top.tsc = (int64_t)rec_of(c)->tsc;
-	if (k->nheap && before(&k->heap[0], &k->top))
-		swap_top(k);
+	if (k->nheap && before(&k->heap[0], &k->top)) {
+		if (HG_FAST && k->nheap == 1) {
+			/* two CPUs, their records interleaved (the bench's run: every record): the
+			 * heap of one changes places with the top */
+			struct kent e = k->top;
+
+			k->top = k->heap[0];
+			k->heap[0] = e;
+		} else {
+			swap_top(k);
+		}
+	}
+}
+
+/* settle - the top CPU's next chunk, when its last one ran out at the record handed out last */
+static hot_inline void settle(struct kstream *k)
+{
+	if (unlikely(k->refill)) {
+		k->refill = 0;
+		chunk_done(k);
+	}
 }
 
 int64_t kstream_peek(struct kstream *k)
 {
 	settle(k);
-	return k->top.i >= 0 ? k->top.tsc : INT64_MAX;
+	return k->top.tsc;
+}
+
+/* hand_out - the top's record, the top moved past it */
+static hot_inline void hand_out(struct kstream *k, uint32_t *cpu, const struct hgt_rec **rec)
+{
+	struct kcpu *c = &k->v[k->top.i];
+	const struct hgt_rec *r = rec_of(c);
+
+	*cpu = c->cpu;
+	*rec = r;
+	k->events++;
+	advance(k, c, r);
 }
 
 int kstream_next(struct kstream *k, uint32_t *cpu, const struct hgt_rec **rec)
@@ -201,65 +230,26 @@ int kstream_next(struct kstream *k, uint32_t *cpu, const struct hgt_rec **rec)
 	settle(k);
 	if (k->top.i < 0)
 		return 0;
-	*cpu = k->top.cpu;
-	*rec = rec_of(&k->v[k->top.i]);
-	k->pending = 1;
-	k->events++;
+	hand_out(k, cpu, rec);
 	return 1;
-}
-
-/* hand_out - the top's record, if stamped at most @upto (and below INT64_MAX, kstream_peek()'s
- * end) */
-static inline int hand_out(struct kstream *k, int64_t upto, uint32_t *cpu, const struct hgt_rec **rec)
-{
-	if (k->top.i < 0 || k->top.tsc > upto || k->top.tsc == INT64_MAX)
-		return 0;
-	*cpu = k->top.cpu;
-	*rec = rec_of(&k->v[k->top.i]);
-	k->pending = 1;
-	k->events++;
-	return 1;
-}
-
-/* next_upto_moved - kstream_next_upto() once the top's chunk ran out or another CPU came first */
-static __attribute__((noinline)) int next_upto_moved(struct kstream *k, int64_t upto, uint32_t *cpu,
-						     const struct hgt_rec **rec, int chunk_used_up)
-{
-	if (chunk_used_up)
-		chunk_done(k);
-	else
-		swap_top(k);
-	return hand_out(k, upto, cpu, rec);
 }
 
 /*
- * kstream_next_upto - settle() and kstream_next() written out: the common paths (the same CPU's
- * next record, in its chunk, still first; or the other of two CPUs first) call nothing, so
- * they need no frame of their own; the rest is a tail call
+ * kstream_next_upto - kstream_next() when the next record is stamped at most @upto (and below
+ * INT64_MAX, kstream_peek()'s end): one comparison, none left being stamped INT64_MAX
  */
 int kstream_next_upto(struct kstream *k, int64_t upto, uint32_t *cpu, const struct hgt_rec **rec)
 {
-	if (k->pending) {
-		struct kcpu *c = &k->v[k->top.i];
+	if (!HG_FAST) {		/* the plain way: the peek and the next */
+		int64_t t = kstream_peek(k);
 
-		k->pending = 0;
-		c->p += rec_of(c)->len;
-		if (__builtin_expect(c->p == c->end, 0))
-			return next_upto_moved(k, upto, cpu, rec, 1);
-		k->top.tsc = (int64_t)rec_of(c)->tsc;
-		if (k->nheap && before(&k->heap[0], &k->top)) {
-			struct kent e;
-
-			if (k->nheap > 1)
-				return next_upto_moved(k, upto, cpu, rec, 0);
-			/* two CPUs, their records interleaved (the bench's run: every record): the
-			 * heap of one changes places with the top */
-			e = k->top;
-			k->top = k->heap[0];
-			k->heap[0] = e;
-		}
+		return t <= upto && t != INT64_MAX ? kstream_next(k, cpu, rec) : 0;
 	}
-	return hand_out(k, upto, cpu, rec);
+	settle(k);
+	if (k->top.tsc > (upto < INT64_MAX ? upto : INT64_MAX - 1))
+		return 0;
+	hand_out(k, cpu, rec);
+	return 1;
 }
 
 uint64_t kstream_events(const struct kstream *k)

@@ -26,12 +26,23 @@
 
 static const char *const stage_name[NSTAGE] = { "timer", "irq", "sched", "return" };
 
+#define PARTS 3		/* parts listed per stage, largest first */
+
+/* what a stage's time went to */
+struct part {
+	char what[64];
+	double us;
+};
+
 struct wake {
 	double t, latency_us, lateness_us, stage[NSTAGE];
 	int known[NSTAGE], largest;
 	uint32_t cpu;
 	uint16_t thread;
 	char blame[96];
+	struct part part[NSTAGE][PARTS];
+	int npart[NSTAGE];
+	double unrecorded_us[NSTAGE];	/* nothing recorded on the CPU, or other vCPUs' turns */
 };
 
 struct lat_thread {
@@ -62,12 +73,86 @@ struct latency *latency_new(struct run *r, const char *tmpdir)
 	return l;
 }
 
-/* excluded from blame and "instead": the thread itself, an unknown task, and (for blame) idle */
-static int not_blamed(const struct window *w, const struct hgg_comp *c, int idle_too)
+/* not in a missed period's "instead": the thread itself, an unknown task */
+static int not_instead(const struct window *w, const struct hgg_comp *c)
 {
 	if (c->kind == HGG_K_SELF || !c->cycles)
 		return 1;
-	return c->kind == HGG_K_TASK && ((uint32_t)c->id == w->tid || c->id < 0 || (idle_too && c->id == 0));
+	return c->kind == HGG_K_TASK && ((uint32_t)c->id == w->tid || c->id < 0);
+}
+
+/* stage_parts - what stage @i of @x, [@b0, @b1), went to, cut from the window's stretches: its
+ * largest parts (nothing recorded among them, as the gaps name it) and its unrecorded time */
+static void stage_parts(struct latency *l, const struct window *w, struct wake *x, int i, int64_t b0, int64_t b1)
+{
+	struct acc { uint8_t kind; int64_t id; int64_t v; } acc[16];
+	int n = 0, k, m;
+	int64_t unrec = 0;
+
+	for (k = 0; k < w->nseg; k++) {
+		const struct wseg *sg = &w->seg[k];
+		int64_t a = sg->t0 > b0 ? sg->t0 : b0, b = sg->t1 < b1 ? sg->t1 : b1;
+
+		if (b <= a)
+			continue;
+		if (sg->kind == HGG_K_SELF || sg->kind == HGG_K_TURN)
+			unrec += b - a;
+		for (m = 0; m < n && (acc[m].kind != sg->kind || acc[m].id != sg->id); m++)
+			;
+		if (m == n) {
+			if (n == (int)(sizeof(acc) / sizeof(acc[0])))
+				continue;	/* more than 16 things in one stage: the rest are small */
+			acc[n++] = (struct acc){ sg->kind, sg->id, 0 };
+		}
+		acc[m].v += b - a;
+	}
+	x->unrecorded_us[i] = us_of(l->r, (double)unrec);
+	for (x->npart[i] = 0; x->npart[i] < PARTS; x->npart[i]++) {
+		int best = -1;
+		struct part *p = &x->part[i][x->npart[i]];
+
+		for (m = 0; m < n; m++)
+			if (acc[m].v > 0 && (best < 0 || acc[m].v > acc[best].v))
+				best = m;
+		if (best < 0)
+			break;
+		if (acc[best].kind == HGG_K_SELF)
+			snprintf(p->what, sizeof(p->what), "nothing recorded");
+		else if (acc[best].kind == HGG_K_TASK && (uint32_t)acc[best].id == w->tid)
+			snprintf(p->what, sizeof(p->what), "%s in the kernel", l->r->th[w->thread].name);
+		else
+			names_comp(acc[best].kind, acc[best].id, p->what, sizeof(p->what));
+		p->us = us_of(l->r, (double)acc[best].v);
+		acc[best].v = 0;	/* listed */
+	}
+}
+
+/*
+ * blame - what the largest stage is blamed on: nothing recorded, when that was more than
+ * HGG_UNRECORDED_SHARE of it (the gaps' rule); else its largest part that ran instead of the
+ * thread (a handler, another task; not idle, the thread itself or an unknown task)
+ */
+static void blame(struct wake *x)
+{
+	int i = x->largest, k;
+
+	x->blame[0] = 0;
+	if (i < 0 || x->stage[i] <= 0)
+		return;
+	if (x->unrecorded_us[i] > HGG_UNRECORDED_SHARE * x->stage[i]) {
+		snprintf(x->blame, sizeof(x->blame), "nothing recorded for %.1f of its %.1f us", x->unrecorded_us[i],
+			 x->stage[i]);
+		return;
+	}
+	for (k = 0; k < x->npart[i]; k++) {
+		const char *w = x->part[i][k].what;
+
+		if (strcmp(w, "nothing recorded") && strcmp(w, "idle") && strcmp(w, "unknown task") &&
+		    !strstr(w, " in the kernel") && !strstr(w, "'s turn")) {
+			snprintf(x->blame, sizeof(x->blame), "%s", w);
+			return;
+		}
+	}
 }
 
 static void wake(struct latency *l, const struct window *w)
@@ -75,25 +160,29 @@ static void wake(struct latency *l, const struct window *w)
 	struct run *r = l->r;
 	struct lat_thread *th = &l->th[w->thread];
 	struct wake x = { .t = t_of(r, (int64_t)w->rec.t0), .cpu = w->cpu, .thread = w->thread, .largest = -1 };
-	int64_t intended = (int64_t)w->rec.t0, user = (int64_t)w->rec.t1, v[NSTAGE];
+	int64_t intended = (int64_t)w->rec.t0, user = (int64_t)w->rec.t1, v[NSTAGE], b0[NSTAGE];
 	int i, n = 0;
 
 	x.latency_us = us_of(r, (double)(user - intended));
 	x.lateness_us = (double)(int64_t)w->rec.t2 / 1e3;
 	if (w->has_irq) {
 		x.known[0] = 1;
+		b0[0] = intended;
 		v[0] = w->irq - intended;
 	}
 	if (w->has_irq && w->has_woken && w->woken >= w->irq) {
 		x.known[1] = 1;
+		b0[1] = w->irq;
 		v[1] = w->woken - w->irq;
 	}
 	if (w->has_woken && w->has_in && w->in >= w->woken) {
 		x.known[2] = 1;
+		b0[2] = w->woken;
 		v[2] = w->in - w->woken;
 	}
 	if (w->has_in) {
 		x.known[3] = 1;
+		b0[3] = w->in;
 		v[3] = user - w->in;
 	}
 	for (i = 0; i < NSTAGE; i++) {
@@ -102,15 +191,12 @@ static void wake(struct latency *l, const struct window *w)
 		n++;
 		x.stage[i] = us_of(r, (double)v[i]);
 		quant_add(&th->stage[i], v[i]);
+		stage_parts(l, w, &x, i, b0[i], b0[i] + v[i]);
 		if (x.largest < 0 || x.stage[i] > x.stage[x.largest])
 			x.largest = i;
 	}
-	/* what ran in the window: the largest handler or other task (idle is no one to blame) */
-	for (i = 0; i < w->ncomp; i++)
-		if (!not_blamed(w, &w->comp[i], 1)) {
-			names_comp(w->comp[i].kind, w->comp[i].id, x.blame, sizeof(x.blame));
-			break;
-		}
+	/* what the largest stage went to: a stage is blamed on what ran during it */
+	blame(&x);
 	th->wakeups++;
 	th->decomposed += n == NSTAGE;
 	quant_add(&th->total, user - intended);
@@ -152,7 +238,7 @@ static void miss(struct latency *l, const struct window *w)
 	jw_numf(&j, "thread_ran_ms", us_of(r, ran) / 1e3, 4);
 	jw_arr(&j, "instead");
 	for (i = 0; i < w->ncomp && n < 4; i++) {
-		if (not_blamed(w, &w->comp[i], 0))
+		if (not_instead(w, &w->comp[i]))
 			continue;
 		jw_obj(&j, NULL);
 		jw_str(&j, "what", names_comp(w->comp[i].kind, w->comp[i].id, name, sizeof(name)));
@@ -165,7 +251,7 @@ static void miss(struct latency *l, const struct window *w)
 	l->nmiss++;
 }
 
-void latency_window(struct latency *l, const struct window *w)
+out_of_line void latency_window(struct latency *l, const struct window *w)
 {
 	if (w->kind == 1)
 		wake(l, w);
@@ -195,6 +281,28 @@ static void put_wake(struct latency *l, struct jsonw *w, const char *key, const 
 	jw_end_obj(w);
 	jw_str(w, "largest_stage", x->largest >= 0 ? stage_name[x->largest] : NULL);
 	jw_str(w, "blame", x->blame[0] ? x->blame : NULL);
+	/* report 2.6: each stage's parts, largest first, and its time with nothing recorded */
+	jw_obj(w, "stage_parts");
+	for (i = 0; i < NSTAGE; i++) {
+		int k;
+
+		if (!x->known[i]) {
+			jw_null(w, stage_name[i]);
+			continue;
+		}
+		jw_obj(w, stage_name[i]);
+		jw_numf(w, "unrecorded_us", x->unrecorded_us[i], 3);
+		jw_arr(w, "parts");
+		for (k = 0; k < x->npart[i]; k++) {
+			jw_obj(w, NULL);
+			jw_str(w, "what", x->part[i][k].what);
+			jw_numf(w, "us", x->part[i][k].us, 3);
+			jw_end_obj(w);
+		}
+		jw_end_arr(w);
+		jw_end_obj(w);
+	}
+	jw_end_obj(w);
 	jw_bool(w, "complete", x->known[0] && x->known[1] && x->known[2] && x->known[3]);
 	jw_end_obj(w);
 }
@@ -301,7 +409,7 @@ int latency_summary(struct latency *l, char *line, size_t len)
 		return 0;
 	snprintf(line, len, "worst wake-up latency: %.1f us at t=%.6f s on CPU %u (%s), largest stage %s%s%s",
 		 x->latency_us, x->t, x->cpu, l->r->th[x->thread].name,
-		 x->largest >= 0 ? stage_name[x->largest] : "unknown", x->blame[0] ? ", during it " : "", x->blame);
+		 x->largest >= 0 ? stage_name[x->largest] : "unknown", x->blame[0] ? ", blamed on " : "", x->blame);
 	return 1;
 }
 

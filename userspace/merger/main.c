@@ -34,6 +34,7 @@ struct opts {
 	const char *grid;	/* --grid: more sets of limits to decide beside the run's */
 	const char *classes;	/* --classes: each gap's class from a profile's model */
 	int no_kernel;		/* --no-kernel: hourglass's side alone, nothing judged */
+	int check;		/* --check: both files read and checked as a merge would, nothing merged */
 	double margin_us;
 	double limits_us[5];	/* --limits: switch, phase, hidden, tick_lo, tick_hi; < 0 calibrated */
 	int progress;
@@ -66,6 +67,7 @@ struct ctx {
 	double next_due;	/* the earliest time a waiting queue's first gap can be decided */
 	uint64_t waiting;	/* over every CPU */
 	struct infer *infer;
+	struct tape *tape;		/* the calibration pass's stream, played back; NULL: merged again */
 	struct classes *classes;	/* --classes, or NULL */
 	struct judge *judge;
 	struct latency *lat;
@@ -94,7 +96,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [options]\n"
 		"       hgmerge --hgl FILE --no-kernel --report OUT.json [options]\n"
-		"       hgmerge --hgl FILE --truth FILE.hgg --report OUT.json [options]\n\n"
+		"       hgmerge --hgl FILE --truth FILE.hgg --report OUT.json [options]\n"
+		"       hgmerge --hgl FILE --kernel FILE.hgt --check\n\n"
 		"Merge an hourglass run (its binary trace, hourglass --trace) with the kernel's\n"
 		"recording of it (hgtrace record, or hgtrace-import of a trace.dat) on the TSC:\n"
 		"explain every gap, score the gray-box inferences, and write the report as JSON\n"
@@ -107,6 +110,9 @@ static void usage(FILE *f)
 		"                        same run (its --gaps FILE): scored as with the recording, at a\n"
 		"                        fraction of the cost, names aside (hourglass learn)\n"
 		"  --report FILE         the report (JSON, report_version 2); '-' for stdout\n"
+		"  --check               read and check both files as a merge would, every record, and\n"
+		"                        stop there: exit 0 when a merge would take them, else its\n"
+		"                        refusal (hourglass results, before it trusts a saved report)\n"
 		"  --name NAME           how messages and the report name the recording\n"
 		"  --dir DIR             the run directory, as the report names it\n"
 		"  --gaps FILE           also the per-gap stream (docs/gap-stream.md)\n"
@@ -195,7 +201,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "label", required_argument, NULL, 'L' }, { "ready-fd", required_argument, NULL, 'R' },
 		{ "limits", required_argument, NULL, 'T' }, { "truth", required_argument, NULL, 't' },
 		{ "no-kernel", no_argument, NULL, 'N' }, { "grid", required_argument, NULL, 'G' },
-		{ "classes", required_argument, NULL, 'C' },
+		{ "classes", required_argument, NULL, 'C' }, { "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	char *end;
@@ -211,6 +217,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'k': o->kernel = optarg; break;
 		case 't': o->truth = optarg; break;
 		case 'N': o->no_kernel = 1; break;
+		case 'c': o->check = 1; break;
 		case 'G': o->grid = optarg; break;
 		case 'C': o->classes = optarg; break;
 		case 'n': o->name = optarg; break;
@@ -251,7 +258,10 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		bad_usage("unexpected argument '%s'", argv[optind]);
-	if (!o->hgl || !o->report)
+	if (o->check && (o->report || o->gaps || o->gaps_json || o->ks || o->pf || o->truth || o->grid ||
+			 o->classes || o->ready_fd >= 0))
+		bad_usage("%s", "--check writes nothing: it takes --hgl and --kernel FILE or --no-kernel");
+	if (!o->hgl || (!o->report && !o->check))
 		bad_usage("%s", "--hgl and --report are required");
 	if (!!o->kernel + !!o->truth + o->no_kernel != 1)
 		bad_usage("%s", "one of --kernel FILE, --truth FILE and --no-kernel is required");
@@ -407,6 +417,108 @@ static void report_grid(void *ctx, struct jsonw *w)
 	jw_end_arr(w);
 }
 
+/*
+ * The least share of hourglass's run its kernel recording must cover to judge it. A recording
+ * of hourglass record covers all of it (the recorder starts before hourglass and stops after
+ * it), so a shortfall is a recording made otherwise: by hand, or of another run (the demo's
+ * latency run given to its three-thread run covered none of it, and the report called every
+ * gap unexplainable). A tenth is what a recorder started a moment late or stopped a moment
+ * early may miss; beyond it the report would be of a run hourglass did not make, its
+ * unexplainable gaps the recording's absence. docs/merge.md, "Checks before merging".
+ */
+#define COVER_SHARE 0.9
+
+/*
+ * run_span - hourglass's run as its trace has it: its first interval's start to its last
+ * interval's end, where every gap lies, within what its info section says the run was (from
+ * t0_tsc for duration_ns, when it says: one stamp of a damaged interval is not the run); 0
+ * when it has no interval (nothing to judge)
+ */
+static int run_span(struct run *r, int64_t *h0, int64_t *h1)
+{
+	double said0 = (double)r->info->t0_tsc, said1 = said0 + (double)r->info->duration_ns * 1e-9 * r->hz;
+	/* from the walk that measures the threads' disorder (the merge needs it next): hourglass's
+	 * trace is read once for both */
+	int any = hgside_span(r, h0, h1);
+
+	if (any && r->info->duration_ns > 0) {
+		*h0 = (int64_t)fmax((double)*h0, said0);
+		*h1 = (int64_t)fmin((double)*h1, said1);
+	}
+	return any;
+}
+
+/*
+ * first_kept - the earliest stamp of the records a flight recorder kept: each CPU's first
+ * chunk of records read (its records are in commit order, a stamp at most the reader's slack
+ * before another, HGT_STAMP_SLACK_S); 0 and *first when there are records
+ */
+static int first_kept(struct run *r, int64_t *first)
+{
+	size_t i, n = hgt_nr_chunks(r->hgt);
+	uint32_t ncpu = hgt_nr_cpus(r->hgt);
+	char *seen = xcalloc(ncpu + 1, 1);
+	struct hg_err err;
+	int any = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct hgt_chunk_info *ci = hgt_chunk(r->hgt, i);
+		const char *recs;
+		size_t len, pos;
+
+		if (!ci->nr_records || ci->cpu >= ncpu || seen[ci->cpu] ||
+		    (ci->magic != HGT_CHUNK_MAGIC && ci->magic != HGT_ZCHUNK_MAGIC && ci->magic != HGT_PCHUNK_MAGIC))
+			continue;
+		seen[ci->cpu] = 1;
+		if (hgt_read_chunk(r->hgt, i, &recs, &len, &err))
+			fail_err(&err);
+		for (pos = 0; pos < len; pos += ((const struct hgt_rec *)(recs + pos))->len) {
+			int64_t t = (int64_t)((const struct hgt_rec *)(recs + pos))->tsc;
+
+			if (!any || t < *first)
+				*first = t;
+			any = 1;
+		}
+	}
+	free(seen);
+	return any;
+}
+
+/*
+ * check_coverage - the recording's span, @k0..@k1 (its window, or what its records span:
+ * @what says which), against hourglass's run (run_span): it covers at least COVER_SHARE of
+ * it. A flight recorder (mode: overwrite, hourglass -b) keeps what came last: it covers from
+ * its first kept record to its stop, which must start before the run ends and end in the
+ * run's last 1 - COVER_SHARE or after (what led to hourglass's stop). Else the merge is
+ * refused, naming both files and their spans, in seconds from hourglass's zero (the times of
+ * its own output) and in TSC.
+ */
+static void check_coverage(struct run *r, int64_t k0, int64_t k1, const char *what)
+{
+	const char *mode = hgt_meta(r->hgt, "mode");
+	int flight = mode && !strcmp(mode, "overwrite");
+	int64_t h0 = 0, h1 = 0, kept;
+	double len, covered, zero = (double)r->info->t0_tsc;
+
+	if (!run_span(r, &h0, &h1) || h1 <= h0)
+		return;
+	if (flight && first_kept(r, &kept) && kept > k0) {
+		k0 = kept;
+		what = "keeps records from";
+	}
+	len = (double)(h1 - h0);
+	covered = fmax(0, fmin((double)h1, (double)k1) - fmax((double)h0, (double)k0));
+	if (flight ? k0 <= h1 && (double)k1 >= (double)h1 - (1 - COVER_SHARE) * len : covered >= COVER_SHARE * len)
+		return;
+	fail("%s: the recording %s t=%.6f s to t=%.6f s (TSC %lld..%lld), %s's run t=%.6f s to t=%.6f s (TSC "
+	     "%lld..%lld), seconds from hourglass's zero: %s%.1f%% of the run, and a judgement needs %s "
+	     "(docs/merge.md): another run's recording?", r->kernel_name, what, ((double)k0 - zero) / r->hz,
+	     ((double)k1 - zero) / r->hz, (long long)k0, (long long)k1, hgl_path(r->hgl),
+	     ((double)h0 - zero) / r->hz, ((double)h1 - zero) / r->hz, (long long)h0, (long long)h1,
+	     flight ? "a flight recorder (mode: overwrite) that covers " : "it covers ", 100 * covered / len,
+	     flight ? "it to reach the run's last 10%" : "90%");
+}
+
 /* setup - both files open and checked against each other; the threads; the time base */
 static void setup(struct run *r, const struct opts *o, const struct gapin *tr)
 {
@@ -446,7 +558,7 @@ static void setup(struct run *r, const struct opts *o, const struct gapin *tr)
 		setup_without_recording(r, tr);
 		return;
 	}
-	if (hgt_check_clock(r->hgt, r->kernel_name, &err))	/* the library's rule, hgtrace dump's too */
+	if (hgt_check(r->hgt, r->kernel_name, &err, 1))	/* the library's rules, hgtrace dump's too */
 		fail_err(&err);
 	khz_s = hgt_meta(r->hgt, "tsc_khz");
 	if (khz_s) {
@@ -466,11 +578,8 @@ static void setup(struct run *r, const struct opts *o, const struct gapin *tr)
 	r->window[1] = (int64_t)w1;
 	/* the one time base of every output: the recording's start, else hourglass's zero */
 	r->base = r->have_window ? r->window[0] : r->info->t0_tsc;
-	if (r->have_window && (r->info->t0_tsc < r->window[0] - (int64_t)(10 * r->hz) ||
-			       r->info->t0_tsc > r->window[1]))
-		warn(r, "%s: the recording (TSC %lld..%lld) does not cover hourglass's run (TSC %lld): another "
-		     "machine, or not stamped with the TSC?", r->kernel_name, (long long)r->window[0],
-		     (long long)r->window[1], (long long)r->info->t0_tsc);
+	if (r->have_window)	/* else once its records are read (pass) */
+		check_coverage(r, r->window[0], r->window[1], "spans");
 	r->ncpus = hgt_nr_cpus(r->hgt);
 }
 
@@ -506,34 +615,47 @@ static struct wqueue *wq_of(struct ctx *c, uint32_t cpu)
 	return &c->wq[cpu];
 }
 
-static void wq_push(struct wqueue *q, const struct hgg_gap *g, const struct gap_detail *d, double due)
+/* wq_grow - room for one more gap in @q's ring */
+static cold_path void wq_grow(struct wqueue *q)
 {
-	struct waiting *w;
+	size_t cap = q->cap ? 2 * q->cap : 64, i;
+	struct waiting *v = xcalloc(cap, sizeof(*v));
 
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 64, i;
-		struct waiting *v = xcalloc(cap, sizeof(*v));
+	for (i = 0; i < q->n; i++)
+		v[i] = q->v[(q->head + i) % q->cap];
+	for (i = q->n; i < q->cap; i++)		/* keep the spare buffers */
+		v[i] = q->v[(q->head + i) % q->cap];
+	free(q->v);
+	q->v = v;
+	q->cap = cap;
+	q->head = 0;
+}
 
-		for (i = 0; i < q->n; i++)
-			v[i] = q->v[(q->head + i) % q->cap];
-		for (i = q->n; i < q->cap; i++)		/* keep the spare buffers */
-			v[i] = q->v[(q->head + i) % q->cap];
-		free(q->v);
-		q->v = v;
-		q->cap = cap;
-		q->head = 0;
-	}
-	w = &q->v[(q->head + q->n++) % q->cap];
-	w->due = due;
-	w->g = *g;
-	w->d = *d;
-	if (d->ncomp > w->capcomp) {
-		w->capcomp = d->ncomp;
+/* wq_tail - the place after @q's last gap: where the next gap is judged (on_room) */
+static hot_inline struct waiting *wq_tail(struct wqueue *q)
+{
+	size_t i;
+
+	if (unlikely(q->n == q->cap))
+		wq_grow(q);
+	i = q->head + q->n;
+	return &q->v[i < q->cap ? i : i - q->cap];
+}
+
+/* on_room - where the sweep judges a closing gap: @cpu's queue's next place, its record cleared */
+static void on_room(void *p, uint32_t cpu, int ncomp, struct gap_room *room)
+{
+	struct ctx *c = p;
+	struct waiting *w = wq_tail(wq_of(c, cpu));
+
+	if (unlikely(ncomp > w->capcomp)) {
+		w->capcomp = ncomp;
 		w->comp = xrealloc(w->comp, w->capcomp * sizeof(*w->comp));
 	}
-	memcpy(w->comp, d->comp, d->ncomp * sizeof(*w->comp));
-	w->d.comp = w->comp;
-	memcpy(w->ev, d->ev, d->nev * sizeof(*w->ev));
+	memset(&w->g, 0, sizeof(w->g));
+	room->g = &w->g;
+	room->comp = w->comp;
+	room->ev = w->ev;
 }
 
 /*
@@ -556,12 +678,14 @@ static void decide(struct ctx *c, struct hgg_gap *g)
 		classes_apply(c->classes, g);
 }
 
-/* on_gap - a judged gap: decided and handed on now, or waiting behind its CPU's earlier ones */
-static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
+/* on_gap - a judged gap, in its CPU's queue's next place (on_room): decided and handed on now, or
+ * waiting there behind the CPU's earlier ones */
+static flatten_hot void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 {
 	struct ctx *c = p;
 	struct wqueue *q = wq_of(c, g->cpu);
 	double due = infer_due(c->infer, g);	/* infer_ready() is infer_passed() of it */
+	struct waiting *w;
 
 	if (!q->n && infer_passed(c->infer, due)) {
 		decide(c, g);
@@ -570,8 +694,26 @@ static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 	}
 	if (!q->n && due < c->next_due)
 		c->next_due = due;
-	wq_push(q, g, d, due);
+	w = wq_tail(q);
+	w->due = due;
+	w->d = *d;
+	q->n++;
 	c->waiting++;
+}
+
+/* gap_to - a gap made here, not by the sweep, into its place as the sweep's are (on_room, on_gap) */
+static void gap_to(struct ctx *c, const struct hgg_gap *g, const struct gap_detail *d)
+{
+	struct gap_room room;
+	struct gap_detail det = *d;
+
+	on_room(c, g->cpu, d->ncomp, &room);
+	*room.g = *g;
+	memcpy(room.comp, d->comp, (size_t)d->ncomp * sizeof(*room.comp));
+	memcpy(room.ev, d->ev, (size_t)d->nev * sizeof(*room.ev));
+	det.comp = room.comp;
+	det.ev = room.ev;
+	on_gap(c, room.g, &det);
 }
 
 /*
@@ -579,7 +721,7 @@ static void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
  * event of hourglass's: it looks at the queues only once the stream has reached the
  * earliest time one of their first gaps can be decided, which it keeps.
  */
-static void drain(struct ctx *c)
+static flatten_hot void drain(struct ctx *c)
 {
 	double next = INFINITY;
 	uint32_t i;
@@ -627,7 +769,7 @@ static void on_migrate(void *p, int thread, int64_t tsc)
 	judge_kernel_migration(c->judge);
 }
 
-static void on_record(void *p, const struct hgl_rec *rec)
+static flatten_hot void on_record(void *p, const struct hgl_rec *rec)
 {
 	struct ctx *c = p;
 
@@ -729,6 +871,51 @@ static void check_window(struct run *r)
 		     ((double)first - (double)r->window[0]) / r->hz, ((double)last - (double)r->window[0]) / r->hz);
 }
 
+/* check_records_coverage - a recording without a window: what its records span, once read */
+static void check_records_coverage(struct run *r)
+{
+	uint64_t first, last;
+
+	if (r->have_window)
+		return;
+	if (!hgt_records_span(r->hgt, &first, &last))
+		first = last = 0;	/* no records: it covers nothing */
+	check_coverage(r, (int64_t)first, (int64_t)last, "'s records span");
+}
+
+/*
+ * check_only - --check: what a merge would read, read and checked (hourglass's records, every
+ * kernel record through a cursor of each CPU, as the pass reads them), then the records'
+ * coverage of a recording without a window; setup() has checked the rest
+ */
+static void check_only(struct run *r)
+{
+	uint32_t cpu, ncpu;
+	struct hg_err err;
+
+	hgside_measure_disorder(r);
+	if (!r->hgt)
+		return;
+	ncpu = hgt_nr_cpus(r->hgt);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		struct hgt_cursor *c;
+		const char *recs;
+		size_t len;
+		int rc;
+
+		if (!hgt_cpu_nr_records(r->hgt, cpu))
+			continue;
+		if (!(c = hgt_cursor_open(r->hgt, cpu, &err)))
+			fail_err(&err);
+		while ((rc = hgt_cursor_next_chunk(c, &recs, &len, &err)) > 0)
+			;
+		if (rc < 0)
+			fail_err(&err);
+		hgt_cursor_close(c);
+	}
+	check_records_coverage(r);
+}
+
 /*
  * gap_without_recording - a gap closed, with no kernel recording to charge it: its kernel side
  * is --truth's record of it, or unknown (unexplainable: no recording); its inference as ever
@@ -750,29 +937,35 @@ static void gap_without_recording(struct ctx *c, const struct gapdef *d)
 	g.rule = 0;
 	det.comp = g.comp;
 	det.ncomp = g.ncomp;
-	on_gap(c, &g, &det);
+	gap_to(c, &g, &det);
 }
 
 /* the one pass: both timelines merged by time, the kernel's first at a tie */
 static uint64_t pass(struct ctx *c, const struct opts *o)
 {
 	struct run *r = c->r;
-	struct sweep_sink sink = { .ctx = c, .gap = on_gap, .window = on_window, .switched = on_switch,
+	struct sweep_sink sink = { .ctx = c, .room = on_room, .gap = on_gap, .window = on_window, .switched = on_switch,
 				   .migrated = on_migrate };
 	struct sweep *sw = sweep_new(r, c->infer, &sink);
-	struct hgside *hs = hgside_open(r, on_record, c);
+	struct hgside *hs = c->tape ? NULL : hgside_open(r, on_record, c);
 	struct kstream *ks = r->hgt ? kstream_open(r) : NULL;
 	uint64_t total = r->hgt ? hgt_nr_records(r->hgt) : 0, events = 0;
 	double shown = now();
 	struct gapper gp;
+	/*
+	 * From one step to the next: a last step that finds nothing after records that opened
+	 * nothing leaves the event the last of them, its kind the step's before, and the gapper
+	 * makes nothing of it (hgside_next(), tape_next()); the step is taken all the same.
+	 */
+	struct hg_ev ev = { 0 };
+	struct gapdef g = { 0 };
+	int made = 0;
 
 	gapper_init(&gp, r);
 	for (;;) {
-		int64_t th = hgside_peek(hs);
-		struct hg_ev ev;
-		struct gapdef g;
+		int64_t th = c->tape ? tape_peek(c->tape) : hgside_peek(hs);
 		int64_t mt1 = 0;	/* set by gapper_event() where they count (-O3 cannot tell) */
-		int mig = 0, made;
+		int mig = 0;
 
 		/* the kernel's records up to hourglass's next event, the kernel's first at a tie */
 		const struct hgt_rec *rec;
@@ -793,8 +986,12 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 		}
 		if (th == INT64_MAX)
 			break;
-		hgside_next(hs, &ev);
-		made = gapper_event(&gp, &ev, &g, &mig, &mt1);
+		if (c->tape) {
+			tape_next(c->tape, &ev, &made, &g, &mig, &mt1, on_record, c);
+		} else {
+			hgside_next(hs, &ev);
+			made = gapper_event(&gp, &ev, &g, &mig, &mt1);
+		}
 		infer_seen(c->infer, &ev, made, &g);
 		if (!ks && made == 1)
 			gap_without_recording(c, &g);
@@ -804,7 +1001,7 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 			sweep_open_gap(sw, &g);
 		/* drain()'s own first test, without its call: infer_seen() just moved the stream to
 		 * ev.t, and the stream has not ended (every event of the pass asks) */
-		if (c->waiting && (double)ev.t >= c->next_due)
+		if (!HG_FAST || (c->waiting && (double)ev.t >= c->next_due))
 			drain(c);
 		if (ev.kind == HGE_START && mig) {
 			int k = ev.rec.thread;
@@ -822,6 +1019,8 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 	drain(c);
 	if (o->progress && ks)
 		fprintf(stderr, "\rhgmerge: 100.0%% of %llu kernel events\n", (unsigned long long)total);
+	if (c->tape)
+		tape_overlaps(c->tape, &gp);
 	if (gp.overlaps)
 		warn(r, "%s: threads %u and %u both ran on CPU %u at TSC %llu: CPU numbers from rdtscp are off "
 		     "(%llu times; no gap is made between such intervals)", hgl_path(r->hgl), gp.overlap_a.thread,
@@ -832,6 +1031,7 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 		     (unsigned long long)sweep_backwards(sw));
 	if (ks) {
 		check_window(r);
+		check_records_coverage(r);
 		events = kstream_events(ks);
 		kstream_close(ks);
 	}
@@ -882,6 +1082,7 @@ static void drain_exports(struct ctx *c)
 static void join_exports(struct ctx *c, const char *report_tmp)
 {
 	struct hg_err err;
+	struct ks_export *ks = c->ks;
 	struct pf_export *pf = c->pf;
 
 	if (!c->xt)
@@ -892,22 +1093,10 @@ static void join_exports(struct ctx *c, const char *report_tmp)
 		goto failed;
 	}
 	c->xt = NULL;
-	if (c->ks) {
-		c->pf = NULL;
-		if (ks_commit(c->ks, &err)) {	/* frees it */
-			c->ks = NULL;
-			if (pf)		/* its file is whole but unnamed: none of it is left */
-				pf_abort(pf);
-			goto failed;
-		}
-		c->ks = NULL;
-		c->pf = pf;
-	}
-	if (c->pf) {
-		c->pf = NULL;
-		if (pf_commit(pf, &err))
-			goto failed;
-	}
+	c->ks = NULL;		/* exp_commit frees both */
+	c->pf = NULL;
+	if (exp_commit(ks, pf, &err))
+		goto failed;
 	return;
 failed:
 	if (report_tmp && out_untrack(report_tmp))
@@ -980,12 +1169,22 @@ int main(int argc, char **argv)
 	if (o.truth)
 		c.truth = gapin_open(o.truth);
 	setup(&r, &o, c.truth);
+	if (o.check) {
+		check_only(&r);
+		hgl_close(r.hgl);
+		if (r.hgt)
+			hgt_close(r.hgt);
+		return 0;
+	}
 	memcpy(r.limits_us, o.limits_us, sizeof(r.limits_us));
 	c.r = &r;
 	c.next_due = INFINITY;
 	names_init(&r);
 	hgside_measure_disorder(&r);
-	c.infer = infer_calibrate(&r);
+	turns_detect(&r);
+	/* the calibration pass's stream is played back to the merge's (HG_FAST: compiler.h) */
+	c.tape = HG_FAST ? tape_new(&r, tmpdir) : NULL;
+	c.infer = infer_calibrate(&r, c.tape);
 	if (o.grid) {
 		size_t i;
 
@@ -1060,6 +1259,7 @@ int main(int argc, char **argv)
 		infer_lane_free(c.lanes[--c.nlanes].lane);
 	free(c.lanes);
 	infer_free(c.infer);
+	tape_free(c.tape);
 	hgl_close(r.hgl);
 	if (r.hgt)
 		hgt_close(r.hgt);

@@ -18,6 +18,7 @@ const char *const why_text[HGG_W_N] = {
 	"", "outside the recording window", "the recorder lost events on this CPU during the gap",
 	"no kernel event at all: hypervisor, emulator, SMI", "kernel events but no handler or other task",
 	"switched out", "no kernel recording",
+	"nothing recorded on its CPU for most of it: hypervisor, emulator, SMI or another vCPU's turn",
 };
 
 /* a map from a 32-bit id to a short name, open addressing */
@@ -232,6 +233,12 @@ const char *names_comp(uint8_t kind, int64_t id, char *buf, size_t len)
 	case HGG_K_SELF:
 		snprintf(buf, len, "self");
 		break;
+	case HGG_K_TURN:
+		if (id >= 0)
+			snprintf(buf, len, "cpu %lld's turn", (long long)id);
+		else
+			snprintf(buf, len, "other cpus' turns");
+		break;
 	case HGG_K_TASK:
 		if (id == 0 || id < 0)
 			names_task(id, buf, len);
@@ -297,6 +304,23 @@ int64_t names_switch_task(const struct hgg_gap *g)
 	return g->out_pid;
 }
 
+/*
+ * names_hidden_key - a hidden gap's cause as one number (never 0): whose turn it mostly was, if
+ * anyone's, and the kernel's largest part in it, if any. Hidden gaps that held kernel events are
+ * named after both ("hidden, with local_timer"): never after the kernel's part alone, which
+ * filled less than half of them (docs/merge.md, "The ground truth of a gap").
+ */
+uint64_t names_hidden_key(const struct hgg_gap *g)
+{
+	uint64_t k = 1;
+
+	if (g->kind == HGG_KD_TURN)
+		k |= 2 | (uint64_t)((uint32_t)(g->turn_cpu + 1) & 0xfffff) << 2;
+	if (g->flags & HGG_F_PRIMARY)
+		k |= (uint64_t)(g->primary_kind + 1) << 22 | (uint64_t)(uint32_t)g->primary_id << 30;
+	return k;
+}
+
 /* what the cause's name is made of, as one key (never 0) */
 static uint64_t cause_key(const struct hgg_gap *g)
 {
@@ -304,6 +328,8 @@ static uint64_t cause_key(const struct hgg_gap *g)
 
 	if (pid >= 0)
 		return 1ULL << 62 | (uint32_t)pid;
+	if (g->cls == HGG_C_HIDDEN)
+		return 3ULL << 62 | 1ULL << 61 | names_hidden_key(g);
 	if (g->flags & HGG_F_PRIMARY)
 		return 2ULL << 62 | (uint64_t)g->primary_kind << 48 | ((uint64_t)g->primary_id & 0xffffffffffffULL);
 	return 3ULL << 62 | g->kind;
@@ -312,14 +338,24 @@ static uint64_t cause_key(const struct hgg_gap *g)
 static void cause_format(const struct hgg_gap *g, char *buf, size_t len)
 {
 	int64_t pid = names_switch_task(g);
-	char t[64];
+	char t[64], base[48];
 
-	if (pid >= 0)
+	if (pid >= 0) {
 		snprintf(buf, len, "switched to %s", names_task(pid, t, sizeof(t)));
-	else if (g->flags & HGG_F_PRIMARY)
+	} else if (g->cls == HGG_C_HIDDEN) {
+		if (g->kind == HGG_KD_TURN)
+			names_comp(HGG_K_TURN, g->turn_cpu, base, sizeof(base));
+		else
+			snprintf(base, sizeof(base), "hidden");
+		if (g->flags & HGG_F_PRIMARY)
+			snprintf(buf, len, "%s, with %s", base, names_comp(g->primary_kind, g->primary_id, t, sizeof(t)));
+		else
+			snprintf(buf, len, "%s", base);
+	} else if (g->flags & HGG_F_PRIMARY) {
 		names_comp(g->primary_kind, g->primary_id, buf, len);
-	else
+	} else {
 		snprintf(buf, len, "%s", hgg_kind_name[g->kind]);
+	}
 }
 
 const char *names_cause(const struct hgg_gap *g, char *buf, size_t len)
@@ -330,7 +366,7 @@ const char *names_cause(const struct hgg_gap *g, char *buf, size_t len)
 	size_t n;
 
 	/* a key that does not hold the whole id (a task id past 48 bits) is not kept */
-	if (!len || ((g->flags & HGG_F_PRIMARY) && (id < -(1LL << 47) || id >= 1LL << 47))) {
+	if (!HG_FAST || !len || ((g->flags & HGG_F_PRIMARY) && (id < -(1LL << 47) || id >= 1LL << 47))) {
 		cause_format(g, buf, len);
 		return buf;
 	}

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include "compiler.h"
 
 #define QUANT_EXACT	65536
 #define QUANT_SUB_BITS	12
@@ -29,7 +30,48 @@ struct quant {
 	uint64_t zero;		/* histogram mode: values equal to 0 */
 };
 
-void quant_add(struct quant *q, int64_t v);
+void quant_add_slow(struct quant *q, int64_t v);	/* quant_add()'s rarer half (quant.c) */
+
+/*
+ * quant_add - one more value. Inline, the common steps (a value into the exact array while it
+ * has room; into a histogram bucket of a positive value's octave already there); the rest,
+ * and everything with HG_FAST 0, in quant_add_slow(). Every gap adds several (judge.c).
+ */
+static hot_inline void quant_add(struct quant *q, int64_t v)
+{
+	uint64_t n = q->n;
+
+	if (!HG_FAST)
+		goto slow;
+	if (n < QUANT_EXACT) {
+		if (unlikely(n >= q->cap))
+			goto slow;
+		q->v[n] = v;
+		q->sorted = 0;
+	} else {
+		uint64_t x = (uint64_t)v;
+		int e, oct;
+		uint32_t *o;
+
+		if (unlikely(v <= 0 || q->v || !q->oct[0]))
+			goto slow;
+		e = 63 - __builtin_clzll(x);
+		oct = e < QUANT_SUB_BITS ? 0 : e - QUANT_SUB_BITS + 1;
+		if (unlikely(!(o = q->oct[0][oct])))
+			goto slow;
+		o[e < QUANT_SUB_BITS ? (unsigned)x : (unsigned)((x >> (e - QUANT_SUB_BITS)) &
+								 ((1u << QUANT_SUB_BITS) - 1))]++;
+	}
+	if (!n || v < q->min)
+		q->min = v;
+	if (!n || v > q->max)
+		q->max = v;
+	q->n = n + 1;
+	q->sum += (double)v;
+	return;
+slow:
+	quant_add_slow(q, v);
+}
 /* quant_median - statistics.median of the values (0 if none) */
 double quant_median(struct quant *q);
 /* quant_at - the value at index floor(frac * n), clamped (the reference's percentile) */

@@ -96,6 +96,7 @@ static void put_kernel(struct report_in *in, struct jsonw *w)
 	jw_str(w, "mode", hgt_meta(r->hgt, "mode"));
 	jw_str(w, "clock", hgt_meta(r->hgt, "clock"));
 	jw_end_obj(w);
+	turns_report(r, w);
 	jw_end_obj(w);
 }
 
@@ -135,10 +136,12 @@ void report_write(struct report_in *in, FILE *f)
 	w.pretty = 1;
 	jw_obj(&w, NULL);
 	jw_int(&w, "report_version", 2);
-	jw_int(&w, "report_minor", 5);	/* 2.1: kernel_tick, gaps.class_order, latency.stages; 2.2: the
+	jw_int(&w, "report_minor", 6);	/* 2.1: kernel_tick, gaps.class_order, latency.stages; 2.2: the
 					 * calibration's hrtick figures and notes, the rule hrtick; 2.3: the
 					 * calibration's hidden_limit_basis; 2.4: ground_truth, truth,
-					 * inference.inferred_all; 2.5: the rule model (--classes) */
+					 * inference.inferred_all; 2.5: the rule model (--classes); 2.6:
+					 * gap composition: kernel_recording.vcpu_turns, gaps.unrecorded,
+					 * a wake-up's stage_parts and blame_stage */
 	jw_obj(&w, "merger");
 	jw_str(&w, "program", "hgmerge");
 	jw_str(&w, "version", HGMERGE_VERSION);

@@ -20,7 +20,10 @@
  * the order they started. (A queue of windows per length, and a heap of the
  * queues by their first end, cost 56 window records per taken interval and
  * a heap operation per window: with 512 threads of 800 intervals each, every
- * interval taken, that was half of a merge, perf.)
+ * interval taken, that was half of a merge, perf.) Which length's first ends
+ * first is kept in a tournament tree: a window settled costs one walk from its
+ * leaf to the root, a comparison a level (a heap's sift cost 115 instructions,
+ * a third of a 1 M-event merge's figures, callgrind).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +34,7 @@
 #define SBF_POINTS	28
 #define SBF_WINDOWS	3000
 #define SBF_LO_US	10.0
+#define SBF_LEAVES	64	/* 2 * SBF_POINTS, to a power of two: the tree's leaves */
 
 enum { LOWER, UPPER };
 
@@ -54,13 +58,15 @@ struct sbf_thread {
 	uint64_t next[SBF_POINTS][2];	/* [d][kind]: the first taken interval whose window waits */
 	uint64_t stop[SBF_POINTS][2];	/* ... and the first whose window would end past the run:
 					 * none from there on (UINT64_MAX: none yet) */
-	double end[SBF_POINTS][2];	/* ... where that first waiting window ends (INFINITY: none
-					 * waits); read in a row by every interval that settles */
+	/* [2 d + kind]: where that first waiting window ends (INFINITY: none waits, and every
+	 * leaf past the lengths) */
+	double end[SBF_LEAVES];
 	double due;			/* the earliest end of a waiting window: nothing to do before */
-	/* the lengths and kinds (2 * i + kind) as a heap by end[][]: an interval settles the few
-	 * whose window ended, not all 56 (looking at every one was 8% of a merge, callgrind) */
-	struct due { double end; uint8_t e; } heap[2 * SBF_POINTS];
-	int nheap;
+	/* the lengths and kinds (e = 2 d + kind) as a tournament by end[]: win[n] is the entry
+	 * that ends first under node n (win[1] of all), win[SBF_LEAVES + e] is e. An interval
+	 * settles the few whose window ended, not all 56 (looking at every one was 8% of a
+	 * merge, callgrind) */
+	uint8_t win[2 * SBF_LEAVES];
 	double best[SBF_POINTS][2];
 	int have[SBF_POINTS][2];
 };
@@ -70,74 +76,30 @@ struct sbf {
 	struct sbf_thread *th;
 };
 
-/* heap_down - the entry at heap position @pos, whose end grew, down to its place */
-static void heap_down(struct sbf_thread *t, int pos)
+/* tree_fix - entry @e's end changed: the winners from its leaf up */
+static void tree_fix(struct sbf_thread *t, int e)
 {
-	struct due e = t->heap[pos];
+	int n;
 
-	for (;;) {
-		int c = 2 * pos + 1;
+	for (n = (SBF_LEAVES + e) >> 1; n; n >>= 1) {
+		uint8_t l = t->win[2 * n], r = t->win[2 * n + 1];
 
-		if (c >= t->nheap)
-			break;
-		if (c + 1 < t->nheap && t->heap[c + 1].end < t->heap[c].end)
-			c++;
-		if (!(t->heap[c].end < e.end))
-			break;
-		t->heap[pos] = t->heap[c];
-		pos = c;
+		t->win[n] = t->end[r] < t->end[l] ? r : l;
 	}
-	t->heap[pos] = e;
 }
 
-/*
- * heap_settled - the top, whose end grew (mostly past every other: the next window of its
- * length, or none), to its place: the hole goes down along the earlier children to a leaf and
- * the entry comes up from there, a comparison a level instead of two (heap_down's)
- */
-static void heap_settled(struct sbf_thread *t)
+/* tree_build - the tree made from end[] */
+static void tree_build(struct sbf_thread *t)
 {
-	struct due e = t->heap[0];
-	int pos = 0, c;
+	int n;
 
-	while ((c = 2 * pos + 1) < t->nheap) {
-		if (c + 1 < t->nheap && t->heap[c + 1].end < t->heap[c].end)
-			c++;
-		t->heap[pos] = t->heap[c];
-		pos = c;
+	for (n = 0; n < SBF_LEAVES; n++)
+		t->win[SBF_LEAVES + n] = (uint8_t)n;
+	for (n = SBF_LEAVES; --n > 0;) {
+		uint8_t l = t->win[2 * n], r = t->win[2 * n + 1];
+
+		t->win[n] = t->end[r] < t->end[l] ? r : l;
 	}
-	while (pos && e.end < t->heap[(pos - 1) / 2].end) {
-		t->heap[pos] = t->heap[(pos - 1) / 2];
-		pos = (pos - 1) / 2;
-	}
-	t->heap[pos] = e;
-}
-
-/* heap_add - entry @e, which had no window waiting (so was not in the heap), now has one */
-static void heap_add(struct sbf_thread *t, int e)
-{
-	struct due x = { t->end[e >> 1][e & 1], (uint8_t)e };
-	int pos = t->nheap++;
-
-	while (pos && x.end < t->heap[(pos - 1) / 2].end) {
-		t->heap[pos] = t->heap[(pos - 1) / 2];
-		pos = (pos - 1) / 2;
-	}
-	t->heap[pos] = x;
-}
-
-/* heapify - the heap made from end[][]: the entries with a window waiting (one with none
- * waits for the next take(), which adds it) */
-static void heapify(struct sbf_thread *t)
-{
-	int e;
-
-	t->nheap = 0;
-	for (e = 0; e < 2 * t->npoints; e++)
-		if (t->end[e >> 1][e & 1] < INFINITY)
-			t->heap[t->nheap++] = (struct due){ t->end[e >> 1][e & 1], (uint8_t)e };
-	for (e = t->nheap / 2; e-- > 0;)
-		heap_down(t, e);
 }
 
 struct sbf *sbf_new(struct run *r, struct infer *in)
@@ -161,16 +123,16 @@ struct sbf *sbf_new(struct run *r, struct infer *in)
 		t->last = (double)last;
 		t->stride = n > SBF_WINDOWS ? n / SBF_WINDOWS : 1;
 		t->due = INFINITY;
-		for (i = 0; i < SBF_POINTS; i++) {
+		for (i = 0; i < SBF_POINTS; i++)
 			t->stop[i][LOWER] = t->stop[i][UPPER] = UINT64_MAX;
-			t->end[i][LOWER] = t->end[i][UPPER] = INFINITY;
-		}
+		for (i = 0; i < SBF_LEAVES; i++)
+			t->end[i] = INFINITY;
 		lo = SBF_LO_US * 1e-6 * r->hz;
 		hi = (t->last - t->first) / 2;
 		t->npoints = hi > lo ? SBF_POINTS : 1;
 		for (i = 0; i < t->npoints; i++)
 			t->d[i] = t->npoints > 1 ? lo * pow(hi / lo, (double)i / (SBF_POINTS - 1)) : lo;
-		heapify(t);
+		tree_build(t);
 	}
 	return s;
 }
@@ -209,8 +171,10 @@ static uint64_t waiting(const struct sbf_thread *t, int i, int kind)
  */
 static void settle_upto(struct sbf_thread *t, double a, double b)
 {
-	while (t->nheap && t->heap[0].end <= b) {
-		int e = t->heap[0].e, i = e >> 1, kind = e & 1;
+	int e;
+
+	while (t->end[e = t->win[1]] <= b) {
+		int i = e >> 1, kind = e & 1;
 		uint64_t j = t->next[i][kind], end = waiting(t, i, kind);
 		double x = INFINITY, s_a;
 
@@ -221,21 +185,18 @@ static void settle_upto(struct sbf_thread *t, double a, double b)
 			keep(t, i, kind, (x <= a ? t->cum : t->cum + (x - a)) - s_a);
 		}
 		t->next[i][kind] = j;
-		t->end[i][kind] = j < end ? x : INFINITY;
-		if (j < end)
-			t->heap[0].end = x;
-		else		/* none waits: out until take() gives it a window */
-			t->heap[0] = t->heap[--t->nheap];
-		heap_settled(t);
+		/* none waits: INFINITY until take() gives it a window */
+		t->end[e] = j < end ? x : INFINITY;
+		tree_fix(t, e);
 	}
-	t->due = t->nheap ? t->heap[0].end : INFINITY;
+	t->due = t->end[t->win[1]];
 }
 
 /* take - the interval [@a, @b] starts a window of every length and kind that ends in the run */
 static void take(struct sbf_thread *t, double a, double b)
 {
 	uint64_t j = t->ntaken;
-	int i, kind;
+	int i, kind, added = 0;
 
 	if (j - t->oldest == t->cap) {		/* let go of what no window waits for, or grow */
 		t->oldest = j;
@@ -265,10 +226,16 @@ static void take(struct sbf_thread *t, double a, double b)
 			if (t->next[i][kind] == j && j < waiting(t, i, kind)) {	/* the first to wait */
 				double s_a;
 
-				t->end[i][kind] = window_end(t, j, i, kind, &s_a);
-				heap_add(t, 2 * i + kind);
+				t->end[2 * i + kind] = window_end(t, j, i, kind, &s_a);
+				if (!HG_FAST)
+					tree_fix(t, 2 * i + kind);
+				added++;
 			}
 	}
+	/* the lengths whose windows had all ended start waiting again, most of them at once: the
+	 * tree made anew costs less than a walk up for each */
+	if (HG_FAST && added)
+		tree_build(t);
 }
 
 void sbf_interval(struct sbf *s, const struct hgl_rec *iv)
@@ -280,7 +247,7 @@ void sbf_interval(struct sbf *s, const struct hgl_rec *iv)
 	if (iv->type != HGL_REC_INTERVAL || !(t = &s->th[iv->thread])->on)
 		return;
 	taken = t->seen++ % t->stride == 0;
-	if (!taken && b < t->due) {
+	if (HG_FAST && !taken && b < t->due) {
 		t->cum += b - a;
 		return;
 	}

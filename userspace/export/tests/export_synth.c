@@ -5,7 +5,7 @@
  * with trace-cmd, libkshark and Perfetto's protobuf definitions.
  *
  *	export_synth [--no-gaps] [--gaps-from NS] [--gap-delay NS] [--bad-cpu] [--abort] [--many N]
- *		     [--hz HZ] [--early] [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR
+ *		     [--hz HZ] [--early] [--lat] [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR
  *
  * Writes OUTDIR/merged.dat (or F.dat), OUTDIR/session.json (and merged-hourglass.dat),
  * OUTDIR/trace.perfetto-trace (or F); prints one JSON object: what was fed (per event name,
@@ -16,7 +16,9 @@
  * (from base_tsc); --gap-delay NS has every gap come NS after its end, with an
  * interval of thread 1 at NS/2 before them; --hz HZ says the TSC runs at HZ
  * (the stamps stay as they are); --early feeds first two CPU 0 records
- * stamped before base_tsc and at it. Exit 3 on any error.
+ * stamped before base_tsc and at it; --lat adds a latency test's samples on CPU 1
+ * (LAT wake-ups at 100, 200 and 300 us, 30, 80 and 20 us late, the worst one's
+ * timer and switch recorded by the kernel). Exit 3 on any error.
  *
  * The run: TSC at 1 GHz (a cycle is a nanosecond), base_tsc 1000000, three
  * CPUs, hourglass threads 0 (tid 101, CPU 0) and 1 (tid 102, CPU 1, period
@@ -249,7 +251,16 @@ static void gap(uint16_t thread, uint32_t cpu, uint64_t g0, uint64_t g1, int inf
 	count("gap");
 }
 
-static void build(int with_gaps, int many)
+/* a LAT thread's sample: intended at @t0, awake @late ns later (thread 1, CPU 1) */
+static void lat(uint64_t t0, uint64_t late)
+{
+	struct item *it = add(t0 + late, H);
+
+	it->h = (struct hgl_rec){ BASE + t0, BASE + t0 + late, late, 1, HGL_REC_WAKE, HGL_WAKE_LAT | 2, 1 };
+	count("wakeup");
+}
+
+static void build(int with_gaps, int many, int lats)
 {
 	struct hgt_comm c = { 555, 0, "stress" };
 	struct hgt_name nm = { "virtio0-input.0" };
@@ -334,6 +345,15 @@ static void build(int with_gaps, int many)
 		gap(1, 1, 40000, 41000, HGG_C_HIDDEN, HGG_C_UNEXPLAINABLE, HGG_KD_UNEXPLAINABLE, 0, 0, 0);
 	}
 
+	if (lats) {
+		lat(100000, 30000);
+		lat(200000, 80000);
+		simple(1, 200500, HGT_REC_VEC_ENTRY, 236, HGT_VEC_LOCAL_TIMER);
+		simple(1, 201000, HGT_REC_VEC_EXIT, 236, HGT_VEC_LOCAL_TIMER);
+		sw(1, 250000, 0, 102, 0);
+		lat(300000, 20000);
+	}
+
 	/* CPU 2: other tasks, ticks, a record far too late */
 	sw(2, 5000, 0, 777, 0);
 	simple(2, 6000, HGT_REC_SOFTIRQ_ENTRY, 9, 0);
@@ -370,7 +390,7 @@ int main(int argc, char **argv)
 	static const char *const thread_names[] = { "hg-thread-0", "hg-thread-1" };
 	static const char *const workloads[] = { "CPU", "PERIODIC" };
 	static const uint64_t periods[] = { 0, 10000 };
-	int with_gaps = 1, bad_cpu = 0, abort_half = 0, many = 0, early = 0, i, a;
+	int with_gaps = 1, bad_cpu = 0, abort_half = 0, many = 0, early = 0, lats = 0, i, a;
 	double hz = 1e9;
 	const char *name = "merged.dat", *pf_name = "trace.perfetto-trace";
 	char dat[4096], ses[4096], js[4096];
@@ -402,12 +422,14 @@ int main(int argc, char **argv)
 			hz = strtod(argv[++a], NULL);
 		else if (!strcmp(argv[a], "--early"))
 			early = 1;
+		else if (!strcmp(argv[a], "--lat"))
+			lats = 1;
 		else
 			dir = argv[a];
 	}
 	if (!dir) {
 		fprintf(stderr, "usage: export_synth [--no-gaps] [--gaps-from NS] [--bad-cpu] [--abort] [--many N] "
-			"[--gap-delay NS] [--hz HZ] [--early] [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR\n");
+			"[--gap-delay NS] [--hz HZ] [--early] [--lat] [--name F.dat] [--pf-name F.perfetto-trace] OUTDIR\n");
 		return 2;
 	}
 	struct exp_run run = {
@@ -419,7 +441,7 @@ int main(int argc, char **argv)
 	snprintf(dat, sizeof(dat), "%s/%s", dir, name);
 	snprintf(ses, sizeof(ses), "%s/session.json", dir);
 	snprintf(js, sizeof(js), "%s/%s", dir, pf_name);
-	build(with_gaps, many);
+	build(with_gaps, many, lats);
 	if (early) {
 		/* key 0: before every other item; stamped 100 cycles before the run and at its start,
 		 * on CPU 0: KernelShark passes over a CPU whose next entry is at 0 for any later one */
@@ -477,23 +499,20 @@ int main(int argc, char **argv)
 			goto fail;
 		}
 	}
-	if (ks_finish(kx, &ks, &err)) {
-		pf_abort(px);
-		goto fail;
-	}
-	if (pf_finish(px, &pf, &err))
+	if (exp_finish(kx, &ks, px, &pf, &err))
 		goto fail;
 	printf("{\"fed\": {");
 	for (i = 0; fed[i].name; i++)
 		printf("%s\"%s\": %d", i ? ", " : "", fed[i].name, fed[i].n);
 	printf("}, \"ks\": {\"kernel_events\": %llu, \"hourglass_events\": %llu, \"gaps\": %llu, "
 	       "\"reordered\": %llu, \"clamped\": %llu, \"hg_reordered\": %llu, \"hg_clamped\": %llu, "
-	       "\"lost_events\": %llu, \"cpus\": %u, \"session_written\": %d, \"session_gap_s\": %.9f, "
-	       "\"companion\": \"%s\"}, ",
+	       "\"lost_events\": %llu, \"cpus\": %u, \"session_written\": %d, \"session_at_s\": %.9f, "
+	       "\"session_focus\": \"%s\", \"session_plugin\": %d, \"companion\": \"%s\"}, ",
 	       (unsigned long long)ks.kernel_events, (unsigned long long)ks.hourglass_events,
 	       (unsigned long long)ks.gaps, (unsigned long long)ks.reordered, (unsigned long long)ks.clamped,
 	       (unsigned long long)ks.hg_reordered, (unsigned long long)ks.hg_clamped,
-	       (unsigned long long)ks.lost_events, ks.cpus, ks.session_written, ks.session_gap_s, ks.companion);
+	       (unsigned long long)ks.lost_events, ks.cpus, ks.session_written, ks.session_at_s,
+	       ks.session_focus ? ks.session_focus : "", ks.session_plugin, ks.companion);
 	printf("\"pf\": {\"events\": %llu, \"gaps\": %llu, \"reordered\": %llu, \"clamped\": %llu}}\n",
 	       (unsigned long long)pf.events, (unsigned long long)pf.gaps, (unsigned long long)pf.reordered,
 	       (unsigned long long)pf.clamped);

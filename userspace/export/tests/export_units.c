@@ -208,10 +208,11 @@ static void test_writer(const char *dir)
 {
 	static const struct td_field f[] = { { "u32", "n", 4 }, { "__data_loc char[]", "s", 4 } };
 	struct hg_err err;
-	struct td_event ev;
+	struct td_event ev, ev2;
 	struct seen s = { 0, 0, 0, 1 };
 	struct td_writer *w;
-	uint64_t t = 1, i;
+	uint64_t t = 1, i, tb, ntock;
+	int b, m;
 	char *tmp = NULL, path[4096];
 
 	snprintf(path, sizeof(path), "%s/units.dat", dir);
@@ -236,7 +237,28 @@ static void test_writer(const char *dir)
 	   "writer: read back, every entry in order, its time, the lost mark");
 	ok(td_lane(w, 0, 0)->entries == 0 && td_lane(w, 0, 1)->file_bytes % TD_PAGE == 0,
 	   "writer: whole pages, an empty CPU has none");
-	ok(!td_write(w, path, 0, NULL, 0, &tmp, &err) && tmp && !rename(tmp, path), "writer: a file assembled");
+	/* a second buffer's 30000 "tock"s, every third one at a tick's time, merged with the ticks */
+	b = td_buffer(w, "b", &err);
+	ok(b == 1 && !td_event(w, "test", "tock", f, 1, "\"n=%u\", REC->n", &ev2, &err), "writer: a second buffer");
+	for (i = 0, tb = 0; i < 30000; i++) {
+		uint8_t *p;
+
+		tb += 1 + next() % 3000;
+		if (tb > t)
+			break;
+		p = td_reserve(td_lane(w, b, i % 2), tb, 16);
+		memcpy(p, &ev2.id, 2);
+		memcpy(p + 8, &i, 4);
+	}
+	ntock = i;
+	ok(!td_write_merged(w, path, 0, b, &m, &tmp, &err) && tmp && !rename(tmp, path),
+	   "writer: a file of the two buffers merged assembled");
+	memset(&s, 0, sizeof(s));
+	s.order = 1;
+	ok(m == 2 && !td_scan(w, m, 1, on_entry, &s, &err) && s.n == 100000 + ntock / 2 && s.order && s.last == t &&
+	   s.missed == 7 && td_lane(w, m, 0)->entries == (ntock + 1) / 2,
+	   "writer: two buffers merged by time, every entry and the lost mark kept, read back from the file");
+	printf("# units.dat: %llu ticks, %llu tocks\n", 100000ULL, (unsigned long long)ntock);
 	free(tmp);
 	td_destroy(w);
 }
@@ -365,18 +387,53 @@ static void test_focus(void)
 	g.cls = HGG_C_HIDDEN;
 	ks_focus_offer(tiers, &g, 120, 130);		/* nor this */
 	f = ks_focus_pick(tiers);
-	ok(f && f->g0 == 100, "focus: the first gap when none is explained");
+	ok(f && f->t0 == 100, "focus: the first gap when none is explained");
 	g.cls = HGG_C_INTERRUPT;
 	g.inferred = HGG_C_INTERRUPT;
 	ks_focus_offer(tiers, &g, 300, 310);		/* explained and right */
 	f = ks_focus_pick(tiers);
-	ok(f && f->g0 == 300, "focus: the first explained gap when none is wrong");
+	ok(f && f->t0 == 300, "focus: the first explained gap when none is wrong");
 	g.inferred = HGG_C_TIMER;
 	ks_focus_offer(tiers, &g, 500, 510);		/* explained and wrong */
 	g.vol = 1;
 	ks_focus_offer(tiers, &g, 50, 60);		/* voluntary: never explained */
 	f = ks_focus_pick(tiers);
-	ok(f && f->g0 == 500 && f->g1 == 510, "focus: the first explained gap inferred wrong, not the other's");
+	ok(f && f->t0 == 500 && f->t1 == 510, "focus: the first explained gap inferred wrong, not the other's");
+	ks_focus_wake(tiers, 900, 950, 50, 1, 0, 0);	/* a periodic release's wake-up: after the gaps */
+	f = ks_focus_pick(tiers);
+	ok(f && f->t0 == 500, "focus: a gap before a periodic thread's wake-up");
+	ks_focus_wake(tiers, 1000, 1030, 30, 1, 0, 1);	/* a latency test's samples: the worst first */
+	ks_focus_wake(tiers, 2000, 2090, 90, 1, 0, 1);
+	ks_focus_wake(tiers, 3000, 3090, 90, 1, 0, 1);	/* as bad, later */
+	ks_focus_wake(tiers, 4000, 4010, 10, 1, 0, 1);
+	f = ks_focus_pick(tiers);
+	ok(f && f->t0 == 2000 && f->t1 == 2090 && f->worst == 90 && !strcmp(ks_focus_name(f), "the worst wake-up"),
+	   "focus: a latency test's worst wake-up before any gap, the earliest of equals");
+	ok(!strcmp(ks_focus_name(NULL), "the start of the trace"), "focus: the trace's start, named");
+}
+
+/* ks_rel_path - the data files named from the session's folder */
+static void test_rel_path(void)
+{
+	static const char *const cases[][3] = {
+		{ "/a/b", "/a/b/merged.dat", "merged.dat" },
+		{ "/a/b", "/a/c/merged.dat", "../c/merged.dat" },
+		{ "/a/b", "/a/bc/x.dat", "../bc/x.dat" },
+		{ "/a/b/c", "/x.dat", "../../../x.dat" },
+		{ "/", "/x.dat", "x.dat" },
+		{ "/a", "/a/b/c/x.dat", "b/c/x.dat" },
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *r = ks_rel_path(cases[i][0], cases[i][1]);
+
+		char what[256];
+
+		snprintf(what, sizeof(what), "relative path from %s to %s: %s", cases[i][0], cases[i][1],
+			 r ? r : "(null)");
+		ok(r && !strcmp(r, cases[i][2]), what);
+		free(r);
+	}
 }
 
 int main(int argc, char **argv)
@@ -389,6 +446,7 @@ int main(int argc, char **argv)
 	test_reorder_deep();
 	test_tsc();
 	test_focus();
+	test_rel_path();
 	test_writer(argv[1]);
 	test_perfetto();
 	test_perfetto_file(argv[1]);
