@@ -1,19 +1,19 @@
-"""The truth lab's host side (tests/lab): scenario files, expectations against
+"""The truth lab's host side (tools/hgtools/lab): scenario files, expectations against
 a constructed run, the targets' assertions and the table, without a guest."""
 import csv
 import json
 import os
+import re
 import sys
 
 import pytest
 
-LAB = os.path.join(os.path.dirname(__file__), "..", "lab")
-sys.path.insert(0, LAB)
-import check  # noqa: E402
+from hgtools.lab import check
 import files  # noqa: E402
-import expect  # noqa: E402
-import labtable  # noqa: E402
-import scenario  # noqa: E402
+from hgtools.lab import expect
+from hgtools.lab import labtable
+from hgtools.lab import scenario
+from hgtools import vocab  # noqa: E402
 
 HZ = 1e9     # one cycle a nanosecond: lengths read easily
 
@@ -376,35 +376,42 @@ def _rep(confusion):
     return {"inference": {"confusion": {"actual": names, "inferred": names, "matrix": m}, "classes": cls}}
 
 
-def test_a_known_shortfall_is_todo_and_only_for_its_kernel_scenario_and_bound(capsys, tmp_path, monkeypatch):
-    """expect.KNOWN_MISREAD turns a class test into TAP's TODO when the class is short only by the
-    gaps a kernel is known to misread, no more than the bound: printed with its figures, counted
-    apart, not as passed. The same on another kernel, more than the bound, or another gap read
-    wrong beside them, fails."""
-    known = expect.known_misreads("6.12", "periodic-pair")
-    assert known and known[0][:2] == ("timer", "interrupt")
-    bound = known[0][2]
+def test_a_known_shortfall_is_todo_and_only_for_its_kernel_guest_and_share(capsys, tmp_path, monkeypatch):
+    """A scenario's [[known_misread]] turns a class test into TAP's TODO when the class is short
+    only by the gaps a kernel is known to misread in that guest, no more than the entry's share
+    of the class's gaps (2% at most): printed with its figures, counted apart, not as passed;
+    and a class the scenario does not hold there ([[class_not_held]]) says why. The same on
+    another kernel or guest, more than the share, or another gap read wrong beside them, fails.
+    check.py judges the classes from each run's confusion matrix against the data as it is."""
+    sc = scenario.load("periodic-pair")
+    (known,) = scenario.known_misreads(sc, "6.12", "icount")
+    assert (known["actual"], known["inferred"]) == ("timer", "interrupt") and known["share"] <= 0.02
+    assert "interrupt" in scenario.classes_not_held(sc, "6.12", "icount")
+    assert not scenario.known_misreads(sc, "6.12", "smp2") and not scenario.known_misreads(sc, "6.12-rt", "icount")
 
-    def run(kernel, confusion):
-        rep = _rep(confusion)
-        return {"kernel": kernel, "guest": "icount", "scenario": "periodic-pair", "expectations": [],
-                "class_short": expect.class_targets(rep, {}, expect.known_misreads(kernel, "periodic-pair"))}
-    # the tick's phase hid every second tick: 150 ticks, 11 fair-server timers read as interrupts
-    # (the timer's recall 0.932 and the interrupt's precision 0, both by those 11 alone)
-    usual = {("timer", "timer"): 150, ("timer", "interrupt"): 11, ("switch_hg", "switch_hg"): 375}
+    def run(kernel, confusion, guest="icount"):
+        inf = _rep(confusion)["inference"]
+        return {"kernel": kernel, "guest": guest, "scenario": "periodic-pair", "expectations": [],
+                "classes": inf["classes"], "confusion": inf["confusion"]}
+    # 625 ticks: 25 hidden (not a misread the scenario knows) and 10 fair-server timers read as
+    # interrupts (1.6% of the ticks): the timer's recall 0.944 is 0.959 without the 10
+    usual = {("timer", "timer"): 590, ("timer", "hidden"): 25, ("timer", "interrupt"): 10, ("switch_hg", "switch_hg"): 375}
     beside = {**usual, ("switch_hg", "switch_other"): 30}
-    over = {**usual, ("timer", "interrupt"): bound + 1}
+    over = {**usual, ("timer", "interrupt"): 14}     # 14 of 629: more than 2%
     calib = {("timer", "interrupt"): 318, ("switch_hg", "switch_hg"): 375}      # the tick not found at all
     got = check.tests_of({"runs": [run("6.12", usual), run("6.1", usual), run("6.12-rt", {})]}, "icount")
     todos = {name.split(":")[0]: (probs, todo) for name, probs, todo in got if "every class" in name}
     probs, todo = todos["periodic-pair on 6.12 icount"]
     assert todo and sorted(p.split(":")[0] for p in probs) == ["interrupt", "timer"], probs
-    assert all("11 timer read as interrupt (known: at most" in p for p in probs), probs
+    assert "10 timer read as interrupt (known: at most 2% of timer's 625 actual" in probs[1], probs
+    assert "fair-server timers off the tick's phase" in todo and "interrupt not held: " in todo, todo
     assert not todos["periodic-pair on 6.1 icount"][1] and todos["periodic-pair on 6.1 icount"][0], "6.12 only"
     assert not todos["periodic-pair on 6.12-rt icount"][0], "nothing short: a plain pass"
     for conf in (beside, over, calib):
         (_, (name, probs, todo)) = check.tests_of({"runs": [run("6.12", conf)]}, "icount")
         assert probs and not todo, (conf, probs)
+    (_, (name, probs, todo)) = check.tests_of({"runs": [run("6.12", over)]}, "icount")
+    assert any("14 timer read as interrupt" in p for p in probs), probs
     # as TAP: not ok ... # TODO, exit 0; a real failure still exits 1
     for runs, rc, last in (([run("6.12", usual)], 0, "# lab: 1 passed, 0 failed, 1 known short"),
                            ([run("6.12", beside)], 1, "# lab: 1 passed, 1 failed")):
@@ -414,8 +421,47 @@ def test_a_known_shortfall_is_todo_and_only_for_its_kernel_scenario_and_bound(ca
         out = capsys.readouterr().out.splitlines()
         assert out[-1].startswith(last), out
         assert any(l.startswith("not ok 2 - ") for l in out)
-        assert any(l.endswith("# TODO known short: 6.12's fair-server timers off the tick's phase")
-                   for l in out) == (rc == 0)
+        assert any("# TODO known short: 6.12's fair-server timers" in l for l in out) == (rc == 0)
+
+
+def test_an_allowance_over_the_ceiling_cannot_be_declared(tmp_path, monkeypatch):
+    """No known misread may excuse more than 2% of a class's gaps (vocab.ALLOWANCE_CEILING): a
+    scenario that declares more is refused when read, naming the entry; so is one without why or
+    without dated runs behind it. A class that needs more is not held there, and says so."""
+    monkeypatch.setenv("HGT_LAB_SCENARIOS", str(tmp_path))
+    base = ('title = "t"\nguests = ["icount"]\nhourglass = "-n 1"\n[[expect]]\nwhat = "w"\nexpected = "zero"\n'
+            'found = "class:timer"\n')
+    entry = {"kernels": '["6.12"]', "guests": '["icount"]', "actual": '"timer"', "inferred": '"interrupt"',
+             "share": "0.02", "why": '"why"', "runs": '["2026-12-07: one run"]'}
+
+    def write(name, **change):
+        e = {**entry, **change}
+        (tmp_path / f"{name}.toml").write_text(base + "[[known_misread]]\n" + "".join(
+            f"{k} = {v}\n" for k, v in e.items() if v is not None))
+        return name
+    assert scenario.load(write("lab-allow-ok"))["known_misread"][0]["share"] == 0.02
+    for name, change, msg in (("lab-allow-over", {"share": "0.03"}, "at most 0.02"),
+                              ("lab-allow-zero", {"share": "0"}, "at most 0.02"),
+                              ("lab-allow-nowhy", {"why": None}, "needs exactly"),
+                              ("lab-allow-undated", {"runs": '["some runs"]'}, "its date"),
+                              ("lab-allow-guest", {"guests": '["smp2"]'}, "scenario's guests"),
+                              ("lab-allow-class", {"inferred": '"voluntary"'}, "inferred another")):
+        with pytest.raises(scenario.ScenarioError, match=msg) as e:
+            scenario.load(write(name, **change))
+        assert "[[known_misread]] 1" in str(e.value)
+    assert vocab.ALLOWANCE_CEILING == 0.02
+
+
+def test_the_ceiling_holds_for_all_allowances_of_a_class_together():
+    """Two known misreads of one class, each within its share, may not excuse more than the
+    ceiling together."""
+    rep = _rep({("timer", "timer"): 900, ("timer", "interrupt"): 15, ("timer", "switch_other"): 15,
+                ("timer", "hidden"): 30, ("switch_hg", "switch_hg"): 300})
+    known = [{"actual": "timer", "inferred": i, "share": 0.02, "why": f"w{i}"} for i in ("interrupt", "switch_other")]
+    short = expect.class_targets(rep, {}, known, {"interrupt": "n", "switch_other": "n"})
+    assert "known" not in short["timer"] and "more than the ceiling" in short["timer"]["excused"], short
+    short = expect.class_targets(rep, {}, known[:1], {})
+    assert short["timer"].get("known") == "winterrupt", "one alone: 15 of 960 excused, recall 900/945"
 
 
 def test_a_guest_not_held_makes_its_class_tests_todo_but_not_its_counts():
@@ -536,3 +582,102 @@ def test_not_on_names_the_kernels_a_scenario_cannot_run_on(tmp_path, monkeypatch
     assert "not made for this kernel" in labtable.markdown(lab) and "old RT" in labtable.one_line(r)
     (got,) = check.tests_of({"runs": [dict(r, guest="icount")]}, "icount")
     assert got[1] == ["not made for this kernel: old RT"], got
+
+
+def test_a_loads_hidden_gaps_are_judged_apart_and_held_to_two_percent(run):
+    """A gap the kernel recorded too little of is hidden (issue 50: mostly another vCPU's turn,
+    or nothing recorded), whatever load had a part in it: the class and the name are judged on
+    the others, and no more than 2% of the load's gaps may be hidden unless the expectation
+    says why for the guest (its `hidden` table)."""
+    base = int(1.0e9)
+    run["gaps"] = [dict(gap(base + k * 1000000, 10, "interrupt", "interrupt", "call_function_single"),
+                        components={"self": 100, "call_function_single": 900}) for k in range(1, 99)]
+    run["gaps"] += [dict(gap(base + k * 1000000, 60, "hidden", "switch_other", "cpu 0's turn, with call_function_single"),
+                         components={"cpu 0's turn": 40000, "self": 12000, "call_function_single": 8000})
+                    for k in (99, 100, 101)]
+    write_hgl(run)
+    with open(os.path.join(run["dir"], "stamps-0.txt"), "w") as f:
+        f.writelines(f"{base + k * 1000000 - 500} {base + k * 1000000 + 5000}\n" for k in range(1, 102))
+    sc = {"expect": [{"what": "IPIs", "expected": "stamps:0", "found": "component:^call_function_single$",
+                      "named": "^call_function_single$", "class": "interrupt"}]}
+    run["guest"] = "icount2"
+    (e,) = expect.evaluate(sc, run)
+    assert e["found"] == 101 and e["count_ok"] and e["hidden"] == 3
+    assert e["class_share"] == 1.0 and e["named_share"] == 1.0    # the 98 the kernel recorded
+    assert not e["hidden_ok"] and not e["named_right"]             # 3 of 101 > 2%
+    lab = {"runs": [{"kernel": "6.1", "guest": "icount2", "scenario": "ipi", "expectations": [e]}]}
+    (cnt, probs, _), _ = check.tests_of(lab, "icount2")
+    assert len(probs) == 1 and "3 of them hidden" in probs[0] and "at most 2%" in probs[0]
+    sc["expect"][0]["hidden"] = {"icount2": "CPU 0 sends each IPI in its turn"}
+    (e,) = expect.evaluate(sc, run)
+    assert e["hidden_ok"] and e["named_right"] and e["hidden_why"] == "CPU 0 sends each IPI in its turn"
+    run["guest"] = "icount"
+    (e,) = expect.evaluate(sc, run)
+    assert not e["hidden_ok"]                                      # the reason is the icount2 guest's only
+
+
+def test_the_table_shows_the_classes_not_held_with_their_figures_and_why(tmp_path):
+    """A class the scenario does not hold on a kernel and guest ([[class_not_held]]) is shown in
+    the lab's table with its figures, marked not held, and listed under it with why; the same
+    class on a kernel that holds it is an ordinary cell."""
+    cls = {"switch_other": {"actual": 2, "inferred": 40, "correct": 2, "precision": 0.05, "recall": 1.0},
+           "interrupt": {"actual": 2280, "inferred": 2250, "correct": 2240, "precision": 0.996, "recall": 0.982}}
+    lab = {"targets": {"count_tolerance": 0.02, "class_share": 0.98, "classes": list(vocab.TARGET_CLASSES),
+                       "class_precision_recall": vocab.CLASS_TARGET},
+           "runs": [{"kernel": k, "guest": "icount2", "scenario": "device-timer", "dir": str(tmp_path),
+                     "expectations": [{"found": 2307, "expected": 2307, "ok": True, "what": "HPET"}],
+                     "classes": cls, "class_short": {"switch_other": {}}} for k in ("7.3", "6.1-rt")]}
+    md = labtable.markdown(lab)
+    row73 = next(l for l in md.splitlines() if l.startswith("| device-timer | 7.3 "))
+    row61 = next(l for l in md.splitlines() if l.startswith("| device-timer | 6.1-rt "))
+    assert "*0.05/1.00 (2)* not held" in row73 and "**0.05/1.00 (2)**" in row61, (row73, row61)
+    listed = [l for l in md.splitlines() if l.startswith("| device-timer | 7.3 | icount2 | switch_other |")]
+    why = scenario.classes_not_held(scenario.load("device-timer"), "7.3", "icount2")["switch_other"]
+    assert listed and "0.05/1.00 (2 actual, 40 inferred)" in listed[0] and why in listed[0], md
+    labtable.write_html(lab, str(tmp_path / "index.html"))
+    page = (tmp_path / "index.html").read_text()
+    assert "<h2>Classes not held</h2>" in page and 'class="nh"' in page
+
+
+def test_docs_list_the_allowances_the_scenarios_hold():
+    """docs/lab.md's table of allowances is the scenarios' data (tools/hgtools/lab/allowances.py
+    --write): every known misread and class not held, with why and its dated runs."""
+    from hgtools.lab import allowances
+    with open(allowances.DOC) as f:
+        doc = allowances.in_doc(f.read())
+    assert doc == allowances.block(), "docs/lab.md's allowances are stale: python3 -m hgtools.lab.allowances --write"
+    assert doc.count("| known misread: ") >= 4 and doc.count("| not held: ") >= 4
+
+
+def test_a_report_whose_rates_are_not_its_counts_fails_the_class_test():
+    """The report's precision is correct over inferred and its recall correct over actual: a rate
+    from the wrong column fails the class test, in a guest not held too (no TODO hides it)."""
+    inf = _rep({("timer", "timer"): 700, ("timer", "interrupt"): 2, ("interrupt", "interrupt"): 40,
+                ("interrupt", "switch_other"): 1, ("switch_hg", "switch_hg"): 300})["inference"]
+    good = {"kernel": "6.1", "guest": "icount2", "scenario": "ipi", "expectations": [],
+            "classes": inf["classes"], "confusion": inf["confusion"]}
+    (_, (_, probs, _)) = check.tests_of({"runs": [good]}, "icount2")
+    assert not probs, probs
+    bad_cls = {c: dict(f) for c, f in inf["classes"].items()}
+    bad_cls["interrupt"]["precision"] = bad_cls["interrupt"]["correct"] / bad_cls["interrupt"]["actual"]
+    (_, (_, probs, todo)) = check.tests_of({"runs": [dict(good, classes=bad_cls)]}, "icount2")
+    assert probs and not todo and "interrupt: the report's precision 0.976 is not 40 of 42 inferred" in probs[0], probs
+
+
+def test_the_lab_is_a_package_that_edits_no_import_path():
+    """The lab is hgtools.lab (issue 55): its modules import each other and hgtools as a package,
+    and none puts a folder of the tree on sys.path (lava_jobs alone adds LAVA's own unpacked
+    library, build/lava, which is no part of the tree's code); nothing of it is left in tests/."""
+    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    edits = []
+    for root, _, names in os.walk(os.path.join(top, "tools", "hgtools")):
+        for n in names:
+            if n.endswith(".py"):
+                for i, line in enumerate(open(os.path.join(root, n)), 1):
+                    if re.search(r"sys\.path\.(insert|append)\(|sys\.path\[", line) and "LAVA_PY" not in line \
+                            and not line.lstrip().startswith("`"):         # a docstring's command line
+                        edits.append(f"{os.path.relpath(os.path.join(root, n), top)}:{i}: {line.strip()}")
+    assert edits == [], edits
+    left = [f for _, _, fs in os.walk(os.path.join(top, "tests", "lab")) for f in fs if not f.endswith(".pyc")]
+    assert not left, f"the lab lives in tools/hgtools/lab, not tests/lab: {left}"
+    assert check.scenario is scenario and expect.vocab is vocab, "one module each, imported as hgtools.lab's"

@@ -1,4 +1,4 @@
-"""tests/lab/profiles.py on constructed lab output: the split (learned on every other
+"""tools/hgtools/lab/profiles.py on constructed lab output: the split (learned on every other
 scenario's first run, measured on their second runs and on the others'), the figures judged
 by each run's own kernel recording, the table, and another kernel's profile (--cross)."""
 import json
@@ -11,7 +11,6 @@ from conftest import TOP
 sys.path.insert(0, os.path.dirname(__file__))
 from test_learn import write_run  # noqa: E402
 
-PROFILES = os.path.join(TOP, "tests", "lab", "profiles.py")
 
 
 def lab(root, kernel, release, seed0=0):
@@ -30,7 +29,7 @@ def test_profiles_learned_and_measured_on_runs_they_never_saw(tmp_path):
     # a run that failed is left out, and its scenario with it
     with open(tmp_path / "7.3" / "smp2" / "f.run2" / "lab-run.json", "w") as f:
         json.dump({"scenario": "f", "run": 2, "error": "hourglass failed"}, f)
-    p = subprocess.run([sys.executable, PROFILES, str(tmp_path), "--cross"], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.profiles", str(tmp_path), "--cross"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     res = json.load(open(tmp_path / "profiles.json"))
     assert set(res) == {"6.1/smp2", "7.3/smp2"}

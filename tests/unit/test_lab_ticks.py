@@ -1,4 +1,4 @@
-"""The truth lab's tick count (tests/lab/expect.py, found = "ticks"): the gaps in
+"""The truth lab's tick count (tools/hgtools/lab/expect.py, found = "ticks"): the gaps in
 which the tick's own hrtimer expired, as the kernel's recording names it, not
 every local timer interrupt: with HRTICK (Linux 7.3) the scheduler's timer and
 clock events that expire nothing come beside the tick."""
@@ -8,9 +8,7 @@ import sys
 
 from conftest import chunk, hgt_file, rec
 from test_merge import HRT_E, META, NAME, VEC_E, VEC_X
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
-import expect  # noqa: E402
+from hgtools.lab import expect
 
 TICK, HRTICK = 0x7bdf2e89, 0x7144dd29
 

@@ -1,6 +1,6 @@
 """The farm's side of the lab (issue 41, docs/lava.md): the machine guest, the LAVA test
-cases a lab's results become (tests/lab/lava_cases.py), and the LAVA jobs TuxLAVA renders,
-checked by LAVA's own job schema (tests/lab/lava_jobs.py). No dispatcher: jobs are not run."""
+cases a lab's results become (tools/hgtools/lab/lava_cases.py), and the LAVA jobs TuxLAVA renders,
+checked by LAVA's own job schema (tools/hgtools/lab/lava_jobs.py). No dispatcher: jobs are not run."""
 import json
 import os
 import subprocess
@@ -8,10 +8,9 @@ import sys
 
 import pytest
 
-LAB = os.path.join(os.path.dirname(__file__), "..", "lab")
-sys.path.insert(0, LAB)
-import expect  # noqa: E402
-import scenario  # noqa: E402
+LAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "hgtools", "lab")   # its data
+from hgtools.lab import expect
+from hgtools.lab import scenario
 
 
 def test_the_machine_guest_runs_smp2_s_scenarios_on_its_own_cpus():
@@ -44,7 +43,7 @@ def _lab(found, precision_ok):
 def _cases(tmp_path, lab, *extra):
     with open(tmp_path / "lab.json", "w") as f:
         json.dump(lab, f)
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", str(tmp_path), *extra],
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_cases", "--print", str(tmp_path), *extra],
                        capture_output=True, text=True)
     cases = {ln.split()[1]: ln.split()[2:] for ln in p.stdout.splitlines() if ln.startswith("lava-test-case ")}
     return p.returncode, cases, p.stdout
@@ -72,10 +71,10 @@ def test_a_check_that_fails_fails_its_lava_test_case_and_figures_are_measurement
 def test_a_lab_with_nothing_to_report_fails(tmp_path):
     rc, cases, _ = _cases(tmp_path, {"runs": []})
     assert rc == 1 and cases["hourglass-lab"] == ["--result", "fail"]
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", str(tmp_path / "none")],
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_cases", "--print", str(tmp_path / "none")],
                        capture_output=True, text=True)
     assert p.returncode == 1 and "lava-test-case hourglass-lab --result fail" in p.stdout
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "--case", "x", "maybe", "why"],
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_cases", "--print", "--case", "x", "maybe", "why"],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "pass, fail, skip" in p.stderr and "'maybe'" in p.stderr and not p.stdout
 
@@ -85,8 +84,7 @@ def _have_lava_tools():
         import tuxlava  # noqa: F401
     except ImportError:
         return "TuxLAVA is not installed (make setup installs it)"
-    sys.path.insert(0, LAB)
-    import lava_jobs
+    from hgtools.lab import lava_jobs
     if not os.path.exists(os.path.join(lava_jobs.LAVA_PY, "lava_common")):
         return "LAVA's lava-common is not unpacked (make setup does it)"
     return ""
@@ -98,8 +96,8 @@ LAVA_MISSING = _have_lava_tools()
 @pytest.mark.skipif(bool(LAVA_MISSING), reason=LAVA_MISSING or "TuxLAVA and lava-common are here")
 def test_the_jobs_pass_lava_s_own_schema_and_a_broken_one_does_not(tmp_path):
     import yaml
-    import lava_jobs
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_jobs.py"), "-o", str(tmp_path), "--minutes", "33",
+    from hgtools.lab import lava_jobs
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_jobs", "-o", str(tmp_path), "--minutes", "33",
                         "--project", "https://lab.example/hourglass-src.tar.gz"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     for dev in lava_jobs.DEVICES:
@@ -142,7 +140,7 @@ def _log(tmp_path, cases, job="pass"):
 
 
 def _verdict(log, *args):
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_results.py"), log, *args],
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_results", log, *args],
                        capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
@@ -190,7 +188,7 @@ def test_a_scenario_from_another_directory_is_found_by_name_only(monkeypatch):
 
 
 def test_the_worst_latency_is_the_longest_gap_not_asked_for():
-    import analyse
+    from hgtools.lab import analyse
     hg = {"tsc": {"hz": 1e9}}
     gaps = [{"g0": 0, "g1": 5000, "vol": 0, "actual": "timer"},
             {"g0": 10000, "g1": 900000, "vol": 1, "actual": "voluntary"},   # a sleep it asked for
@@ -200,13 +198,13 @@ def test_the_worst_latency_is_the_longest_gap_not_asked_for():
 
 
 def test_a_case_linked_to_the_run_directories_archive_is_a_reference():
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "--case", "hourglass-artifacts",
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_cases", "--print", "--case", "hourglass-artifacts",
                         "pass", "12 KiB", "--reference", "http://store/hourglass-lab-6.12-m.tar.gz"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert ("lava-test-reference hourglass-artifacts --result pass --reference "
             "http://store/hourglass-lab-6.12-m.tar.gz") in p.stdout and "lava-test-case" not in p.stdout
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "/x", "--reference", "u"],
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_cases", "--print", "/x", "--reference", "u"],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "--reference goes with --case" in p.stderr
 
@@ -235,7 +233,7 @@ def test_the_job_s_reference_is_printed_and_required(tmp_path):
 
 def test_the_artifact_store_takes_a_put_and_refuses_what_is_not_a_plain_file(tmp_path):
     import http.client
-    store = subprocess.Popen([sys.executable, os.path.join(LAB, "lava_artifacts.py"), "--dir", str(tmp_path),
+    store = subprocess.Popen([sys.executable, "-m", "hgtools.lab.lava_artifacts", "--dir", str(tmp_path),
                               "--max-mb", "1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         line = store.stdout.readline()
@@ -275,7 +273,7 @@ def test_the_artifact_store_takes_a_put_and_refuses_what_is_not_a_plain_file(tmp
 @pytest.mark.skipif(bool(LAVA_MISSING), reason=LAVA_MISSING or "TuxLAVA and lava-common are here")
 def test_a_job_with_an_artifact_store_uploads_there(tmp_path):
     import yaml
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_jobs.py"), "-o", str(tmp_path), "--device",
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_jobs", "-o", str(tmp_path), "--device",
                         "qemu-x86_64", "--project", "https://lab.example/src.tar.gz",
                         "--artifacts", "https://store.example/runs", "--lab-args", "--prebuilt tick"],
                        capture_output=True, text=True)
@@ -289,7 +287,6 @@ def test_a_job_with_an_artifact_store_uploads_there(tmp_path):
 
 
 def test_a_machine_gets_the_paper_s_runs_that_need_nothing_of_this_host():
-    sys.path.insert(0, os.path.join(LAB, "..", "..", "tools"))
     from hgtools.paper import plan
     on = {(e.key, r.name) for e in plan.EXPERIMENTS for r in plan.runs_of(e, True) if plan.on_machine(e, r)}
     assert ("rta", "hr") in on and ("dl", "hard_exact") in on and ("fig4", "yield") in on
@@ -312,7 +309,7 @@ def test_the_paper_s_runs_on_a_machine_are_cases_with_their_figures(tmp_path):
     bad = tmp_path / "paper" / "table1" / "memory"
     bad.mkdir(parents=True)
     (bad / "paper-run.json").write_text(json.dumps({"errors": ["load memory ended before the run"]}))
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "--paper",
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_cases", "--print", "--paper",
                         str(tmp_path / "paper")], capture_output=True, text=True)
     cases = {ln.split()[1]: ln.split()[2:] for ln in p.stdout.splitlines() if ln.startswith("lava-test-case ")}
     assert p.returncode == 1, p.stdout + p.stderr
@@ -321,6 +318,6 @@ def test_the_paper_s_runs_on_a_machine_are_cases_with_their_figures(tmp_path):
     assert 0 < float(cases["paper-rta-hr-accuracy"][3]) <= 1 and cases["paper-rta-hr-accuracy"][-1] == "ratio"
     assert cases["paper-rta-hr-cyclictest-max"] == ["--result", "pass", "--measurement", "117", "--units", "us"]
     assert cases["paper-table1-memory"] == ["--result", "fail"] and "ended before the run" in p.stdout
-    p = subprocess.run([sys.executable, os.path.join(LAB, "lava_cases.py"), "--print", "--paper",
+    p = subprocess.run([sys.executable, "-m", "hgtools.lab.lava_cases", "--print", "--paper",
                         str(tmp_path / "none")], capture_output=True, text=True)
     assert p.returncode == 1 and "lava-test-case paper --result fail" in p.stdout

@@ -253,6 +253,28 @@ def test_explain_prints_the_rule_of_each_gap(tmp_path):
     assert "--explain soon" in p.stderr
 
 
+def test_explain_prints_the_gaps_asked_about_with_what_ran_in_them(tmp_path):
+    """Issue 52: --explain T printed the whole report again before the gap, and without the
+    kernel's events the disagreement line shows. Now: which run, then the gaps, each with what
+    ran in it and, for a wrong one, the events as the disagreements list them."""
+    d = write_run(str(tmp_path / "a"), 0)
+    rep = json.loads(run("report", d, "--json", "-").stdout)
+    wrong = rep["disagreements"]["listed"][0]
+    assert wrong["events"], "the fixture's wrong gaps hold kernel events"
+    out = run("report", d, "--explain", f"{wrong['t'] + 1e-6:.6f}").stdout
+    head, body = out.split("\nexplained: ", 1)
+    assert head.splitlines() == [f"hourglass report: {rep['run']['dir']}", "run: " + " ".join(rep["run"]["command"])]
+    for line in rep["summary"]:
+        assert line not in out, "the report is not printed again"
+    lines = body.splitlines()
+    assert lines[0].startswith("1 of 200 involuntary gaps")
+    assert lines[1].startswith(f"  t={wrong['t']:.6f} s CPU {wrong['cpu']} ") and "(WRONG)" in lines[1]
+    comps = sorted(wrong["components_us"].items(), key=lambda kv: -kv[1])
+    assert lines[2] == "      in it: " + ", ".join(f"{k} {v:.1f} us" for k, v in comps)
+    assert lines[3] == "      events: " + "; ".join(wrong["events"])
+    assert len(lines) == 4
+
+
 def test_a_grid_decides_as_separate_merges_do(tmp_path):
     """hgmerge --grid: each set of limits decided in one pass beside the run's, the same
     confusion as a merge given those limits alone, with and without a tick band."""
@@ -378,3 +400,43 @@ def test_never_worse_keeps_limits_that_read_no_class_worse_held_out(tmp_path):
     assert prof["limits_us"] and prof["held_out"]["profile"]["correct"] > prof["held_out"]["builtin"]["correct"]
     p = run("learn", train[0], "-o", prof_path, "--never-worse", expect=1)
     assert "two runs or more" in p.stderr
+
+
+def write_sleeper(d):
+    """A run whose one thread never lost the CPU involuntarily: the whole run one interval, no gap
+    (as a latency run's, whose thread sleeps, has none to learn from)."""
+    os.makedirs(d, exist_ok=True)
+    return write_gaps(d, [], [])
+
+
+def test_learn_a_model_beside_a_run_without_gaps(tmp_path):
+    """Issue 52: learn RUN LATRUN --model tree (the tutorial's) printed scikit-learn's traceback
+    ('Expected 2D array, got 1D array'): held out, the tree of the run without gaps was fitted on
+    nothing. A run without gaps trains no tree and is read by none: with one run of gaps left,
+    no model is taken, and learn says why."""
+    pytest.importorskip("sklearn", reason="make setup installs scikit-learn into the virtual environment")
+    late, n0 = write_late_run(str(tmp_path / "late"), 0)
+    idle = write_sleeper(str(tmp_path / "idle"))
+    p = run("learn", late, idle, "-o", str(tmp_path / "m.json"), "--model", "tree")
+    assert "Traceback" not in p.stderr and "model: not taken: fewer than two runs with involuntary gaps" in p.stdout
+    assert learn.load(str(tmp_path / "m.json"))["model"] is None
+    # with two runs of gaps beside it, the trees are fitted and held out on those two: every gap
+    # of theirs read (100 ticks each and their interrupts), none of the other
+    more, n1 = write_late_run(str(tmp_path / "late2"), 1)
+    run("learn", late, more, idle, "-o", str(tmp_path / "m.json"), "--model", "tree")
+    note = learn.load(str(tmp_path / "m.json"))["model_learned"]
+    assert note["held_out"]["gaps"] == 200 + n0 + n1, note
+
+
+@pytest.mark.parametrize("how", ["same path", "a copy"])
+def test_learn_refuses_one_run_given_twice(tmp_path, how):
+    """Issue 52: learn R R counted the run as held out of a fit that had seen it (99.1%)."""
+    r = write_run(str(tmp_path / "r"), 0)
+    other = r + "/" if how == "same path" else str(tmp_path / "copy")
+    if how == "a copy":
+        import shutil
+        shutil.copytree(r, other)
+    p = run("learn", r, other, "-o", str(tmp_path / "m.json"), expect=1)
+    assert p.stderr == f"hourglass learn: {other}: the same run as {r}: give each run once (a run held out of " \
+                       "the fit must be one the fit did not see)\n"
+    assert not os.path.exists(tmp_path / "m.json")

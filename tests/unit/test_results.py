@@ -147,9 +147,7 @@ def test_bad_sql_and_bad_output_are_usage_errors(tmp_path):
 
 
 def test_the_lab_page_s_tables_across_runs_are_the_table_s_queries(tmp_path):
-    import sys
-    sys.path.insert(0, os.path.join(TOP, "tests", "lab"))
-    import labsummary
+    from hgtools.lab import labsummary
     runs, _ = lab_tree(str(tmp_path))
     table, why = labsummary.write_table(str(tmp_path / "lab"))
     assert table == str(tmp_path / "lab" / "results.parquet") and not why
@@ -165,3 +163,13 @@ def test_the_lab_page_s_tables_across_runs_are_the_table_s_queries(tmp_path):
     assert "tick.run2" in labsummary.as_html(ts) and "<h2>Across the runs</h2>" in labsummary.as_html(ts)
     # where the table cannot be written, the page says why rather than show nothing
     assert "Not built: no pyarrow" in labsummary.as_markdown([], "no pyarrow")
+
+
+def test_the_docs_table_is_the_columns_definition():
+    """docs/results.md lists the columns as results.COLUMNS defines them, word for word: the two
+    once disagreed on what source holds."""
+    from hgtools import results
+    md = open(os.path.join(TOP, "docs", "results.md")).read()
+    assert results.columns_md() in md, "docs/results.md's table differs from results.columns_md(): paste it again"
+    names = [line.split("|")[1].strip() for line in results.columns_md().splitlines()[2:]]
+    assert names == [n for n, _, _ in results.COLUMNS] and names == results.schema().names

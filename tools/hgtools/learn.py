@@ -35,8 +35,9 @@ import subprocess
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import engine, gapmodel, paths
-from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_USAGE, HgError
+from . import engine, gapmodel, paths, vocab
+from .errors import EXIT_BAD_INPUT, EXIT_USAGE, HgError
+from .machine import machine_of
 
 FORMAT = "hourglass-profile"
 VERSION = 3          # 2: a limit may be absent, the run's own calibration kept (1's give all three);
@@ -51,7 +52,7 @@ CANDIDATES = 28          # per limit and round: quantiles of the gaps' lengths
 # against 79.9%) that read the same scenarios' next runs 9.4 points worse (72.8 against 82.2%)
 MARGIN = 0.01
 ROUNDS = 2
-CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden")
+CLASSES = vocab.INFERABLE_CLASSES
 
 GAP_FIELDS = ("g0", "g1", "cpu", "thread", "next_thread", "vol", "actual")   # what a model needs of a gap
 
@@ -111,9 +112,8 @@ class Run:
             for lab in self.labels:
                 cmd += ["--label", lab]
             p = subprocess.run(cmd, capture_output=True, text=True)
-            if p.returncode:
-                raise HgError(f"{self.path}: hgmerge failed (exit {p.returncode}): {p.stderr.strip()[-500:]}",
-                              EXIT_BAD_INPUT if p.returncode == EXIT_BAD_INPUT else EXIT_ENV)
+            if p.returncode:    # what report and export would say of the run: the one path
+                raise engine.failure("hgmerge", p.returncode, p.stderr)
             with open(out) as f:
                 rep: Dict[str, Any] = json.load(f)
             return rep
@@ -143,15 +143,6 @@ class Run:
             for k, lane in zip(todo, rep.get("grid") or []):
                 self.scored[k] = confusion({"inference": {"confusion": dict(conf, matrix=lane["matrix"])}})
         return [self.scored[k] for k in keys]
-
-
-def machine_of(info: Dict[str, Any]) -> Dict[str, Any]:
-    """What a profile must match: the kernel, its PREEMPT_RT, the CPUs, the hypervisor, the TSC."""
-    k = info.get("kernel") or {}
-    tsc = info.get("tsc") or {}
-    return {"kernel": str(k.get("release", "")).split(" ")[0], "preempt_rt": bool(k.get("preempt_rt")),
-            "cpus": k.get("cpus_online"), "hypervisor": tsc.get("hypervisor"),
-            "tsc_mhz": round(float(tsc.get("hz") or 0) / 1e6, 1)}
 
 
 def mismatch(profile: Dict[str, Any], machine: Dict[str, Any]) -> List[str]:
@@ -275,11 +266,17 @@ def fit(runs: Sequence[Run], pool: concurrent.futures.Executor) -> Tuple[Limits,
     return best[0], best[1]
 
 
-def f1(c: Confusion, k: str) -> float:
-    right = c.get((k, k), 0)
-    actual = sum(n for (a, _), n in c.items() if a == k)
-    inferred = sum(n for (_, p), n in c.items() if p == k)
+def f1_of(right: int, actual: int, inferred: int) -> float:
+    """A class's F1 from its counts: 2 * right / (actual + inferred), the harmonic mean of its
+    precision and recall; 1 for a class with no gaps either way (none to read wrong). The one
+    F1 of the Python side (the lab's profiles take it from here)."""
     return 2.0 * right / (actual + inferred) if actual + inferred else 1.0
+
+
+def f1(c: Confusion, k: str) -> float:
+    """Class @k's F1 in the confusion @c."""
+    return f1_of(c.get((k, k), 0), sum(n for (a, _), n in c.items() if a == k),
+                 sum(n for (_, p), n in c.items() if p == k))
 
 
 def weight(c: Confusion, k: str) -> int:
@@ -306,10 +303,10 @@ def class_floor(builtin: Sequence[Confusion]) -> Floor:
 
 
 def keeps(parts: Sequence[Confusion], floor: Floor) -> bool:
-    """Every class at its built-in F1 over all the runs (0.01 below at most), and in every run
+    """Every class at its built-in F1 over all the runs (vocab.LEARN_F1_MARGIN below at most), and in every run
     where it has gaps enough (CLASS_GAPS), FLOOR_SLACK below at most."""
     whole, base = sum_of(parts), sum_of(floor)
-    if any(f1(whole, k) < f1(base, k) - 0.01 for k in CLASSES if k != "hidden"):
+    if any(f1(whole, k) < f1(base, k) - vocab.LEARN_F1_MARGIN for k in CLASSES if k != "hidden"):
         return False
     for c, b in zip(parts, floor):
         for k in CLASSES:
@@ -383,8 +380,8 @@ def model_inputs(runs: Sequence[Run]) -> Optional[Tuple[float, float]]:
     return max(set(periods), key=periods.count), ticks[len(ticks) // 20]
 
 
-def fit_model(runs: Sequence[Run], inputs: Tuple[float, float]) -> Dict[str, Any]:
-    """A tree on every involuntary gap of @runs the kernel gives a class to."""
+def model_rows(runs: Sequence[Run], inputs: Tuple[float, float]) -> Tuple[List[List[float]], List[str]]:
+    """Every involuntary gap of @runs the kernel gives a class to: its features, and the class."""
     rows: List[List[float]] = []
     labels: List[str] = []
     for r in runs:
@@ -392,6 +389,12 @@ def fit_model(runs: Sequence[Run], inputs: Tuple[float, float]) -> Dict[str, Any
             if g["actual"] in gapmodel.CLASSES:
                 rows.append(row)
                 labels.append(str(g["actual"]))
+    return rows, labels
+
+
+def fit_model(runs: Sequence[Run], inputs: Tuple[float, float]) -> Dict[str, Any]:
+    """A tree on every involuntary gap of @runs the kernel gives a class to (there must be one)."""
+    rows, labels = model_rows(runs, inputs)
     return gapmodel.fit(rows, labels, *inputs)
 
 
@@ -417,6 +420,12 @@ def learn_model(runs: Sequence[Run], limits: Limits, limits_held: Optional[Confu
         return None, {"taken": False, "why": "fewer than 20 of the kernel's ticks: no period to place gaps in"}
     if len(runs) < 2 or limits_held is None:
         return None, {"taken": False, "why": "one run: a model is taken only on runs it was not fitted on"}
+    # a run without a gap to learn from (a latency run's threads sleep) can neither train a tree
+    # nor be read by one: each tree is fitted on the others that have gaps, held out so
+    runs = [r for r in runs if model_rows([r], inputs)[0]]
+    if len(runs) < 2:
+        return None, {"taken": False, "why": "fewer than two runs with involuntary gaps the kernel gives a class "
+                                             "to: a model is taken only on runs it was not fitted on"}
     parts = list(pool.map(lambda i: score_model(runs[i], fit_model(list(runs[:i]) + list(runs[i + 1:]), inputs), limits),
                           range(len(runs))))
     held = sum_of(parts)
@@ -449,7 +458,7 @@ def one_machine(runs: Sequence[Run]) -> Dict[str, Any]:
 def evaluate(prof: Dict[str, Any], paths_: Sequence[str], jobs: int = 2) -> Dict[str, Any]:
     """The profile @prof and the built-in rules scored on the runs at @paths_ (their kernel's
     classes the expectation): {"profile": FIGURES, "builtin": FIGURES}. The lab measures profiles
-    so on runs they never saw (tests/lab/profiles.py)."""
+    so on runs they never saw (tools/hgtools/lab/profiles.py)."""
     runs = [Run(p) for p in paths_]
     limits = {k: float(prof["limits_us"].get(k, OWN)) for k in LIMITS}
     limits.update({k: float(v) for k, v in prof["limits_us"].items() if k in BAND})
@@ -466,6 +475,29 @@ def evaluate(prof: Dict[str, Any], paths_: Sequence[str], jobs: int = 2) -> Dict
     return {"profile": figures(prof_c), "builtin": figures(builtin_c)}
 
 
+def distinct(paths_: Sequence[str]) -> None:
+    """Refuse one run given twice, by its path or as a copy (the same hourglass trace): held out of
+    the fit of the others, it would be read by limits fitted on itself (issue 52: 'learn r r'
+    reported 99.1% held out)."""
+    import hashlib
+    seen: Dict[str, str] = {}
+    for p in paths_:
+        keys = [os.path.realpath(p)]
+        try:
+            h = hashlib.sha256()
+            with open(os.path.join(p, "hourglass.hgl"), "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            keys.append(h.hexdigest())
+        except OSError:
+            pass                            # no trace: Run() says what is wrong
+        for k in keys:
+            if k in seen:
+                raise HgError(f"{p}: the same run as {seen[k]}: give each run once (a run held out of the fit "
+                              "must be one the fit did not see)", EXIT_USAGE)
+        seen.update((k, p) for k in keys)
+
+
 def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True, model: bool = False,
           never_worse: bool = False) -> Dict[str, Any]:
     """The profile of the runs at @paths_ (their machine must be one); @held_out: measured on
@@ -473,6 +505,7 @@ def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True, model: bo
     limits (gapmodel), kept where it reads runs it was not fitted on better (learn_model);
     @never_worse: the fitted limits, and the tree, kept only if, held out so, they read no class
     of any run worse than the built-in rules (else the built-in rules' own)."""
+    distinct(paths_)
     runs = [Run(p) for p in paths_]
     m0 = one_machine(runs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \

@@ -5,32 +5,37 @@ user's own `hourglass record --dir`) becomes rows of one table, one row per run 
 per class, written as Parquet (pyarrow) and queried with DuckDB embedded. The schema
 is docs/results.md's, version RESULTS_VERSION; a column is only ever added.
 
-A run's figures are its report's: DIR/report.json when it is newer than the run's
-hourglass.hgl (make lab's analysis writes it), else a merge now (the same merge as
-`hourglass report DIR`). So the per-class figures are the lab's own, from the same
-confusion matrix. pyarrow and duckdb are imported only here, so that record and
+A run's figures are its report's: DIR/report.json when it is newer than every file
+it was made of (hourglass.hgl and .json, record.json, the kernel's recording) and the
+merger would still take the run (make lab's analysis writes it), else a merge now (the
+same merge as `hourglass report DIR`): a run report refuses is refused here too, saved
+report or not. So the per-class figures are the lab's own, from the same confusion
+matrix. pyarrow and duckdb are imported only here, so that record and
 report never need them.
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import engine, learn, report_json
+from . import engine, jsonfile, report_json, vocab
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_USAGE, HgError
+from .machine import machine_of
 
 RESULTS_VERSION = "1.0"
 # the order tables list the classes in (the report's class_order, less unexplainable: never inferred)
-CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden", "other")
+CLASSES = vocab.SCORED_CLASSES
 
-# (name, pyarrow type name, meaning): the one definition of the schema, docs/results.md prints it
+# (name, pyarrow type name, meaning): the one definition of the schema; docs/results.md's table is
+# columns_md()'s, word for word (tests/unit/test_results.py holds it so)
 COLUMNS: Tuple[Tuple[str, str, str], ...] = (
     ("run_dir", "string", "the run directory, as found"),
-    ("source", "string", "'lab' (a lab-run.json beside it) or 'run'"),
-    ("scenario", "string", "the lab's scenario (null outside the lab)"),
+    ("source", "string", "'lab' (a lab-run.json beside it), 'paper' (a paper-run.json: make paper's runs, a farm "
+                         "device's --paper runs) or 'run'"),
+    ("scenario", "string", "the lab's scenario, or the paper's EXPERIMENT/RUN (null otherwise)"),
     ("run", "int32", "which run of its scenario in its boot (1, 2, ...; null outside the lab)"),
-    ("guest", "string", "the lab's guest kind: icount, icount2, icount2-shared, smp2 (null outside the lab)"),
+    ("guest", "string", "the lab's or the paper's guest kind: icount, icount2, icount2-shared, smp2 (null "
+                        "otherwise)"),
     ("kernel", "string", "the kernel's release, as uname -r"),
     ("preempt_rt", "bool", "the kernel is PREEMPT_RT"),
     ("cpus", "int32", "CPUs online"),
@@ -58,6 +63,12 @@ COLUMNS: Tuple[Tuple[str, str, str], ...] = (
     ("recall", "float64", "correct / actual (null when it never happened, or no ground truth)"),
     ("f1", "float64", "their harmonic mean (null as they are)"),
 )
+
+
+def columns_md() -> str:
+    """COLUMNS as docs/results.md's table of them (markdown)."""
+    return "".join(["| column | type | meaning |\n| --- | --- | --- |\n"]
+                   + [f"| {n} | {ty} | {what} |\n" for n, ty, what in COLUMNS])
 
 
 def _need(module: str) -> Any:
@@ -89,22 +100,28 @@ def run_dirs(top: str) -> Iterator[str]:
             yield root
 
 
-def _load_json(path: str) -> Optional[Dict[str, Any]]:
-    try:
-        with open(path) as f:
-            v = json.load(f)
-        return v if isinstance(v, dict) else None
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        raise HgError(f"{path}: not readable JSON ({e})", EXIT_BAD_INPUT) from None
+# the files a run's report is made of (a ground truth of each kind, where there is one)
+INPUTS = ("hourglass.hgl", "hourglass.json", "record.json") + engine.GROUND_TRUTH
+
+
+def saved_is_current(saved: str, run: str) -> bool:
+    """@saved was written after every input of @run there is (INPUTS): strictly after, so that
+    a file changed in the same tick of a coarse clock is taken as changed."""
+    when = os.stat(saved).st_mtime_ns
+    return all(os.stat(p).st_mtime_ns < when for p in (os.path.join(run, n) for n in INPUTS)
+               if os.path.exists(p))
 
 
 def report_of(run: str) -> Dict[str, Any]:
-    """The run's report: its report.json when newer than its hourglass.hgl, else a merge now."""
+    """The run's report: its report.json when it is current (saved_is_current), the merger
+    would take the run now (engine.check: what report refuses is refused here, whatever was
+    saved of it) and it was judged by today's truth (report_json.REPORT_MINOR), else a merge now."""
     saved = os.path.join(run, "report.json")
-    if os.path.isfile(saved) and os.path.getmtime(saved) >= os.path.getmtime(os.path.join(run, "hourglass.hgl")):
-        return report_json.load(saved)
+    if os.path.isfile(saved) and saved_is_current(saved, run):
+        engine.check(run)
+        rep = report_json.load(saved)
+        if rep.get("report_minor", 0) >= report_json.REPORT_MINOR:
+            return rep
     return engine.merge(run, None, engine.Exports(), show_progress=False)
 
 
@@ -121,7 +138,7 @@ def lab_expectations(tops: Sequence[str]) -> Dict[Tuple[str, ...], List[bool]]:
                 dirs[:] = []
                 continue
             if "lab.json" in files:
-                lab = _load_json(os.path.join(root, "lab.json")) or {}
+                lab = jsonfile.load_object(os.path.join(root, "lab.json")) or {}
                 for r in lab.get("runs") or []:
                     key = tuple(os.path.normpath(str(r.get("dir", ""))).split(os.sep)[-3:])
                     out[key] = [bool(e.get("ok")) for e in r.get("expectations") or []]
@@ -139,10 +156,10 @@ def rows_of(run: str, expectations: Dict[Tuple[str, ...], List[bool]],
             machine: Optional[str] = None) -> List[Dict[str, Any]]:
     """One row per class for the run at @run (@machine: its machine column, else from hourglass.json)."""
     rep = report_of(run)
-    hg = _load_json(os.path.join(run, "hourglass.json")) or {}
-    lab = _load_json(os.path.join(run, "lab-run.json"))
-    paper = None if lab else _load_json(os.path.join(run, "paper-run.json"))
-    m = learn.machine_of(hg)
+    hg = jsonfile.load_object(os.path.join(run, "hourglass.json")) or {}
+    lab = jsonfile.load_object(os.path.join(run, "lab-run.json"))
+    paper = None if lab else jsonfile.load_object(os.path.join(run, "paper-run.json"))
+    m = machine_of(hg)
     kr = rep.get("kernel_recording") or None
     inf = rep.get("inference") or {}
     head = inf.get("headline") or {}

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """lava_jobs - LAVA job definitions that run the truth lab on a farm's devices:
 
-    tests/lab/lava_jobs.py -o DIR [--device NAME]... [--kernel URL] [--rootfs URL]
+    python3 -m hgtools.lab.lava_jobs -o DIR [--device NAME]... [--kernel URL] [--rootfs URL]
                            [--project URL] [--artifacts URL] [--paper quick|EXP,...|none]
                            [--ssh-host HOST --ssh-user USER --ssh-identity-file FILE]
 
@@ -10,7 +9,7 @@ device (or reaches it over ssh), builds hgtrace.ko for the device's kernel with 
 runs scripts/lava-lab there: the lab's scenarios made for a real machine (scenario.py's
 machine guest) and the paper's quick experiments made for one (plan.on_machine), analysed
 on the device, each check, each class's figures and each paper run reported as a LAVA
-test case (tests/lab/lava_cases.py), the run directories left in /tmp/hourglass-lab
+test case (tools/hgtools/lab/lava_cases.py), the run directories left in /tmp/hourglass-lab
 and, with --artifacts URL, uploaded to the farm's artifact store as one archive linked to
 the case hourglass-artifacts (what `hourglass results` reads).
 
@@ -31,7 +30,7 @@ import sys
 from typing import Any, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.abspath(os.path.join(HERE, "../.."))
+TOP = os.path.abspath(os.path.join(HERE, "../../.."))
 # LAVA's own Python (scripts/setup-lava unpacks it)
 LAVA_PY = os.path.join(TOP, "build", "lava", "usr", "lib", "python3", "dist-packages")
 
@@ -124,7 +123,7 @@ def finish(text: str, device: str, minutes: int, ramdisk: str = "") -> Dict[str,
     job["metadata"] = {"hourglass.device": device, "hourglass.arch": DEVICES[device][1],
                        "hourglass.what": DEVICES[device][0],
                        "hourglass.clock": "x86_64: the TSC; other architectures: not ported, the job says so (docs/lava.md)"}
-    return job
+    return dict(job)
 
 
 def validate(job: Dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""scenario - the lab's scenario files (tests/lab/scenarios/*.toml): read,
+"""scenario - the lab's scenario files (tools/hgtools/lab/scenarios/*.toml): read,
 checked, and filled in for one guest.
 
 A scenario says what runs (hourglass's command line, the loads, setup and
@@ -21,6 +21,24 @@ parameters or from counters the module does not produce (docs/lab.md):
                                          # (rt: PREEMPT_RT or not; below: releases older than):
                                          # there it is not run, and the table says why
 
+    [[known_misread]]                    # optional: gaps a kernel is known to misread in a guest
+    kernels = ["6.12"]                   # the lab's kernel names (scripts/kernels)
+    guests = ["icount"]
+    actual = "timer"                     # gaps of this actual class (vocab.ACTUAL_CLASSES)
+    inferred = "interrupt"               # read as this one (vocab.INFERABLE_CLASSES)
+    share = 0.02                         # at most this share of a class's gaps in a run: of the
+                                         # actual class's for its recall, of the inferred one's for
+                                         # its precision; never more than vocab.ALLOWANCE_CEILING
+    why = "..."                          # what user space cannot separate there
+    runs = ["2026-11-27: ..."]           # the dated runs behind it (docs/lab.md, "Allowances")
+
+    [[class_not_held]]                   # optional: target classes a kernel's guest cannot be held to
+    kernels = ["6.12"]                   # (they would need more than the ceiling): shown with their
+    guests = ["icount"]                  # figures and why, never counted as passed
+    classes = ["interrupt"]
+    why = "..."
+    runs = ["2026-11-27: ..."]
+
     [[load]]
     command = "{lab}/lab-periodic -p 7ms -b 400us -c {cpu} -o $HOURGLASS_RUN_DIR/stamps-0.txt"
 
@@ -33,6 +51,8 @@ parameters or from counters the module does not produce (docs/lab.md):
     median_us = {icount = [400, 510]}    # optional: bounds on their median length ([LOW, HIGH] for any guest)
     on_rt = {class = "switch_other", named = "..."}   # optional: class and named on PREEMPT_RT (a
                                          # device's handler runs in its irq thread there)
+    hidden = {icount2 = "why"}           # optional: guests where more than 2% of those gaps may be
+                                         # hidden (mostly another vCPU's turn: its cause runs there)
 
 Placeholders, filled per guest: {cpu} hourglass's CPU (the last one),
 {cpumask} the same as a hexadecimal mask, {other} another CPU (icount2, smp2), {lab}
@@ -42,11 +62,19 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
-from typing import Any, Dict, List, Optional
+import sys
+from typing import Any, Dict, List, Optional, Set
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-SCENARIOS = os.path.join(TOP, "tests", "lab", "scenarios")
+if sys.version_info >= (3, 11):
+    import tomllib
+else:                      # hgtools runs on 3.10; the lab reads its scenarios with 3.11's tomllib
+    tomllib: Any = None
+
+# the gaps' one vocabulary (tools/hgtools/vocab.py): the classes and the targets
+from .. import vocab
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../.."))
+SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios")   # the lab's own, beside it
 # what `hourglass record` is told in each guest beside the scenario's own: the
 # icount guest has one CPU, so the recorder's drains (every 100 ms by default)
 # ran on hourglass's CPU and fell into the gaps measured, named after the
@@ -65,10 +93,10 @@ SCENARIOS = os.path.join(TOP, "tests", "lab", "scenarios")
 # to 20 ticks read as switches in device-timer's 3 s (6.1, 7.3; 11 and 15 isolated, 2026-12-02).
 # icount2-shared: the same without isolation, for what needs the balancer (unpinned) or receive
 # packet steering, which refuses an isolated CPU (softirq).
-# not_held: why a guest's class figures are shown but not held to the targets (tests/lab/check.py
+# not_held: why a guest's class figures are shown but not held to the targets (tools/hgtools/lab/check.py
 # makes them TAP TODOs: counted apart, never as passed), where the inference is known short there;
 # a scenario may say so for one guest (its not_held table)
-GUESTS = {"icount": {"cpus": 1, "icount": True, "record": ["--reader-interval", "60s"]},
+GUESTS: Dict[str, Dict[str, Any]] = {"icount": {"cpus": 1, "icount": True, "record": ["--reader-interval", "60s"]},
           "icount2": {"cpus": 2, "icount": True, "append": "isolcpus=1", "record": ["--reader-interval", "60s"]},
           "icount2-shared": {"cpus": 2, "icount": True, "record": ["--reader-interval", "60s"],
                              "not_held": "icount2-shared: CPU 0 runs as much as hourglass's CPU 1, and the vCPUs "
@@ -104,10 +132,21 @@ def vm_options(guest: str) -> str:
                     + (["--append", g["append"]] if g.get("append") else []))
 
 
+def known_misreads(sc: Dict[str, Any], kernel: str, guest: str) -> List[Dict[str, Any]]:
+    """@sc's [[known_misread]] entries for @kernel (the lab's name: 6.12, 7.3-rt ...) in @guest."""
+    return [m for m in sc.get("known_misread", []) if kernel in m["kernels"] and guest in m["guests"]]
+
+
+def classes_not_held(sc: Dict[str, Any], kernel: str, guest: str) -> Dict[str, str]:
+    """@sc's target classes not held on @kernel in @guest ([[class_not_held]]), each with why."""
+    return {c: e["why"] for e in sc.get("class_not_held", []) if kernel in e["kernels"] and guest in e["guests"]
+            for c in e["classes"]}
+
+
 def not_held(sc: Dict[str, Any], guest: str) -> str:
     """Why @sc's class figures in @guest are shown but not held to the targets ('' if held):
     the scenario's own word for that guest, else the guest's."""
-    return (sc.get("not_held") or {}).get(guest) or GUESTS.get(guest, {}).get("not_held", "")
+    return str((sc.get("not_held") or {}).get(guest) or GUESTS.get(guest, {}).get("not_held", ""))
 
 # expected = ...: where the expected count comes from
 EXPECTED = {
@@ -135,7 +174,7 @@ FOUND = {
     "missed": "missed deadlines the report explains (what ran instead)",
     "migrations": "migrations inferred from hourglass's intervals",
 }
-CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden", "other", "unexplainable")
+CLASSES = vocab.ACTUAL_CLASSES
 
 
 class ScenarioError(Exception):
@@ -173,6 +212,8 @@ def load(name: str) -> Dict[str, Any]:
     for d in extra_dirs():
         if not os.path.exists(path):
             path = os.path.join(d, name + ".toml")
+    if tomllib is None:
+        raise ScenarioError(f"{path}: the lab needs Python 3.11 or later (tomllib) to read it")
     try:
         with open(path, "rb") as f:
             sc = tomllib.load(f)
@@ -182,7 +223,7 @@ def load(name: str) -> Dict[str, Any]:
         raise ScenarioError(f"{path}: {e}")
     sc["name"] = name
     _check(path, sc)
-    return sc
+    return dict(sc)
 
 
 def _check(path: str, sc: Dict[str, Any]) -> None:
@@ -208,6 +249,7 @@ def _check(path: str, sc: Dict[str, Any]) -> None:
             and isinstance(c.get("rt", False), bool) and _release(c.get("below", "0.0")) for c in not_on):
         raise bad("not_on is a list of {rt = true|false, below = \"X.Y\", why = \"...\"}: at least one "
                   "of rt and below, and why")
+    _check_allowances(bad, sc)
     for key in ("setup", "teardown"):
         if not isinstance(sc.get(key, []), list) or not all(isinstance(x, str) for x in sc.get(key, [])):
             raise bad(f"'{key}' is a list of shell commands")
@@ -246,6 +288,10 @@ def _check(path: str, sc: Dict[str, Any]) -> None:
                 raise bad(f"{where}: median_us = [LOW, HIGH], or a table of them by guest")
         if not isinstance(e.get("what"), str):
             raise bad(f"{where}: 'what' says what is counted")
+        hid = e.get("hidden", {})
+        if not isinstance(hid, dict) or not all(isinstance(v, str) and v for v in hid.values()):
+            raise bad(f"{where}: hidden = {{GUEST = \"why\"}}: the guests where more than "
+                      "2% of these gaps may be hidden, and why")
         rt = e.get("on_rt", {})
         if not isinstance(rt, dict) or set(rt) - {"class", "named"} or rt.get("class", "switch_other") not in CLASSES:
             raise bad(f"{where}: on_rt = {{class = \"...\", named = \"...\"}}: what PREEMPT_RT's irq threads "
@@ -258,6 +304,45 @@ def _check(path: str, sc: Dict[str, Any]) -> None:
 
 
 NOT_ON_KEYS = {"rt", "below", "why"}
+MISREAD_KEYS = {"kernels", "guests", "actual", "inferred", "share", "why", "runs"}
+NOT_HELD_KEYS = {"kernels", "guests", "classes", "why", "runs"}
+DATED = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _check_allowances(bad: Any, sc: Dict[str, Any]) -> None:
+    """The scenario's [[known_misread]] and [[class_not_held]] entries: each says for which
+    kernels and guests, why, and the dated runs behind it; a misread's share is at most
+    vocab.ALLOWANCE_CEILING (a class that needs more is not held there, and says so)."""
+    def common(where: str, e: Any, keys: Set[str]) -> None:
+        if not isinstance(e, dict) or set(e) != keys:
+            raise bad(f"{where}: needs exactly {', '.join(sorted(keys))}")
+        if not (isinstance(e["kernels"], list) and e["kernels"] and all(isinstance(k, str) and k for k in e["kernels"])):
+            raise bad(f"{where}: kernels is a list of the lab's kernel names (6.1, 6.12-rt, ...)")
+        if not (isinstance(e["guests"], list) and e["guests"] and all(g in sc["guests"] for g in e["guests"])):
+            raise bad(f"{where}: guests is a list of the scenario's guests ({', '.join(sc['guests'])})")
+        if not (isinstance(e["why"], str) and e["why"].strip()):
+            raise bad(f"{where}: why says what user space cannot separate there")
+        if not (isinstance(e["runs"], list) and e["runs"] and all(isinstance(r, str) and DATED.match(r)
+                                                                   for r in e["runs"])):
+            raise bad(f"{where}: runs lists the runs behind it, each starting with its date (YYYY-MM-DD)")
+
+    for i, m in enumerate(sc.setdefault("known_misread", [])):
+        where = f"[[known_misread]] {i + 1}"
+        common(where, m, MISREAD_KEYS)
+        if m["actual"] not in vocab.ACTUAL_CLASSES or m["inferred"] not in vocab.INFERABLE_CLASSES \
+                or m["actual"] == m["inferred"]:
+            raise bad(f"{where}: actual is one of {', '.join(vocab.ACTUAL_CLASSES)}, inferred another of "
+                      f"{', '.join(vocab.INFERABLE_CLASSES)}")
+        share = m["share"]
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= vocab.ALLOWANCE_CEILING:
+            raise bad(f"{where}: share {share!r} is not above 0 and at most {vocab.ALLOWANCE_CEILING} of a class's "
+                      "gaps (vocab.ALLOWANCE_CEILING): a class that needs more is not held there ([[class_not_held]])")
+    for i, e in enumerate(sc.setdefault("class_not_held", [])):
+        where = f"[[class_not_held]] {i + 1}"
+        common(where, e, NOT_HELD_KEYS)
+        if not (isinstance(e["classes"], list) and e["classes"] and all(c in vocab.TARGET_CLASSES
+                                                                         for c in e["classes"])):
+            raise bad(f"{where}: classes is a list of some of {', '.join(vocab.TARGET_CLASSES)}")
 
 
 def _release(text: Any) -> "tuple[int, ...]":
@@ -274,7 +359,7 @@ def not_run_reason(sc: Dict[str, Any], release: str, rt: bool) -> "str | None":
             continue
         if "below" in c and not _release(release) < _release(c["below"]):
             continue
-        return c["why"]
+        return str(c["why"])
     return None
 
 

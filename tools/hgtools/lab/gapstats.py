@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """gapstats - what user space could see of each actual class, from the lab's
 runs: for the inference rules' author.
 
-    tests/lab/gapstats.py OUT [--guest icount] [--json FILE]
+    python3 -m hgtools.lab.gapstats OUT [--guest icount] [--json FILE]
 
-Reads OUT/<kernel>/<guest>/<scenario>/gaps.jsonl (tests/lab/analyse.py
+Reads OUT/<kernel>/<guest>/<scenario>/gaps.jsonl (tools/hgtools/lab/analyse.py
 writes them) and prints, per guest and per actual class (voluntary gaps
 left out), over every run and per kernel:
 
@@ -32,9 +31,7 @@ import sys
 from collections import Counter, defaultdict
 from typing import Any, Dict, List
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import analyse  # noqa: E402
+from . import analyse
 
 NEAR_US = 20.0
 

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """lava_artifacts - where a LAVA job's run directories go: a file store that takes HTTP PUT.
 
-    tests/lab/lava_artifacts.py --dir DIR [--bind ADDR] [--port N] [--max-mb N]
+    python3 -m hgtools.lab.lava_artifacts --dir DIR [--bind ADDR] [--port N] [--max-mb N]
 
 A farm keeps what its devices make on an artifact store, and the job links each file to a
 test case with lava-test-reference (LKFT and KernelCI do the same with their storage).
@@ -109,7 +108,8 @@ def main() -> int:
     except OSError as e:
         print(f"lava_artifacts: cannot listen on {a.bind}:{a.port}: {e.strerror}", file=sys.stderr)
         return 2
-    print(f"listening on {srv.server_address[0]}:{srv.server_address[1]}", flush=True)
+    host = srv.server_address[0]
+    print(f"listening on {host.decode() if isinstance(host, bytes) else host}:{srv.server_address[1]}", flush=True)
     try:
         srv.serve_forever()
     except KeyboardInterrupt:

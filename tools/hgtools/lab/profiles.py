@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """profiles - the lab's profiles: for each kernel and guest of a lab run with two runs a
 scenario (scripts/lab --runs 2), learn a profile (hourglass learn) and measure it where it
 was not fitted, against the built-in rules on the same runs (docs/profile.md, issue 40):
@@ -20,7 +19,7 @@ The expectation is each run's own kernel recording (its classes), never the prof
 OUT/profiles.json (every figure) and OUT/profiles.md (the table docs/profile.md shows), and
 prints the table.
 
-    tests/lab/profiles.py OUT [--jobs N] [-k KERNEL ...] [-g GUEST ...] [--cross]
+    python3 -m hgtools.lab.profiles OUT [--jobs N] [-k KERNEL ...] [-g GUEST ...] [--cross]
 
 With -k or -g, only those are learned again; the others' figures in OUT/profiles.json stay.
 
@@ -41,14 +40,12 @@ import time
 from typing import Any, Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.abspath(os.path.join(HERE, "../.."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(TOP, "tools"))
-import scenario  # noqa: E402
-from hgtools import learn  # noqa: E402
-from hgtools.errors import HgError  # noqa: E402
+TOP = os.path.abspath(os.path.join(HERE, "../../.."))
+from . import scenario
+from .. import learn, vocab
+from ..errors import HgError
 
-CLASSES = ("switch_hg", "switch_other", "timer", "interrupt")
+CLASSES = vocab.TARGET_CLASSES
 
 
 def usable(d: str) -> bool:
@@ -127,14 +124,13 @@ def pr(f: Dict[str, Any], c: str) -> str:
 
 def worse(res: Dict[str, Any], what: str) -> List[str]:
     """The classes the profile reads worse than the built-in rules on @what (F1 down by more
-    than 0.02): the issue asks never, on the instruction-count clock."""
+    than vocab.PROFILE_F1_WORSE): the issue asks never, on the instruction-count clock."""
     out = []
     p, b = res[what]["profile"].get("classes") or {}, res[what]["builtin"].get("classes") or {}
+    def f1(k: Dict[str, Any]) -> float:      # learn.figures' counts of one class
+        return learn.f1_of(k.get("correct", 0), k.get("actual", 0), k.get("inferred", 0))
     for c in CLASSES:
-        def f1(k: Dict[str, Any]) -> float:
-            pr_, rc = k.get("precision") or 0, k.get("recall") or 0
-            return 2 * pr_ * rc / (pr_ + rc) if pr_ + rc else 0.0
-        if c in b and f1(p.get(c) or {}) < f1(b[c]) - 0.02:
+        if c in b and f1(p.get(c) or {}) < f1(b[c]) - vocab.PROFILE_F1_WORSE:
             out.append(c)
     return out
 

@@ -1,20 +1,19 @@
-#!/usr/bin/env python3
 """analyse - the lab's runs, judged on the host: for every run directory under
-OUT (OUT/<kernel>/<guest>/<scenario>/, as tests/lab/guest_run.py left them)
+OUT (OUT/<kernel>/<guest>/<scenario>/, as tools/hgtools/lab/guest_run.py left them)
 
   - `hourglass export DIR --json DIR/report.json --text DIR/report.txt --kernelshark
     DIR/merged.dat --perfetto DIR/run.perfetto-trace --html DIR/report.html` (one merge; with
     --no-exports, `hourglass report DIR --json DIR/report.json > DIR/report.txt`),
   - `hgmerge ... --gaps-json DIR/gaps.jsonl` (the same merge again, one gap a line, with the
     labels the report used),
-  - the scenario's expectations (tests/lab/expect.py) and issue 17's class targets;
+  - the scenario's expectations (tools/hgtools/lab/expect.py) and issue 17's class targets;
 
-then OUT/lab.json, OUT/lab.csv and OUT/index.html (tests/lab/labtable.py).
+then OUT/lab.json, OUT/lab.csv and OUT/index.html (tools/hgtools/lab/labtable.py).
 
-    tests/lab/analyse.py OUT [--no-exports] [--jobs N]
+    python3 -m hgtools.lab.analyse OUT [--no-exports] [--jobs N]
 
 Exit 0 when every run could be analysed (targets short are marked, not
-failures: tests/lab/check.py asserts them); 1 when a run could not be.
+failures: tools/hgtools/lab/check.py asserts them); 1 when a run could not be.
 """
 from __future__ import annotations
 
@@ -26,26 +25,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.abspath(os.path.join(HERE, "../.."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(TOP, "tests"))             # helpers.recordings
-sys.path.insert(0, os.path.join(TOP, "tests", "helpers"))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-import expect  # noqa: E402
-import labsummary  # noqa: E402
-import labtable  # noqa: E402
-import scenario  # noqa: E402
-from hgtools import engine  # noqa: E402
+TOP = os.path.abspath(os.path.join(HERE, "../../.."))
+from . import expect
+from . import labsummary
+from . import labtable
+from . import scenario
+from .. import engine, jsonfile
+from ..errors import HgError
 
 HOURGLASS = [os.path.join(TOP, "build", "hourglass")]
 ENV = dict(os.environ, HG_PROGRESS="0")
 
 
-def runs_under(out: str) -> List[Dict[str, str]]:
-    found = []
+def runs_under(out: str) -> List[Dict[str, Any]]:
+    found: List[Dict[str, Any]] = []
     for kernel in sorted(os.listdir(out)):
         kd = os.path.join(out, kernel)
         if not os.path.isdir(kd):
@@ -62,7 +58,7 @@ def runs_under(out: str) -> List[Dict[str, str]]:
     return found
 
 
-def _run(cmd: List[str], **kw: Any) -> subprocess.CompletedProcess:
+def _run(cmd: List[str], **kw: Any) -> "subprocess.CompletedProcess[str]":
     return subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=TOP, **kw)
 
 
@@ -92,18 +88,13 @@ def merge(d: str, exports: bool) -> Dict[str, Any]:
     return errs
 
 
-def _load_json(path: str) -> Optional[Dict[str, Any]]:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
 def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
     d = r["dir"]
     t0 = time.monotonic()
-    lab_run = _load_json(os.path.join(d, "lab-run.json")) or {}
+    try:
+        lab_run = jsonfile.load_object(os.path.join(d, "lab-run.json")) or {}
+    except HgError as e:
+        return dict(r, error=str(e))
     res: Dict[str, Any] = dict(r, record_exit=lab_run.get("record_exit"), record_seconds=lab_run.get("record_seconds"),
                                kernel_release=lab_run.get("kernel"))
     try:
@@ -123,11 +114,15 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
     if "report" in errs or "gaps" in errs:
         res["error"] = "; ".join(f"{k}: {v}" for k, v in errs.items())
         return res
-    rep = _load_json(os.path.join(d, "report.json"))
-    meta = _load_json(os.path.join(d, "record.json")) or {}
-    hg = _load_json(os.path.join(d, "hourglass.json"))
+    try:
+        rep = jsonfile.load_object(os.path.join(d, "report.json"))
+        meta = jsonfile.load_object(os.path.join(d, "record.json")) or {}
+        hg = jsonfile.load_object(os.path.join(d, "hourglass.json"))
+    except HgError as e:
+        res["error"] = str(e)
+        return res
     if not rep or not hg:
-        res["error"] = "report.json or hourglass.json unreadable"
+        res["error"] = "report.json or hourglass.json missing"
         return res
     with open(os.path.join(d, "gaps.jsonl")) as f:
         gaps = [json.loads(line) for line in f]
@@ -150,7 +145,11 @@ def analyse_run(r: Dict[str, str], exports: bool) -> Dict[str, Any]:
         steal_share=(rep.get("steal") or {}).get("share"), steal_ms=(rep.get("steal") or {}).get("hidden_ms"),
         steal_by_cpu=steal_by_cpu(gaps, hg), **longest_gap(gaps, hg),
         classes=inf.get("classes"), macro_f1=inf.get("macro_f1"), headline=inf.get("headline"),
-        class_short=expect.class_targets(rep, few, expect.known_misreads(r["kernel"], r["scenario"])),
+        # the confusion matrix too: check.py judges the classes again against the scenario's
+        # known misreads and classes not held as they are when it runs (scenario data)
+        confusion=inf.get("confusion"),
+        class_short=expect.class_targets(rep, few, scenario.known_misreads(sc, r["kernel"], r["guest"]),
+                                         scenario.classes_not_held(sc, r["kernel"], r["guest"])),
         class_few=few, loads=rep.get("loads"), summary=rep.get("summary"),
         misreads=expect.misread_digest(rep, gaps),
         lost=(rep.get("kernel_recording") or {}).get("lost_total"))

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import Any, List, Optional, Sequence, Tuple
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+TOP = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 # (title, the named query of hgtools.results.QUERIES)
 SECTIONS = (("Accuracy per kernel and guest: gaps with a kernel cause, the share inferred right", "accuracy"),
             ("Each class per kernel and guest, summed over the runs", "classes"),
@@ -36,9 +36,7 @@ def write_table(out: str) -> Tuple[Optional[str], str]:
 
 def tables(parquet: str) -> List[Table]:
     """The sections' rows, queried from @parquet as `hourglass results --query NAME` would."""
-    if os.path.join(TOP, "tools") not in sys.path:
-        sys.path.insert(0, os.path.join(TOP, "tools"))
-    from hgtools import results   # noqa: E402 - the one reader of the table
+    from .. import results   # the one reader of the table
 
     t = results.read(parquet)
     return [(title, *results.query(t, results.QUERIES[name])) for title, name in SECTIONS]

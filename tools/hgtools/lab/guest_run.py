@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """guest_run - the lab's scenarios inside one booted guest, one after another:
 
-    scripts/vm [--icount] -k KERNEL -o OUT -- tests/lab/guest_run.py --guest icount|smp2 [SCENARIO...]
-    HGT_KO=hgtrace.ko HGT_OUT=OUT tests/lab/guest_run.py --guest machine    (scripts/lava-lab)
+    scripts/vm [--icount] -k KERNEL -o OUT -- python3 -m hgtools.lab.guest_run --guest icount|smp2 [SCENARIO...]
+    HGT_KO=hgtrace.ko HGT_OUT=OUT python3 -m hgtools.lab.guest_run --guest machine    (scripts/lava-lab)
 
 Loads hgtrace.ko once, then for each scenario made for this guest: its setup
 commands (a line `label: WHAT=NAME` they print names an irq or task for the
@@ -13,7 +12,7 @@ times.
 At the end the module is unloaded and the kernel log checked (the guest
 tests' patterns). Prints one TAP line a scenario; exit 0 only if every run
 recorded and the kernel stayed healthy. The analysis is done on the host
-(tests/lab/analyse.py), not under the emulator.
+(tools/hgtools/lab/analyse.py), not under the emulator.
 """
 import argparse
 import json
@@ -22,19 +21,17 @@ import re
 import subprocess
 import sys
 import time
+from typing import Any, Dict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "guest"))
-import scenario  # noqa: E402
-from harness import BAD_DMESG, config_hz, mount_debugfs  # noqa: E402
+from . import scenario
+from .kernel import TROUBLE as BAD_DMESG, config_hz, mount_debugfs
 
 TOP = scenario.TOP
 KO = os.environ.get("HGT_KO", "")
 OUT = os.environ.get("HGT_OUT", "/tmp/lab-out")
 
 
-def sh(cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def sh(cmd: str, timeout: float = 120) -> "subprocess.CompletedProcess[str]":
     return subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True, timeout=timeout, cwd=TOP)
 
 
@@ -62,11 +59,11 @@ def preempt_rt() -> bool:
     return "PREEMPT_RT" in os.uname().version
 
 
-def run_one(name: str, guest: str, out_root: str, run: int = 1) -> dict:
+def run_one(name: str, guest: str, out_root: str, run: int = 1) -> Dict[str, Any]:
     sc = scenario.load(name)
     cmds = scenario.for_guest(sc, guest)
     d = os.path.join(out_root, scenario.run_dir_name(name, run))
-    res = {"scenario": name, "run": run, "guest": guest, "kernel": os.uname().release, "cpus": os.cpu_count(),
+    res: Dict[str, Any] = {"scenario": name, "run": run, "guest": guest, "kernel": os.uname().release, "cpus": os.cpu_count(),
            "icount": os.environ.get("HGT_VM_ICOUNT") == "1", "setup": [], "teardown": [], "record_exit": None,
            "config_hz": config_hz()}
     t0 = time.monotonic()
@@ -119,7 +116,7 @@ def run_one(name: str, guest: str, out_root: str, run: int = 1) -> dict:
     return _write_run(d, res)
 
 
-def _write_run(d: str, res: dict) -> dict:
+def _write_run(d: str, res: Dict[str, Any]) -> Dict[str, Any]:
     """@res as @d/lab-run.json (what analyse.py reads of the run), and returned."""
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "lab-run.json"), "w") as f:

@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
 """lava_cases - the lab's checks and figures as LAVA test cases:
 
-    tests/lab/lava_cases.py [--print] OUT [--guest machine]
-    tests/lab/lava_cases.py [--print] --case NAME pass|fail|skip WHY [--reference URL]
-    tests/lab/lava_cases.py [--print] --paper DIR
+    python3 -m hgtools.lab.lava_cases [--print] OUT [--guest machine]
+    python3 -m hgtools.lab.lava_cases [--print] --case NAME pass|fail|skip WHY [--reference URL]
+    python3 -m hgtools.lab.lava_cases [--print] --paper DIR
 
-Reads OUT/lab.json (tests/lab/analyse.py) and reports, for each run of the guest:
-  - each of tests/lab/check.py's checks (its expected counts, its class figures) as a
+Reads OUT/lab.json (tools/hgtools/lab/analyse.py) and reports, for each run of the guest:
+  - each of tools/hgtools/lab/check.py's checks (its expected counts, its class figures) as a
     test case that passes or fails as the check does; a check whose figures are shown but
     not held (a known shortfall, or the machine guest's class figures) is skipped, never
     passed;
@@ -31,11 +30,9 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import check  # noqa: E402
+from . import check
 
 RESULTS = ("pass", "fail", "skip")
 
@@ -81,7 +78,7 @@ class Reporter:
             print(f"# {line}", flush=True)
 
 
-def report_lab(rep: Reporter, lab: dict, guest: str) -> int:
+def report_lab(rep: Reporter, lab: Dict[str, Any], guest: str) -> int:
     """Every check and figure of @lab's runs in @guest; the number of runs."""
     runs = [r for r in lab.get("runs", []) if r.get("guest") == guest]
     for name, probs, todo in check.tests_of(lab, guest):
@@ -114,11 +111,10 @@ def report_lab(rep: Reporter, lab: dict, guest: str) -> int:
 
 def report_paper(rep: Reporter, top: str) -> int:
     """A case per run of the paper's experiments under @top, with its figures; the number of runs."""
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-    from hgtools import results   # the one reader of a run's report (its report.json, or a merge now)
-    from hgtools.errors import HgError
-    from hgtools.paper.runs import RunDir
-    from hgtools.paper.table1 import cyclictest_figures   # the paper's reader of cyclictest's histogram
+    from .. import results   # the one reader of a run's report (its report.json, or a merge now)
+    from ..errors import HgError
+    from ..paper.runs import RunDir
+    from ..paper.table1 import cyclictest_figures   # the paper's reader of cyclictest's histogram
 
     n = 0
     for exp in sorted(os.listdir(top)) if os.path.isdir(top) else []:
@@ -134,7 +130,7 @@ def report_paper(rep: Reporter, top: str) -> int:
             n += 1
             name = f"paper-{exp}-{run}"
             errors = list(pr.get("errors") or [])
-            report: dict = {}
+            report: Dict[str, Any] = {}
             if not errors:
                 try:
                     report = results.report_of(d)

@@ -8,20 +8,24 @@ from __future__ import annotations
 import csv
 import html
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-CLASS_COLS = ("switch_hg", "switch_other", "timer", "interrupt", "hidden")
+# the gaps' one vocabulary (tools/hgtools/vocab.py): the classes and the targets
+from .. import vocab
+from . import scenario
+
+CLASS_COLS = vocab.INFERABLE_CLASSES
 KERNEL_ORDER = ("6.1", "6.1-rt", "6.12", "6.12-rt", "7.3", "7.3-rt")   # scripts/kernels' order
 
 
-def _order(r: Dict[str, Any]) -> tuple:
+def _order(r: Dict[str, Any]) -> Tuple[Any, ...]:
     k = r["kernel"]
     return (r["scenario"], KERNEL_ORDER.index(k) if k in KERNEL_ORDER else 99, k, r["guest"], r.get("run", 1))
 
 
 def _name(r: Dict[str, Any]) -> str:
     """The scenario, and which of its runs in the boot after the first (check_runs)."""
-    return r["scenario"] + (f" #{r['run']}" if r.get("run", 1) > 1 else "")
+    return str(r["scenario"]) + (f" #{r['run']}" if r.get("run", 1) > 1 else "")
 
 
 def _pct(x: Optional[float], digits: int = 1) -> str:
@@ -84,20 +88,61 @@ def one_line(r: Dict[str, Any]) -> str:
             f"{' short: ' + short if short else ''}")
 
 
-def _pr(f: Optional[Dict[str, Any]]) -> str:
-    """A class's precision/recall and its actual count, as the markdown table shows it."""
+def _pr(f: Optional[Dict[str, Any]], held: bool = True) -> str:
+    """A class's precision/recall and its actual count, as the markdown table shows it: bold when
+    short of the target, in italics and marked "not held" where the scenario does not hold it."""
     if not f or not (f.get("actual") or f.get("inferred")):
         return ""
     p, r = f.get("precision"), f.get("recall")
-    short = any(x is not None and x < 0.95 for x in (p, r)) or p is None or r is None
+    short = any(x is not None and x < vocab.CLASS_TARGET for x in (p, r)) or p is None or r is None
     text = f"{_num(p, 2) or '-'}/{_num(r, 2) or '-'} ({f.get('actual', 0)})"
+    if not held:
+        return f"*{text}* not held"
     return f"**{text}**" if short else text
+
+
+def not_held(r: Dict[str, Any]) -> Dict[str, str]:
+    """Run @r's target classes not held, each with why: the scenario's [[class_not_held]] for
+    its kernel and guest, or every class where the scenario or the guest holds none there."""
+    try:
+        sc = scenario.load(r["scenario"])
+    except (scenario.ScenarioError, OSError):
+        return {}
+    whole = scenario.not_held(sc, r["guest"])
+    if whole:
+        return {c: whole for c in vocab.TARGET_CLASSES}
+    return scenario.classes_not_held(sc, r["kernel"], r["guest"])
+
+
+def _not_held_rows(lab: Dict[str, Any]) -> Iterator[Tuple[Dict[str, Any], str, Dict[str, Any], str, str]]:
+    """(run, class, its figures, "P/R (n actual, m inferred)", why) of each class not held
+    where it occurs, run by run: what the markdown and the page both list."""
+    for r in sorted(lab["runs"], key=_order):
+        if r.get("error") or r.get("not_run"):
+            continue
+        for c, why in sorted(not_held(r).items()):
+            f = (r.get("classes") or {}).get(c)
+            if f and (f.get("actual") or f.get("inferred")):
+                figs = (f"{_num(f.get('precision'), 2) or '-'}/{_num(f.get('recall'), 2) or '-'} "
+                        f"({f.get('actual', 0)} actual, {f.get('inferred', 0)} inferred)")
+                yield r, c, f, figs, why
+
+
+def not_held_markdown(lab: Dict[str, Any]) -> str:
+    """The classes not held, run by run where they occur: figures and why (never passed)."""
+    lines = [f"| {_name(r)} | {r['kernel']} | {r['guest']} | {c} | {figs} | {why.replace('|', '/')} |"
+             for r, c, _f, figs, why in _not_held_rows(lab)]
+    if not lines:
+        return ""
+    return ("\nClasses not held (shown, never counted as passed; the scenario's data says why):\n\n"
+            "| scenario | kernel | guest | class | precision/recall | why |\n| --- | --- | --- | --- | --- | --- |\n"
+            + "\n".join(lines) + "\n")
 
 
 def markdown(lab: Dict[str, Any]) -> str:
     """The table for docs/lab.md: a row per scenario x kernel x guest; each expectation as
     found/expected (! when short), steal, and per class precision/recall (actual count),
-    bold when short of 0.95."""
+    bold when short of the target (vocab.CLASS_TARGET)."""
     head = ["scenario", "kernel", "guest", "found/expected", "steal", *CLASS_COLS, "macro F1"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in sorted(lab["runs"], key=_order):
@@ -110,10 +155,11 @@ def markdown(lab: Dict[str, Any]) -> str:
                          "scenario's not_on) |" + " |" * (len(head) - 4))
             continue
         exp = " ".join(f"{e['found']}/{e['expected']}{'' if e['ok'] else '!'}" for e in r.get("expectations") or [])
-        cls = [_pr((r.get("classes") or {}).get(c)) for c in CLASS_COLS]
+        nh = not_held(r)
+        cls = [_pr((r.get("classes") or {}).get(c), c not in nh) for c in CLASS_COLS]
         lines.append(f"| {_name(r)} | {r['kernel']} | {r['guest']} | {exp} | {_steal(r, 2)} | "
                      + " | ".join(cls) + f" | {_num(r.get('macro_f1'), 2)} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + not_held_markdown(lab)
 
 
 CSS = """
@@ -124,6 +170,7 @@ th { background: #eee; }
 td.l { text-align: left; }
 td.short { background: #f8c9c4; }
 td.na { color: #999; }
+td.nh { color: #666; font-style: italic; background: #eee; }
 tr.smp2 td { background: #f6f6fb; }
 tr.smp2 td.short { background: #f8d9d4; }
 .ok { color: #17692b; }
@@ -132,8 +179,8 @@ small { color: #555; }
 """
 
 
-def _cell(text: str, short: bool = False, left: bool = False, title: str = "") -> str:
-    cls = " ".join(c for c in ("short" if short else "", "l" if left else "") if c)
+def _cell(text: str, short: bool = False, left: bool = False, title: str = "", nh: bool = False) -> str:
+    cls = " ".join(c for c in ("short" if short and not nh else "", "l" if left else "", "nh" if nh else "") if c)
     t = f' title="{html.escape(title)}"' if title else ""
     c = f' class="{cls}"' if cls else ""
     return f"<td{c}{t}>{text}</td>"
@@ -174,17 +221,19 @@ def write_html(lab: Dict[str, Any], path: str, across: str = "") -> None:
             cells.append(_cell(_pct(r.get("explained_share"))))
             cells.append(_cell(_steal(r)))
             short = r.get("class_short") or {}
+            nh = not_held(r)
             for c in CLASS_COLS:
                 f_ = (r.get("classes") or {}).get(c)
                 if not f_ or not (f_.get("actual") or f_.get("inferred")):
                     cells.append('<td class="na" colspan="2">-</td>')
                     continue
-                title = f"{c}: {f_.get('actual')} actual, {f_.get('inferred')} inferred, {f_.get('correct')} right"
+                title = f"{c}: {f_.get('actual')} actual, {f_.get('inferred')} inferred, {f_.get('correct')} right" + (
+                    f"; not held: {nh[c]}" if c in nh else "")
                 p, rc = f_.get("precision"), f_.get("recall")
                 cells.append(_cell(_num(p, 2), short=c in short and (p is None or p < t["class_precision_recall"]),
-                                   title=title))
+                                   title=title, nh=c in nh))
                 cells.append(_cell(_num(rc, 2), short=c in short and (rc is None or rc < t["class_precision_recall"]),
-                                   title=title))
+                                   title=title, nh=c in nh))
             cells.append(_cell(_num(r.get("macro_f1"), 2)))
             cells.append(_cell(_pct((r.get("headline") or {}).get("accuracy"))))
         files = [f'<a href="{html.escape(link)}/">run</a>']
@@ -210,14 +259,24 @@ steal. Marked red: a count more than {100 * t['count_tolerance']:.0f}% from what
 gaps less than {100 * t['class_share']:.0f}% of the expected class, a median outside its bounds, or
 a class among {', '.join(t['classes'])} that occurs with precision or recall under
 {t['class_precision_recall']:.2f} (the issue's targets are for the icount lab; icount2 and smp2 rows show the
-same figures). P and R: precision and recall of the inference per actual class; steal: hidden gaps'
+same figures). Grey and in italics: a class the scenario does not hold on that kernel and guest (its
+figures shown, never counted as passed; the cell's title and the list below say why). P and R: precision and recall of the inference per actual class; steal: hidden gaps'
 share of the run time; headline: accuracy over the gaps with a kernel cause.</p>
 <table>
 {head1}
 {head2}
 {chr(10).join(rows)}
 </table>
+{_not_held_html(lab)}
 {across}</body></html>
 """
-    with open(path, "w") as f:
-        f.write(doc)
+    with open(path, "w") as page:
+        page.write(doc)
+
+
+def _not_held_html(lab: Dict[str, Any]) -> str:
+    """The classes not held, as a list under the table (not_held_markdown's rows)."""
+    items = [f"<li>{html.escape(_name(r))} on {html.escape(r['kernel'])} {html.escape(r['guest'])}: "
+             f"{c} {figs}: {html.escape(why)}</li>" for r, c, _f, figs, why in _not_held_rows(lab)]
+    return ("<h2>Classes not held</h2><p>Shown, never counted as passed; the scenario's data says why.</p><ul>"
+            + "".join(items) + "</ul>") if items else ""
