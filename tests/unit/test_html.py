@@ -224,3 +224,133 @@ def test_charts_drawn_side_by_side_are_the_same(monkeypatch, cpus, fork_fails):
     charts.render_svgs([(c, f"r0-{c.name}") for c in drawn])
     assert {c.name: c.drawn.get(f"r0-{c.name}") for c in drawn} == alone
     assert set(os.listdir("/proc/self/fd")) == fds, "no descriptor left open (a failed fork's pipe included)"
+
+
+def test_stages_chart_draws_each_stage_median():
+    """Issue 52: the chart was empty and said 0.0 us (the stages' names were thrown away before
+    the loop that draws them). Each stage is a bar as long as its median, one after the other,
+    and the label is their sum."""
+    rep = load("lat")
+    s = rep["latency"]["threads"]["0"]
+    stages = charts.report_stages(rep)
+    c = charts.latency_stages(rep)
+    ax = c.fig.axes[0]
+    bars = [p for p in ax.patches if p.get_width() > 0]
+    assert [round(b.get_width(), 6) for b in bars] == [s[st]["median_us"] for st in stages]
+    assert [round(b.get_x(), 6) for b in bars] == [round(sum(s[x]["median_us"] for x in stages[:i]), 6)
+                                                  for i in range(len(stages))]
+    total = sum(s[st]["median_us"] for st in stages)
+    assert [t.get_text() for t in ax.texts] == [f"{total:.1f} us"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == stages
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["hg-thread-0"]
+
+
+def _consistent_three():
+    """The three-thread fixture with its map's wrong gaps among the disagreements, as hgmerge
+    writes them (each wrong gap of the map is one of `listed`): inferred timer, actually an
+    interrupt, at the front of the list."""
+    rep = load("three")
+    wrong = [(th["thread"], g) for th in rep["charts"]["map"]["threads"] for g in th["gaps"] if g[3]]
+    assert len(wrong) == 3
+    rep["disagreements"]["listed"][:0] = [
+        {"t": round(g[0], 6), "cpu": 1, "thread": k, "next_thread": k, "length_us": round((g[1] - g[0]) * 1e6, 3),
+         "inferred": "timer", "inferred_why": "it recurs every 4.000 ms", "rule": "tick", "actual": g[2],
+         "actual_kind": "irq", "primary": "irq 11 virtio0", "actual_why": "", "components_us": {},
+         "events": ["+0.4us irq 11 virtio0"]} for k, g in wrong]
+    rep["disagreements"]["count"] += 3
+    return rep, wrong
+
+
+def _patches_at(ax, x, y0, y1):
+    """The face colours of the map's drawn boxes that cover time @x from @y0 to @y1."""
+    from matplotlib.colors import to_hex
+    out = []
+    for p in ax.patches + [a for a in ax.artists if hasattr(a, "get_path")]:
+        verts = p.get_path().vertices.reshape(-1, 5, 2) if len(p.get_path().vertices) % 5 == 0 else []
+        for box in verts:
+            xs, ys = box[:4, 0], box[:4, 1]
+            if xs.min() <= x <= xs.max() and abs(ys.min() - y0) < 1e-9 and abs(ys.max() - y1) < 1e-9:
+                out.append(to_hex(p.get_facecolor()))
+    return out
+
+
+def test_execution_map_shows_inferred_and_actual_of_each_gap():
+    """Issue 52: the map coloured each gap by its actual cause only. Now the upper half of a gap is
+    the inferred class, the lower half the actual one: at a wrong gap they differ."""
+    rep, wrong = _consistent_three()
+    c = charts.execution_map(rep)
+    ax = c.fig.axes[0]
+    threads = rep["charts"]["map"]["threads"]
+    for k, g in wrong:
+        y = len(threads) - 1 - [th["thread"] for th in threads].index(k)
+        mid = (g[0] + g[1]) / 2
+        assert _patches_at(ax, mid, y, y + 0.35) == [charts.CLASS_COLORS["timer"]], "upper half: inferred"
+        assert _patches_at(ax, mid, y - 0.35, y) == [charts.CLASS_COLORS[g[2]]], "lower half: actual"
+    right = next(g for th in threads for g in th["gaps"] if not g[3])
+    y = len(threads) - 1 - next(i for i, th in enumerate(threads) if right in th["gaps"])
+    mid = (right[0] + right[1]) / 2
+    assert _patches_at(ax, mid, y, y + 0.35) == _patches_at(ax, mid, y - 0.35, y) == [charts.CLASS_COLORS[right[2]]]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "wrong inference" in legend and "inferred" in ax.get_legend().get_title().get_text()
+
+
+def test_each_gap_of_the_map_can_be_opened():
+    """Issue 52: no gap could be opened. Every gap of the map has a tooltip (an SVG <title>)
+    saying inferred and actual; a wrong one links to its row of the disagreements, which is on
+    the page."""
+    rep, wrong = _consistent_three()
+    page = html.page([rep])
+    parse(page.text)
+    fig = re.search(r"<figure id=r0-map>(.*?)</figure>", page.text, re.S).group(1)
+    titles = re.findall(r"<title>([^<]*)</title>", fig)
+    gaps = sum(len(th["gaps"]) for th in rep["charts"]["map"]["threads"])
+    spots = [t for t in titles if " us: inferred " in t]
+    assert len(spots) == gaps
+    assert sum(1 for t in spots if t.endswith("; WRONG")) == 3 == sum(
+        1 for t in spots if "inferred timer (it recurs every 4.000 ms); actual interrupt (irq 11 virtio0)" in t)
+    links = re.findall(r'<a href="#(r0-dis-\d+)"><rect', fig)
+    assert links == ["r0-dis-0", "r0-dis-1", "r0-dis-2"]
+    for link in links:
+        row = re.search(rf"<tr id={link}>(.*?)</tr>", page.text, re.S)
+        assert row and "timer" in row.group(1) and "interrupt" in row.group(1) and "+0.4us irq 11 virtio0" in row.group(1)
+    # a wrong gap the list does not hold (the fixture's own) is drawn as such, linked nowhere
+    plain = html.page([load("three")]).text
+    fig = re.search(r"<figure id=r0-map>(.*?)</figure>", plain, re.S).group(1)
+    assert "inferred inferred: not listed" in fig and "<a href" not in fig.split("-spots")[-1]
+
+
+def test_lead_counts_what_the_disagreements_count():
+    """Issue 52: the lead said 'the 7 wrong inferences' above 'Disagreements: 58', most of them
+    hidden gaps. Now the lead gives the disagreements' number, the heat map's off-diagonal sum,
+    and splits it as the section does: wrong inferences on explained gaps, hidden gaps."""
+    rep = load("three")
+    inf = rep["inference"]
+    conf = inf["confusion"]
+    off = sum(v for a, row in zip(conf["actual"], conf["matrix"]) for c, v in zip(conf["inferred"], row) if c != a)
+    explained = inf["headline"]["gaps"] - inf["headline"]["correct"]
+    hidden = sum(1 for d in rep["disagreements"]["listed"] if d["actual"] == "hidden")
+    assert (off, explained, hidden) == (75, 71, 4)
+    text = html.page([rep]).text
+    lead = re.search(r"<p class=lead>(.*?)</p>", text, re.S).group(1)
+    assert f"where the {off} disagreements went" in lead
+    assert f"{explained} wrong inferences on gaps the kernel gives a cause" in lead
+    assert f"{hidden} hidden gaps" in lead
+    assert f"<h3>Disagreements: {off}</h3>" in text
+    assert f"<h4>Wrong inferences on gaps the kernel gives a cause: {explained} (the first 30" in text
+    assert f"<h4>Hidden gaps inferred as something else: {hidden}</h4>" in text
+
+
+def test_page_ends_with_the_reports_automatic_analysis(pages):
+    """Issue 52: the worst samples' analysis (rtla timerlat -a's) is on the page as in
+    report.txt: the same lines (analysis.report_lines), for the wake-up and the longest gap."""
+    from hgtools import analysis
+    for name in ("lat", "three"):
+        lines = analysis.report_lines(load(name))
+        body = "\n".join(parse(pages[name].text).text)
+        if not lines:
+            assert "Automatic analysis" not in body
+            continue
+        assert "Automatic analysis of the worst samples" in body
+        for line in lines:
+            assert line in body, line
+    assert analysis.report_lines(load("lat")), "the latency fixture has a worst wake-up to analyse"

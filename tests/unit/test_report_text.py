@@ -71,7 +71,7 @@ def test_a_latency_only_run_has_no_empty_section():
     assert "gaps: 2000 (2000 voluntary, 0 scored, 0 unexplainable)" in t
     assert re.search(r"^    total +2\.6 +6\.0 +9\.5 +10\.7 +6680\.2$", t, re.M), t
     assert "worst: 6680.2 us at t=1.204512 s on CPU 1 (hg-thread-0): timer 2.1, irq 6650.3, sched 21.0, " \
-           "return 6.8 us; largest stage irq, during it irq 11 virtio0" in t
+           "return 6.8 us; largest stage irq, blamed on irq 11 virtio0" in t
 
 
 def test_warnings_and_losses_are_shown():

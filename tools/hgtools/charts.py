@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import EXIT_ENV, HgError
-from .report_json import Report, lat_threads, section, thread_name
+from .report_json import Report, disagreement_of, lat_threads, section, thread_name
 from .report_json import stages as report_stages
 
 # one colour per class, the same in every chart and in the page's tables
@@ -81,17 +81,34 @@ def preload() -> None:
 
 
 @dataclass
+class Spot:
+    """A place on a chart that can be opened: a box in data coordinates, the tooltip it shows
+    (an SVG <title>) and, on the page, the element of the run's section it links to (the
+    fragment after the run's prefix: "dis-12" is #r0-dis-12), or none."""
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    title: str
+    link: Optional[str] = None
+
+
+@dataclass
 class Chart:
-    """One drawn chart: its file name part, title, a sentence on how to read it, and the figure."""
+    """One drawn chart: its file name part, title, a sentence on how to read it, and the figure;
+    @spots: the places on it that can be opened (the execution map's gaps)."""
     name: str
     title: str
     caption: str
     fig: Any
     drawn: Dict[str, str] = field(default_factory=dict, repr=False)    # prefix -> SVG (render_svgs)
+    spots: List[Spot] = field(default_factory=list, repr=False)
 
     def svg(self, prefix: str) -> str:
         """The chart as an <svg> element for an HTML page; every id starts with @prefix
-        (drawn now, or taken from render_svgs)."""
+        (drawn now, or taken from render_svgs). A page's prefix is RUN-NAME: the spots link
+        into the run's section (#RUN-...); a file's (save) is the chart's name alone, and its
+        spots keep their tooltips only."""
         if prefix in self.drawn:
             return self.drawn[prefix]
         from matplotlib import rc_context
@@ -104,7 +121,35 @@ class Chart:
         text = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', text)
         text = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m.group(1)})", text)
         text = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}-{m.group(1)}"', text)
+        if self.spots:
+            run = prefix[:-len(self.name) - 1] if prefix.endswith("-" + self.name) else None
+            end = text.rindex("</svg>")
+            text = text[:end] + self._spots_svg(text, prefix, run) + text[end:]
         return text
+
+    def _spots_svg(self, text: str, prefix: str, run: Optional[str]) -> str:
+        """The spots as transparent boxes over the drawing, each with its <title> (a browser's
+        tooltip) and, with @run, a link: drawn after the figure was laid out, where the axes
+        are, in the SVG's own units (its viewBox: points). Never narrower than 3 points, so a
+        2 us gap in a 40 ms window can still be pointed at."""
+        from html import escape
+        m = re.search(r'viewBox="([\d.\s-]+)"', text[:2000])
+        if not m:
+            return ""
+        _, _, vw, vh = (float(v) for v in m.group(1).split())
+        ax = self.fig.axes[0]
+        to_fig = self.fig.transFigure.inverted()
+        out = [f'<g id="{prefix}-spots">']
+        for s in self.spots:
+            (fx0, fy0), (fx1, fy1) = to_fig.transform(ax.transData.transform([(s.x0, s.y0), (s.x1, s.y1)]))
+            x, w = fx0 * vw, max((fx1 - fx0) * vw, 3.0)
+            if w > (fx1 - fx0) * vw:
+                x -= (w - (fx1 - fx0) * vw) / 2
+            y, h = (1 - fy1) * vh, (fy1 - fy0) * vh
+            box = (f'<rect x="{x:.2f}" y="{y:.2f}" width="{w:.2f}" height="{h:.2f}" fill="#000" '
+                   f'fill-opacity="0"><title>{escape(s.title)}</title></rect>')
+            out.append(f'<a href="#{run}-{s.link}">{box}</a>' if run and s.link else box)
+        return "".join(out) + "</g>"
 
     def save(self, path: str, fmt: str) -> None:
         """Write the chart to @path as @fmt ("png" or "svg")."""
@@ -331,34 +376,48 @@ def _count_formatter() -> Any:
 
 
 def execution_map(rep: Report) -> Optional[Chart]:
-    """The paper's Fig. 3: each thread's intervals and its gaps coloured by actual cause, wrong inferences marked."""
+    """The paper's Fig. 3: each thread's intervals and its gaps, the upper half of a gap coloured by
+    what hourglass inferred, the lower half by what the kernel says; wrong inferences marked. Every
+    gap has a tooltip, and a wrong one links to its row of the disagreements."""
     m = (section(rep, "charts") or {}).get("map")
     if not m or not any(th.get("intervals") or th.get("gaps") for th in m.get("threads") or []):
         return None         # a latency run's threads record no intervals: nothing to draw
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     threads = m["threads"]
-    fig, ax = _figure(1.3 + 0.5 * len(threads))
+    listed = (section(rep, "disagreements") or {}).get("listed") or []
+    fig, ax = _figure(1.5 + 0.55 * len(threads))
     ax.grid(True, axis="x")
     seen = set()
+    spots: List[Spot] = []
     for row, th in enumerate(threads):
         y = len(threads) - 1 - row
+        name = th.get("name") or thread_name(rep, th.get("thread"))
         ivs = [(a, b - a) for a, b in th.get("intervals") or []]
         if ivs:
             _bars(ax, ivs, y - 0.35, 0.7, CLASS_COLORS["running"], "none", 0)
             seen.add("running")
-        by_class: Dict[str, List[Tuple[float, float]]] = {}
+        lower: Dict[str, List[Tuple[float, float]]] = {}
+        upper: Dict[str, List[Tuple[float, float]]] = {}
         wrong_x = []
         for g in th.get("gaps") or []:
             a, b, cls = g[0], g[1], g[2]
-            by_class.setdefault(cls, []).append((a, b - a))
-            if len(g) > 3 and g[3]:
+            wrong = len(g) > 3 and bool(g[3])
+            lower.setdefault(cls, []).append((a, b - a))
+            i = disagreement_of(rep, int(th.get("thread", row)), a, b) if wrong else None
+            inferred = listed[i]["inferred"] if i is not None else (cls if not wrong else UNKNOWN)
+            upper.setdefault(inferred, []).append((a, b - a))
+            if wrong:
                 wrong_x.append((a + b) / 2)
-        for cls, bars in by_class.items():
-            c = CLASS_COLORS.get(cls, "#000000")
-            # an outline as wide as a hairline: a 2 us gap in a 40 ms window still shows
-            _bars(ax, bars, y - 0.35, 0.7, c, c, 0.6)
-            seen.add(cls)
+            spots.append(Spot(a, b, y - 0.35, y + 0.35, _gap_title(rep, name, a, b, cls, inferred,
+                                                                   listed[i] if i is not None else None),
+                              f"dis-{i}" if i is not None else None))
+        for half, y0 in ((lower, y - 0.35), (upper, y)):
+            for cls, bars in half.items():
+                c = CLASS_COLORS.get(cls, "#ffffff")
+                # an outline as wide as a hairline: a 2 us gap in a 40 ms window still shows
+                _bars(ax, bars, y0, 0.35, c, c if cls in CLASS_COLORS else "#000000", 0.6)
+                seen.add(cls)
         if wrong_x:
             ax.plot(wrong_x, [y + 0.48] * len(wrong_x), linestyle="none", marker="v", markersize=5,
                     color="red", clip_on=False)
@@ -370,13 +429,36 @@ def execution_map(rep: Report) -> Optional[Chart]:
     ax.ticklabel_format(axis="x", useOffset=False, style="plain")
     ax.set_xlabel("t (s, from the start of the kernel's recording)")
     handles: List[Any] = [Patch(color=CLASS_COLORS[c], label=c) for c in CLASS_COLORS if c in seen]
+    if UNKNOWN in seen:
+        handles.append(Patch(facecolor="#ffffff", edgecolor="#000000", label=UNKNOWN))
     if "wrong" in seen:
         handles.append(Line2D([], [], linestyle="none", marker="v", color="red", label="wrong inference"))
-    _legend_outside(ax, handles)
+    _legend_outside(ax, handles, title="a gap: upper half inferred,\nlower half actual")
     span_ms = (m["to"] - m["from"]) * 1e3
-    return Chart("map", f"Execution map, {span_ms:.0f} ms" + _of_threads(len(threads), m.get("threads_total")),
-                 "Each thread's intervals (grey: running) and its gaps coloured by their actual cause, as the "
-                 "kernel recorded it; a red triangle marks a gap the inferences got wrong.", fig)
+    chart = Chart("map", f"Execution map, {span_ms:.0f} ms" + _of_threads(len(threads), m.get("threads_total")),
+                  "Each thread's intervals (grey: running) and its gaps, each in two halves: the upper one "
+                  "coloured by what hourglass inferred from its own intervals, the lower one by the actual cause "
+                  "the kernel recorded. Where the halves differ the inference was wrong (a red triangle). Point "
+                  "at a gap for what it was; click a wrong one for its row in the disagreements.", fig)
+    chart.spots = spots
+    return chart
+
+
+# a wrong gap whose inferred class the report does not list (drawn white, outlined)
+UNKNOWN = "inferred: not listed"
+
+
+def _gap_title(rep: Report, name: str, a: float, b: float, actual: str, inferred: str,
+               d: Optional[Dict[str, Any]]) -> str:
+    """A gap's tooltip on the map: when, whose, how long, inferred against actual, and why each
+    when the disagreement says."""
+    line = f"{name}, t={a:.6f} s, {(b - a) * 1e6:.2f} us: inferred {inferred}"
+    if d and d.get("inferred_why"):
+        line += f" ({d['inferred_why']})"
+    line += f"; actual {actual}"
+    if d and (d.get("primary") or d.get("actual_why")):
+        line += f" ({d.get('primary') or d.get('actual_why')})"
+    return line + ("; right" if inferred == actual else "; WRONG")
 
 
 def _bars(ax: Any, spans: Sequence[Tuple[float, float]], y: float, height: float, face: str, edge: str,
@@ -525,7 +607,7 @@ def latency_stages(rep: Report) -> Optional[Chart]:
     from matplotlib.patches import Patch
     fig, ax = _figure(1.2 + 0.5 * len(threads))
     ax.grid(True, axis="x")
-    names = []
+    labels = []     # the threads' (the stages' names stay in @names: the legend's)
     for row, (k, s) in enumerate(threads):
         y = len(threads) - 1 - row
         x = 0.0
@@ -535,9 +617,9 @@ def latency_stages(rep: Report) -> Optional[Chart]:
                 ax.barh(y, v, left=x, height=0.6, color=STAGE_COLORS.get(st, "#7f7f7f"))
             x += v
         ax.annotate(f"{x:.1f} us", (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
-        names.append(s.get("name") or thread_name(rep, k))
+        labels.append(s.get("name") or thread_name(rep, k))
     ax.set_yticks(range(len(threads)))
-    ax.set_yticklabels(list(reversed(names)))
+    ax.set_yticklabels(list(reversed(labels)))
     ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
     ax.set_xlabel("median of each stage (us)")
     _legend_outside(ax, [Patch(color=STAGE_COLORS.get(st, "#7f7f7f"), label=st) for st in names], title="stage")

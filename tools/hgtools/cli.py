@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, 
 
 from . import engine, gapmodel, learn, record, report_json, report_text, results
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, HgError, cannot, reason
+from .machine import machine_of
 
 USAGE = """usage: hourglass record|report|export|learn|results ARGS (each has --help)
 
@@ -94,15 +96,17 @@ def report_main(argv: Sequence[str]) -> int:
                     help="use --profile's limits on a run of another kernel, CPU count, hypervisor or TSC "
                          "than the profile's (a warning, not a refusal)")
     ap.add_argument("--explain", nargs="?", const="all", metavar="WHEN",
-                    help="after the report, the rule that decided each gap, in its words and with the limits "
-                         "it used, and the kernel's verdict beside it: every gap, or those over a time WHEN "
-                         "(seconds on the report's clock; else the nearest on each CPU), or T1:T2")
+                    help="instead of the report, the rule that decided each gap, in its words and with the "
+                         "limits it used, and the kernel's verdict beside it with what ran in the gap and the "
+                         "kernel's events in it: every gap, or those over a time WHEN (seconds on the "
+                         "report's clock; else the nearest on each CPU), or T1:T2")
     a = ap.parse_args(argv)
+    if a.disagreements < 0:
+        ap.error(f"--disagreements {a.disagreements}: a count, 0 or more")
     if a.explain and a.explain != "all":
-        try:
-            [float(x) for x in a.explain.split(":", 1)]
-        except ValueError:
-            ap.error(f"--explain {a.explain}: not 'all', a time in seconds or T1:T2")
+        why = _explain_bad(a.explain)
+        if why:
+            ap.error(f"--explain {a.explain}: {why}")
     if a.explain and a.json == "-":
         ap.error("--explain prints text: not with --json -")
     _check_labels(ap, a.label)
@@ -134,11 +138,28 @@ def report_main(argv: Sequence[str]) -> int:
                     if path is not None and g.get("why_inferred", "").startswith("the profile's model"):
                         g["why_inferred"] = "the profile's model: " + ("; ".join(path) or "its one leaf")
     def text(out: Any) -> None:
-        report_text.render(rep, out, a.disagreements)
-        if a.explain:
+        if a.explain:       # the gaps asked about, not the whole report again
+            report_text.explain_head(rep, out)
             report_text.explain(rep, gaps, out, a.explain)
+        else:
+            report_text.render(rep, out, a.disagreements)
     _print(text)
     return 0
+
+
+def _explain_bad(when: str) -> Optional[str]:
+    """What is wrong with --explain's WHEN (a time T in seconds or T1:T2, on the report's
+    clock, which starts at 0), None when it is right."""
+    parts = when.split(":", 1)
+    try:
+        ts = [float(x) for x in parts]
+    except ValueError:
+        return "not 'all', a time in seconds or T1:T2"
+    if not all(math.isfinite(x) and x >= 0 for x in ts):
+        return "times are seconds from the start of the kernel's recording, 0 or more"
+    if len(ts) == 2 and ts[0] > ts[1]:
+        return f"T1:T2 must run forward ({parts[0]} is after {parts[1]})"
+    return None
 
 
 def results_main(argv: Sequence[str]) -> int:
@@ -161,11 +182,24 @@ def results_main(argv: Sequence[str]) -> int:
     ap.add_argument("--machine", metavar="NAME",
                     help="the machine column of the runs gathered from directories (default: the "
                          "hypervisor and the TSC's rate, from each run's hourglass.json)")
+    ap.add_argument("--histograms", metavar="OUT.html",
+                    help="also draw the runs' wake-up latency and gap histograms on one chart each, one line "
+                         "per run with the count on a log axis (cyclictest's, OSADL's plots), with per run a "
+                         "KernelShark session at its worst wake-up (beside OUT.html, in sessions/)")
     a = ap.parse_args(argv)
     if a.output:
         if not a.output.endswith(".parquet"):
             ap.error(f"-o {a.output}: the file must end in .parquet")
         _check_output(a.output)
+    if a.histograms:
+        _check_output(a.histograms)
+        from . import charts, histograms
+        charts.require()
+        _, n, ses = histograms.page(a.paths, a.histograms)
+        print(f"hourglass results: {a.histograms}: {n} runs, {ses} KernelShark session(s) at the worst wake-up",
+              file=sys.stderr)
+        if not a.output and not a.query:
+            return 0
     progress = sys.stderr.isatty() and os.environ.get("HG_PROGRESS") != "0"
     def on_run(run: str) -> None:
         if progress:
@@ -335,6 +369,7 @@ def export_main(argv: Sequence[str]) -> int:
                        ("Perfetto trace", a.perfetto)):
         if path:
             print(f"hourglass export: {path}: {what} written" + _size(path), file=sys.stderr)
+    _say_warnings(rep)
     if a.html:
         if not pages:           # a report JSON: no merge to draw beside
             draw(rep)
@@ -350,6 +385,13 @@ def export_main(argv: Sequence[str]) -> int:
                 print(f"hourglass export: {where}: {len(written)} charts as {fmt.upper()}", file=sys.stderr)
         print(f"hourglass export: {a.html}: {1 + len(more)} run(s), {page.charts} charts", file=sys.stderr)
     return 0
+
+
+def _say_warnings(rep: Dict[str, Any]) -> None:
+    """The report's warnings, where export says what it wrote: they are about the files too (the
+    trace.dat's own, events it had to place late, came only in report.txt and the page before)."""
+    for msg in rep.get("warnings") or []:
+        print(f"hourglass export: warning: {msg}", file=sys.stderr)
 
 
 def _label_option(ap: argparse.ArgumentParser) -> None:
@@ -404,7 +446,7 @@ def _profile_for(path: str, run_dir: str, force: bool) -> Dict[str, Any]:
                       EXIT_USAGE)
     try:
         with open(os.path.join(run_dir, "hourglass.json")) as f:
-            machine = learn.machine_of(json.load(f))
+            machine = machine_of(json.load(f))
     except (OSError, ValueError) as e:
         raise HgError(f"{run_dir}: hourglass.json unreadable ({e}): the run's machine is unknown", EXIT_BAD_INPUT)
     diff = learn.mismatch(prof, machine)

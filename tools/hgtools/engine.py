@@ -1,8 +1,12 @@
 """engine - run the C merger (hgmerge) on a run directory, and hgtrace-import
 first when the ground truth is trace-cmd's trace.dat; their bad-input exit
 (3, one line naming the file, the offset and what was wrong) becomes one
-clean error. The loads `hourglass record --load` ran are named to the merger
-from the run's record.json (its "labels"), with the user's own --label after.
+clean error (failure(): every command's one path, learn's too). What hgmerge
+refuses (a recording that does not cover the run, or is damaged) is refused
+so by report, export, learn and results alike; a recording record.json says
+was made but that is not there is refused here, before any merge. The loads
+`hourglass record --load` ran are named to the merger from the run's
+record.json (its "labels"), with the user's own --label after.
 
     hgmerge --hgl FILE --kernel FILE.hgt --report OUT.json [--name DISPLAY_NAME] [--gaps OUT.hgg]
             [--gaps-json OUT.jsonl (a run hourglass -b stopped)]
@@ -11,7 +15,6 @@ from the run's record.json (its "labels"), with the user's own --label after.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -22,7 +25,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
-from . import breaktrace, paths, progress, report_json
+from . import breaktrace, jsonfile, paths, progress, report_json
 from .errors import EXIT_BAD_INPUT, EXIT_ENV, HgError, cannot
 
 TRACE_DAT_MAGIC = b"\x17\x08\x44tracing"
@@ -31,21 +34,18 @@ TRACE_DAT_MAGIC = b"\x17\x08\x44tracing"
 LABEL_RE = re.compile(r"^(\d+|comm:[^=]+|irq:\d+)=[^=]+$")
 
 
+def record_meta(run_dir: str) -> Dict[str, Any]:
+    """@run_dir's record.json (hourglass record's account of the run), {} without one; one
+    that cannot be read is an error naming it."""
+    return jsonfile.load_object(os.path.join(run_dir, "record.json")) or {}
+
+
 def run_labels(run_dir: str) -> List[str]:
     """The --label options of the loads recorded in @run_dir (record.json "labels"); none
     without a record.json. A record.json that cannot be read, or labels that are not what
     hgmerge takes, are an error naming the file."""
     path = os.path.join(run_dir, "record.json")
-    if not os.path.exists(path):
-        return []
-    try:
-        with open(path) as f:
-            meta = json.load(f)
-    except OSError as e:
-        raise cannot("read", path, e)
-    except ValueError as e:
-        raise HgError(f"{path}: not JSON ({e})")
-    labels = meta.get("labels") if isinstance(meta, dict) else None
+    labels = record_meta(run_dir).get("labels")
     if labels is None:
         return []
     if not isinstance(labels, list) or not all(isinstance(x, str) and LABEL_RE.match(x) for x in labels):
@@ -71,10 +71,29 @@ def has_ground_truth(run_dir: str) -> bool:
     return any(os.path.exists(os.path.join(run_dir, n)) for n in GROUND_TRUTH)
 
 
+# what record.json says was recorded, and the file it went to (tools/hgtools/record.py)
+PROMISED = (("module", "kernel.hgt", "the module recorded this run"),
+            ("ftrace", "ftrace.hgt", "the ftrace recorder recorded this run"))
+
+
+def check_promised(run_dir: str) -> None:
+    """Refuse a run whose record.json says a recorder recorded it ("module": true: kernel.hgt;
+    "ftrace": true: ftrace.hgt) when that recording is not there: a run with its ground truth
+    lost is not a run without one (issue 50), and is never reported as one."""
+    meta = record_meta(run_dir)
+    for key, name, what in PROMISED:
+        path = os.path.join(run_dir, name)
+        if meta.get(key) is True and not os.path.exists(path):
+            raise HgError(f"{path}: no such file, though {os.path.join(run_dir, 'record.json')} says {what} "
+                          f"(\"{key}\": true): its ground truth is lost, and the run is not judged without it",
+                          EXIT_BAD_INPUT)
+
+
 def run_inputs(run_dir: str, kernel: Optional[str] = None, alone: bool = False) -> "tuple[str, str]":
     """hourglass's trace and the ground truth of @run_dir (DIR/kernel.hgt, the
     module's, else DIR/ftrace.hgt, hgtrace-ftrace's, else DIR/trace.dat,
-    unless @kernel names one); a run that did not finish recording is refused.
+    unless @kernel names one); a run that did not finish recording is refused, and so is one
+    whose record.json names a recording that is not there (check_promised).
     @alone: hourglass's trace only (the ground truth is ''), for a run without one."""
     if not os.path.isdir(run_dir):
         raise HgError(f"{run_dir}: not a directory" if os.path.exists(run_dir) else f"{run_dir}: no such directory")
@@ -89,6 +108,8 @@ def run_inputs(run_dir: str, kernel: Optional[str] = None, alone: bool = False) 
         except OSError as e:
             raise cannot("read", marker, e)
         raise HgError(f"{run_dir}: the recording did not finish ({why or 'INCOMPLETE'}): nothing to report")
+    if not kernel:
+        check_promised(run_dir)
     if alone:
         return hgl, ""
     if kernel:
@@ -161,17 +182,24 @@ def _run(cmd: List[str], on_ready: Optional[Callable[[], None]] = None) -> None:
         if late:
             raise late
         return
-    msg = relay.last_line(prog + ": ")
+    raise failure(prog, rc, relay.last_line(prog + ": "))
+
+
+def failure(prog: str, rc: int, said: str) -> HgError:
+    """The error for one of our programs (@prog) that exited @rc, its last line @said: its own
+    one-line reason for a bad input (3; what every command reads refused, in the merger's
+    words) and for what it could not do (2); a crash or another status named as such."""
+    msg = said.strip().splitlines()[-1] if said.strip() else ""
     if msg.startswith(prog + ": "):
         msg = msg[len(prog) + 2:]
     if rc == EXIT_BAD_INPUT:
-        raise HgError(msg or f"{prog} found a bad input (exit 3) and said nothing", EXIT_BAD_INPUT)
+        return HgError(msg or f"{prog} found a bad input (exit 3) and said nothing", EXIT_BAD_INPUT)
     if rc == EXIT_ENV and msg:      # memory, an output it could not write: its own words say which
-        raise HgError(msg, EXIT_ENV)
+        return HgError(msg, EXIT_ENV)
     if rc < 0:
-        raise HgError(f"{prog} died of {signal.Signals(-rc).name} (a bug: please report it with the run "
-                      f"directory){': ' + msg if msg else ''}", EXIT_ENV)
-    raise HgError(f"{prog} failed (exit {rc}){': ' + msg if msg else ''}", EXIT_ENV)
+        return HgError(f"{prog} died of {signal.Signals(-rc).name} (a bug: please report it with the run "
+                       f"directory){': ' + msg if msg else ''}", EXIT_ENV)
+    return HgError(f"{prog} failed (exit {rc}){': ' + msg if msg else ''}", EXIT_ENV)
 
 
 def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports] = None,
@@ -189,21 +217,17 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
     exports, which show the kernel's events, are refused."""
     alone = not kernel and os.path.isdir(run_dir) and not has_ground_truth(run_dir)
     exports = exports or Exports()
+    hgl, kpath = run_inputs(run_dir, kernel, alone)     # first: a recording lost is said as such
     if alone and (exports.kernelshark or exports.perfetto or exports.ks_session):
         raise HgError(f"{run_dir}: no kernel recording (hourglass record --no-kernel): the exports show the "
                       "kernel's events, and there are none")
-    hgl, kpath = run_inputs(run_dir, kernel, alone)
     trip = None if alone else breaktrace.of_run(run_dir)
     all_labels = run_labels(run_dir) + list(labels or [])
     if show_progress is None:
         show_progress = progress.enabled()
     hgmerge = paths.require("hgmerge")
     with tempfile.TemporaryDirectory(prefix="hourglass-") as tmp:
-        name = None
-        if kpath and is_trace_dat(kpath):
-            imported = os.path.join(tmp, "kernel.hgt")
-            _run([paths.require("hgtrace-import"), kpath, "-o", imported])
-            kpath, name = imported, kernel or kpath
+        kpath, name = _as_hgt(kpath, kernel, tmp)
         out = os.path.join(tmp, "report.json")
         cmd = [hgmerge, "--hgl", hgl, *(["--kernel", kpath] if kpath else ["--no-kernel"]), "--report", out,
                "--dir", os.path.abspath(run_dir)]
@@ -260,6 +284,30 @@ def merge(run_dir: str, kernel: Optional[str] = None, exports: Optional[Exports]
 
         _run(cmd, ready if on_report else None)
         return early[0] if early else complete(out)
+
+
+def _as_hgt(kpath: str, kernel: Optional[str], tmp: str) -> "tuple[str, Optional[str]]":
+    """The recording hgmerge reads for @kpath, and the name it gives it: a trace.dat imported
+    into @tmp (hgtrace-import) and named as the user gave it; an .hgt as it is."""
+    if not kpath or not is_trace_dat(kpath):
+        return kpath, None
+    imported = os.path.join(tmp, "kernel.hgt")
+    _run([paths.require("hgtrace-import"), kpath, "-o", imported])
+    return imported, kernel or kpath
+
+
+def check(run_dir: str) -> None:
+    """Refuse @run_dir as merge(@run_dir) would, without merging it: its inputs found the same
+    way, then hgmerge --check (both files read and checked as a merge reads them, every record,
+    and the recording's coverage of the run; nothing written). hourglass results asks it
+    before it trusts a report saved in the run: one rule, the merger's, for both."""
+    alone = os.path.isdir(run_dir) and not has_ground_truth(run_dir)
+    hgl, kpath = run_inputs(run_dir, None, alone)
+    with tempfile.TemporaryDirectory(prefix="hourglass-") as tmp:
+        kpath, name = _as_hgt(kpath, None, tmp)
+        cmd = [paths.require("hgmerge"), "--hgl", hgl, *(["--kernel", kpath] if kpath else ["--no-kernel"]),
+               "--check"]
+        _run(cmd + (["--name", name] if name else []))
 
 
 def _check_writable(path: str) -> None:

@@ -20,10 +20,11 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from . import vocab
 from .errors import EXIT_ENV, EXIT_BAD_INPUT, HgError
 
 FEATURES = ("log_len_us", "switch", "phase_us", "log_since_us", "log_until_us", "log_prev_us", "log_next_us")
-CLASSES = ("switch_hg", "switch_other", "timer", "interrupt", "hidden")
+CLASSES = vocab.INFERABLE_CLASSES
 DEPTH = 4            # 15 questions at most: a tree a person can read, and as good as deeper ones
                      # on runs it never saw (6.12's plain-emulation lab: depth 4 80.3%, 6 80.8%)
 LEAF = 20            # gaps a leaf holds at least
@@ -106,7 +107,7 @@ def fit(rows: Sequence[List[float]], labels: Sequence[str], period_s: float, flo
     try:
         from sklearn.tree import DecisionTreeClassifier  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
-        raise HgError("--model tree needs scikit-learn, which this Python lacks (pip install scikit-learn; "
+        raise HgError("--model tree needs scikit-learn, which this Python lacks (pip install 'hgtools[learn]'; "
                       "make setup puts it in the build tree's virtual environment)", EXIT_ENV)
     weights = [HIDDEN_WEIGHT if y == "hidden" else 1.0 for y in labels]
     t = DecisionTreeClassifier(max_depth=DEPTH, min_samples_leaf=LEAF, random_state=0)

@@ -15,10 +15,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
+from . import analysis
 from . import charts as _charts
 from . import report_text
 from .errors import cannot
-from .report_json import Report, lat_threads, pct, run_label, section, t, thread_name
+from .report_json import Report, disagreement_counts, lat_threads, loads_by_name, loads_head, migrations_text
+from .report_json import pct, run_label, run_whole, section, t, thread_name
 from .report_json import classes as report_classes, stages as report_stages
 
 STYLE = """
@@ -32,6 +34,7 @@ th{background:#eee}td:first-child,th:first-child{text-align:left}
 figure{margin:14px 0}figcaption{font-size:13px;color:#444;margin-bottom:4px}
 svg{max-width:100%;height:auto;display:block}code{font-size:12px}
 h2{border-bottom:2px solid #ccc;margin-top:36px}
+tr:target{background:#fff3b0}
 """
 
 
@@ -105,13 +108,15 @@ def lead(reps: Sequence[Report]) -> str:
     if nw:
         out.append(f"Then read the {nw} warning{'s' if nw > 1 else ''} (orange): they say which figures "
                    "to distrust.")
-    inf = section(rep, "inference")
-    if inf:
-        a = inf.get("headline") or inf.get("all") or {}
-        wrong = a.get("gaps", 0) - a.get("correct", 0)
-        out.append(f"The heat map shows where the {wrong} wrong inference{'s' if wrong != 1 else ''} "
-                   "went (every non-zero cell off the outlined diagonal), and the execution map's red marks "
-                   "show when.")
+    if section(rep, "inference"):
+        dc = disagreement_counts(rep)
+        out.append(f"The heat map shows where the {dc['count']} disagreement{'s' if dc['count'] != 1 else ''} "
+                   "went (every non-zero cell off the outlined diagonal): "
+                   f"{dc['explained']} wrong inference{'s' if dc['explained'] != 1 else ''} on gaps the kernel "
+                   "gives a cause (the score's) and "
+                   f"{dc['hidden']} hidden gap{'s' if dc['hidden'] != 1 else ''} (the kernel recorded nothing in "
+                   "them) inferred as something else. The execution map's red marks show when; point at a gap "
+                   "there for what it was, click a wrong one for its row in the disagreements.")
     lat = section(rep, "latency") or {}
     wst = lat.get("worst")
     if wst:
@@ -200,9 +205,14 @@ def run_section(rep: Report, label: str, drawn: Dict[str, _charts.Chart], prefix
         s.append(f"<p>kernel: {esc(kr.get('events', 0))} events from <code>{esc(kr.get('path', '?'))}</code>"
                  f"{', ' + esc(kr['recorder']) if kr.get('recorder') else ''}, {esc(lost)} lost</p>")
     s += [_gaps(rep, fig), _inference(rep, fig), fig("map"), _causes(rep), _switches(rep, fig),
-          _interrupts(rep), _migrations(rep), _microstates(rep), _latency(rep, fig), _sbf(fig),
-          _missed(rep), _disagreements(rep)]
+          _interrupts(rep), _migrations(rep), _loads(rep), _microstates(rep), _latency(rep, fig), _sbf(fig),
+          _missed(rep), _disagreements(rep, prefix, _linked(drawn.get("map"))), _analysis(rep)]
     return "<section>" + "".join(s) + "</section>"
+
+
+def _linked(c: Optional[_charts.Chart]) -> List[int]:
+    """The disagreements a chart's spots link to (dis-I)."""
+    return [int(s.link[4:]) for s in (c.spots if c else []) if s.link and s.link.startswith("dis-")]
 
 
 def _gaps(rep: Report, fig: Callable[[str], str]) -> str:
@@ -219,7 +229,7 @@ def _gaps(rep: Report, fig: Callable[[str], str]) -> str:
     st = section(rep, "steal")
     if st and st.get("hidden_gaps"):
         out.append(f"<p>hidden: {esc(st['hidden_gaps'])} gaps, {st.get('hidden_ms', 0):.3f} ms "
-                   f"(steal {esc(pct(st.get('share')))} of the run)</p>")
+                   f"(steal {esc(pct(st.get('share')))} of {esc(run_whole(st))})</p>")
     out.append(fig("gaps"))
     return "".join(out)
 
@@ -293,11 +303,22 @@ def _interrupts(rep: Report) -> str:
 
 
 def _migrations(rep: Report) -> str:
-    m = section(rep, "migrations")
-    if not m:
+    line = migrations_text(rep)
+    return f"<p>{esc(line)}</p>" if line else ""
+
+
+def _loads(rep: Report) -> str:
+    loads = loads_by_name(rep)
+    if not loads:
         return ""
-    return (f"<p>migrations: {esc(m.get('inferred', 0))} inferred from interval CPUs, {esc(m.get('confirmed', 0))} "
-            f"confirmed by the kernel</p>")
+    out = f"<h3>Loads</h3><p>{esc(loads_head(rep))}</p>"
+    if (section(rep, "gaps") or {}).get("total"):
+        out += table(["load", "gaps caused", "caused ms", "median us", "gaps in", "charged ms"],
+                     [[ld["label"], ld["gaps_caused"], f"{ld['caused_ms']:.3f}",
+                       _f(ld["caused_median_us"] if ld["gaps_caused"] else None, 1),
+                       "-" if ld["gaps_touched"] is None else ld["gaps_touched"], f"{ld['charged_ms']:.3f}"]
+                      for ld in loads])
+    return out
 
 
 def _microstates(rep: Report) -> str:
@@ -336,10 +357,20 @@ def _latency(rep: Report, fig: Callable[[str], str]) -> str:
         stages = ", ".join(f"{k} {v:.1f}" for k, v in (wst.get("stages_us") or {}).items() if v is not None)
         out.append(f"<p>worst: {wst['latency_us']:.1f} us at {esc(t(wst.get('t')))} on CPU {esc(wst.get('cpu', '?'))} "
                    f"({esc(thread_name(rep, wst.get('thread')))}): {esc(stages)} us; largest stage "
-                   f"{esc(wst.get('largest_stage', '?'))}{', during it ' + esc(wst['blame']) if wst.get('blame') else ''}"
+                   f"{esc(wst.get('largest_stage', '?'))}{', blamed on ' + esc(wst['blame']) if wst.get('blame') else ''}"
                    "</p>")
     out += [fig("latency"), fig("cdf"), fig("stages")]
     return "".join(out)
+
+
+def _analysis(rep: Report) -> str:
+    """The worst samples' automatic analysis, the lines report.txt ends with (analysis.py:
+    one text for both)."""
+    lines = analysis.report_lines(rep)
+    if not lines:
+        return ""
+    return ("<h3>Automatic analysis of the worst samples</h3><pre class=analysis>" + esc("\n".join(lines)) +
+            "</pre>")
 
 
 def _sbf(fig: Callable[[str], str]) -> str:
@@ -359,18 +390,45 @@ def _missed(rep: Report) -> str:
          for m in (md.get("listed") or [])[:30]])
 
 
-def _disagreements(rep: Report) -> str:
+def _disagreements(rep: Report, prefix: str, linked: Iterable[int] = ()) -> str:
+    """Every gap inferred otherwise than the kernel says: first the wrong inferences on gaps the
+    kernel gives a cause (the score's), then the hidden gaps named something else; each row's id
+    PREFIX-dis-I (its index in the report's list), where the execution map links. The first
+    DIS_ROWS of each, and every one the map links to."""
     dis = section(rep, "disagreements")
     if not dis or section(rep, "inference") is None:
         return ""
     listed = dis.get("listed") or []
-    n = dis.get("count", len(listed))
-    return (f"<h3>Disagreements: {esc(n)}{' (first 30)' if n > 30 else ''}</h3>" + table(
-        ["t (s)", "CPU", "threads", "us", "inferred", "actual", "cause"],
-        [[f"{d.get('t', 0):.6f}", d.get("cpu", ""),
-          f"{thread_name(rep, d.get('thread'))} -> {thread_name(rep, d.get('next_thread'))}",
-          f"{d.get('length_us', 0):.2f}", d["inferred"], d["actual"], d.get("primary") or d.get("actual_why") or ""]
-         for d in listed[:30]]))
+    dc = disagreement_counts(rep)
+    keep = set(linked)
+    out = [f"<h3>Disagreements: {esc(dc['count'])}</h3>"
+           f"<p>Every gap whose inferred class is not the kernel's: {esc(dc['explained'])} wrong inference"
+           f"{'s' if dc['explained'] != 1 else ''} on gaps the kernel gives a cause, then {esc(dc['hidden'])} hidden "
+           f"gap{'s' if dc['hidden'] != 1 else ''} (no kernel event in them: the emulator, a hypervisor, an SMI) "
+           "that hourglass named something else. Times are on the report's clock; the events are the kernel's "
+           "inside the gap, from its start.</p>"]
+    for title, hidden in (("Wrong inferences on gaps the kernel gives a cause", False),
+                          ("Hidden gaps inferred as something else", True)):
+        mine = [(i, d) for i, d in enumerate(listed) if (d.get("actual") == "hidden") == hidden]
+        if not mine:
+            continue
+        shown = [(i, d) for n, (i, d) in enumerate(mine) if n < DIS_ROWS or i in keep]
+        more = f" (the first {DIS_ROWS}, and those on the execution map; all are in the JSON)" \
+            if len(shown) < len(mine) else ""
+        rows = "".join(
+            f"<tr id={prefix}-dis-{i}>" + "".join(f"<td>{esc(c)}</td>" for c in (
+                f"{d.get('t', 0):.6f}", d.get("cpu", ""),
+                f"{thread_name(rep, d.get('thread'))} -> {thread_name(rep, d.get('next_thread'))}",
+                f"{d.get('length_us', 0):.2f}", d["inferred"], d.get("inferred_why") or "", d["actual"],
+                d.get("primary") or d.get("actual_why") or "", "; ".join(d.get("events") or []))) + "</tr>"
+            for i, d in shown)
+        out.append(f"<h4>{esc(title)}: {len(mine)}{esc(more)}</h4><table><tr>" + "".join(
+            f"<th>{h}</th>" for h in ("t (s)", "CPU", "threads", "us", "inferred", "why", "actual", "cause",
+                                      "kernel events")) + "</tr>" + rows + "</table>")
+    return "".join(out)
+
+
+DIS_ROWS = 30
 
 
 def _f(v: Optional[float], prec: int) -> str:

@@ -177,6 +177,7 @@ class Load:
     exit: Optional[int] = None
     ended: str = ""          # "exited early", "exited", "SIGTERM", "SIGKILL"
     started_ns: int = 0
+    last_seen: Set[int] = field(default_factory=set)   # the tids the latest watch found
 
     @property
     def pid(self) -> Optional[int]:
@@ -197,18 +198,23 @@ class Load:
         if not self.proc:
             return []
         pids = members(self.proc.pid, procs if procs is not None else parent_map())
+        self.last_seen = set()
         for pid in pids:
             for tid in tasks_of(pid) or [pid]:
                 c = comm_of(pid, tid)
                 if c is not None:
                     self.tasks.setdefault(tid, {"pid": pid, "comm": c})["comm"] = c
+                    self.last_seen.add(tid)
         return pids
 
     def main_comm(self) -> Optional[str]:
-        """The comm of the first of its processes that is not a shell (what `sh -c` ran)."""
-        for tid, t in sorted(self.tasks.items()):
-            if t["pid"] == tid and t["comm"] not in SHELLS:
-                return str(t["comm"])
+        """The comm of the first of its processes that is not a shell (what `sh -c` ran), of
+        those the latest watch found first: a sample taken while the shell still ran the
+        command's first steps can hold a child gone a moment later (a `$(date)`), which the
+        next sample, once the load runs, does not."""
+        procs = [(tid, t) for tid, t in sorted(self.tasks.items()) if t["pid"] == tid and t["comm"] not in SHELLS]
+        for tid, t in [x for x in procs if x[0] in self.last_seen] + procs:
+            return str(t["comm"])
         return None
 
     def sample_sched(self) -> Dict[str, Dict[str, float]]:

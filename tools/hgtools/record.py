@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
     from . import loads as loadmod
 
-USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only | --no-kernel] [--force]
+USAGE = """usage: hourglass record --dir DIR [--ftrace | --ftrace-only | --no-kernel] [--force] [--no-analysis]
                         [--load COMMAND]... [--label WHAT=NAME]... <hourglass options>
 
 Record an hourglass run with the kernel's ground truth (hgtrace.ko must be
@@ -75,6 +75,8 @@ DIR` reads.
                  report DIR --profile P` then reads its gaps with a profile
                  learned on a machine of the same kind (docs/profile.md)
   --force        reuse a non-empty DIR, deleting the files this command writes
+  --no-analysis  for a latency run (a LAT or PERIODIC thread), do not end with the
+                 worst wake-up's automatic analysis (which merges the run first)
   --load COMMAND run COMMAND (with /bin/sh -c) beside hourglass: started once
                  recording has started, before hourglass, stopped after it
                  (SIGTERM to its process group, SIGKILL after the grace period);
@@ -200,6 +202,7 @@ def _record(argv: List[str]) -> int:
     settle, grace = 1.0, 3.0
     reader_cpu: Optional[int] = None
     reader_interval: Optional[str] = None
+    analyse = True
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -259,6 +262,8 @@ def _record(argv: List[str]) -> int:
             alone = True
         elif a == "--force":
             force = True
+        elif a == "--no-analysis":
+            analyse = False
         else:
             rest = argv[i:]
             break
@@ -451,6 +456,11 @@ def _record(argv: List[str]) -> int:
             with open(marker, "w") as f:
                 f.write(status + "\n")
     print(f"hourglass record: {status}; files in {out}", file=sys.stderr)
+    if analyse and (module or ftrace) and rc in (EXIT_OK, EXIT_BREAK):
+        # as rtla timerlat -a ends: the worst sample, stage by stage (a latency run only)
+        from . import analysis
+        for line in analysis.after_record(out):
+            print(line)
     return rc
 
 
@@ -589,6 +599,7 @@ def _run_loads(out: str, gate: _Gate, rec: "subprocess.Popen[bytes]", loads: Lis
         for ld in loads:
             ld.watch(procs)
             ld.sched_after = ld.sample_sched()
+        loadmod.name_loads(loads)      # again, on what ran: the first sample may have caught a step
         foreign.update(loadmod.foreign_tasks(loads, procs))
     gate.go()
     meta["labels"] = loadmod.labels(loads, foreign)

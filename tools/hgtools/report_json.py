@@ -26,13 +26,17 @@ import json
 import math
 from typing import Any, Callable, Dict, List, Optional
 
+from . import vocab
 from .errors import HgError, cannot
 
 REPORT_MAJOR = 2
+# the minor the merger of this tree writes (userspace/merger/report.c): a saved report of an older
+# minor was judged by an older truth (2.6: a gap's composition), so hourglass results merges again
+REPORT_MINOR = 6
 # what a report_version 2.0 report does not list itself: its wake-up stages, in the order they happen,
 # and its actual classes in the engine's order (2.1's latency.stages and gaps.class_order)
 STAGES_2_0 = ("timer", "irq", "sched", "return")
-CLASSES_2_0 = ("switch_hg", "switch_other", "timer", "interrupt", "hidden", "other", "unexplainable")
+CLASSES_2_0 = vocab.ACTUAL_CLASSES
 
 Report = Dict[str, Any]
 
@@ -297,9 +301,12 @@ COUNT = count()
 THREAD = count(1 << 16)
 PRINTABLE = either(text, num(), count(), boolean, want="a string or a number")   # printed as it is
 STAT = obj(optional={k: opt(NUM) for k in ("min_us", "median_us", "avg_us", "p99_us", "max_us")})
+PARTS = lst(obj(required={"what": text, "us": NUM}))     # 2.6: what a stage or a gap was made of
 WORST = obj(required={"latency_us": NUM},
             optional={"t": opt(T), "cpu": opt(PRINTABLE), "thread": opt(THREAD), "stages_us": opt(dmap(opt(NUM))),
-                      "largest_stage": opt(PRINTABLE), "blame": opt(text), "complete": opt(boolean)})
+                      "largest_stage": opt(PRINTABLE), "blame": opt(text), "complete": opt(boolean),
+                      "stage_parts": opt(dmap(opt(obj(optional={"unrecorded_us": opt(NUM),
+                                                                "parts": opt(PARTS)}))))})
 HIST = obj(required={"edges_us": lst(POS), "counts": lst(COUNT)}, rule=_hist_rule)
 LAT_THREAD = obj(optional={
     "name": opt(text), "wakeups": opt(COUNT), "decomposed": opt(COUNT),
@@ -338,9 +345,15 @@ REPORT = obj(
             "lost": opt(dmap(COUNT)), "lost_total": opt(COUNT), "meta": opt(dmap(anything))})),
         "gaps": opt(obj(optional={
             "total": COUNT, "voluntary": COUNT, "scored": COUNT, "unexplainable": COUNT,
-            "unexplainable_why": opt(dmap(COUNT)), "classes": opt(dmap(COUNT)), "class_order": lst(text)})),
+            "unexplainable_why": opt(dmap(COUNT)), "classes": opt(dmap(COUNT)), "class_order": lst(text),
+            "unrecorded": opt(obj(optional={"ms": opt(POS), "turn_ms": opt(POS), "share_of_run": opt(NUM),
+                                            "mostly_unrecorded_gaps": opt(COUNT), "turn_gaps": opt(COUNT)})),
+            "longest": opt(obj(optional={
+                "t": opt(T), "cpu": opt(PRINTABLE), "thread": opt(THREAD), "next_thread": opt(THREAD),
+                "us": opt(NUM), "actual": opt(text), "kind": opt(text), "cause": opt(text), "inferred": opt(text),
+                "why_inferred": opt(text), "unrecorded_us": opt(NUM), "parts": opt(PARTS)}))})),
         "steal": opt(obj(optional={"hidden_gaps": opt(COUNT), "hidden_ms": POS, "run_ms": POS,
-                                   "share": opt(SHARE)})),
+                                   "cpus": opt(COUNT), "share": opt(SHARE)})),
         "inference": opt(obj(required={"confusion": obj(
             required={"actual": lst(text), "inferred": lst(text), "matrix": lst(lst(COUNT))}, rule=_confusion_rule)},
             optional={
@@ -379,7 +392,7 @@ REPORT = obj(
             required={"inferred": text, "actual": text},
             optional={"t": T, "cpu": opt(PRINTABLE), "thread": opt(THREAD), "next_thread": opt(THREAD),
                       "length_us": NUM, "inferred_why": opt(text), "primary": opt(text), "actual_why": opt(text),
-                      "events": opt(lst(text))})))})),
+                      "cause": opt(text), "components_us": opt(dmap(NUM)), "events": opt(lst(text))})))})),
         "charts": opt(obj(optional={
             "map": opt(obj(required={"from": T, "to": T}, optional={
                 "threads_total": COUNT, "threads": opt(lst(obj(optional={
@@ -397,6 +410,13 @@ REPORT = obj(
 def t(sec: Optional[float]) -> str:
     """A time on the report's one base: 't=0.580948 s' (seconds from the start of the recording)."""
     return "t=?" if sec is None else f"t={sec:.6f} s"
+
+
+def run_whole(st: Optional[Dict[str, Any]]) -> str:
+    """What a report's steal share is of: the run, or its time on the CPUs its gaps were on
+    (steal.cpus, 2.6: a share of the run's length alone passed 1 with two CPUs' gaps)."""
+    n = (st or {}).get("cpus") or 1
+    return "the run" if n <= 1 else f"the run's time on its {n} CPUs"
 
 
 def pct(x: Optional[float]) -> str:
@@ -450,3 +470,81 @@ def lat_threads(rep: Report) -> List["tuple[int, Dict[str, Any]]"]:
     """The latency section's threads, by thread number."""
     lat = section(rep, "latency") or {}
     return sorted(((int(k), v) for k, v in (lat.get("threads") or {}).items()), key=lambda kv: kv[0])
+
+
+def migrations_text(rep: Report) -> Optional[str]:
+    """The one sentence every output says of migrations (text, HTML): inferred from the intervals'
+    CPUs and confirmed, against the kernel's migrations of hourglass's threads; where the threads
+    recorded no intervals (a latency run's sleep), nothing was there to infer from, and the
+    sentence says so instead of '0 inferred'. None without the section."""
+    m = section(rep, "migrations")
+    if not m:
+        return None
+    k = int(m.get("kernel_migrations_of_hourglass_threads") or 0)
+    moved = f"the kernel moved hourglass's threads {k} time{'' if k == 1 else 's'}"
+    if not (section(rep, "gaps") or {}).get("total"):
+        return f"migrations: {moved}; none inferred, the threads recorded no intervals to infer them from"
+    return (f"migrations: {m.get('inferred', 0)} inferred from the intervals' CPUs, {m.get('confirmed', 0)} of "
+            f"them confirmed by the kernel; {moved}")
+
+
+def disagreement_counts(rep: Report) -> Dict[str, int]:
+    """What the report's disagreements are, counted one way for every output: "count" (every
+    scored gap whose inferred class is not the kernel's), "explained" (of those, the gaps the
+    kernel gives a cause: the score's wrong inferences, the headline's gaps less its correct)
+    and "hidden" (gaps in which the kernel recorded nothing, inferred as something else).
+    From `listed`, which holds every disagreement (report-json.md)."""
+    dis = section(rep, "disagreements") or {}
+    listed = dis.get("listed") or []
+    hidden = sum(1 for d in listed if d.get("actual") == "hidden")
+    return {"count": int(dis.get("count", len(listed))), "explained": len(listed) - hidden, "hidden": hidden}
+
+
+def disagreement_of(rep: Report, thread: int, t0: float, t1: float) -> Optional[int]:
+    """The index in disagreements.listed of the gap of hourglass's @thread from @t0 to @t1 s
+    (the execution map's, to 0.1 us), None if it is not there. The listed times have six
+    decimals: the nearest start within 1 us, of a length within 1 us."""
+    listed = (section(rep, "disagreements") or {}).get("listed") or []
+    best, best_d = None, 1e-6
+    for i, d in enumerate(listed):
+        if d.get("thread") != thread or d.get("t") is None:
+            continue
+        dt = abs(float(d["t"]) - t0)
+        if dt <= best_d and abs(float(d.get("length_us") or 0) - (t1 - t0) * 1e6) <= 1.0:
+            best, best_d = i, dt
+    return best
+
+
+def loads_by_name(rep: Report) -> List[Dict[str, Any]]:
+    """The loads section, one entry a load: hgmerge reports one per --label it was given, and a
+    load recorded with --load has several (each pid, each comm). Gaps caused, the time they took
+    and the time charged add up (each gap's cause, each component's time, goes to one label); the
+    median of the gaps caused and the gaps a load was in do not, and are None where more than one
+    label of the load has some."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for ld in section(rep, "loads") or []:
+        name = str(ld.get("label", "?"))
+        o = out.setdefault(name, {"label": name, "gaps_caused": 0, "caused_ms": 0.0, "charged_ms": 0.0,
+                                  "caused_median_us": None, "gaps_touched": 0, "_c": 0, "_t": 0})
+        o["gaps_caused"] += int(ld.get("gaps_caused") or 0)
+        o["caused_ms"] += float(ld.get("caused_ms") or 0)
+        o["charged_ms"] += float(ld.get("charged_ms") or 0)
+        if ld.get("gaps_caused"):
+            o["_c"] += 1
+            o["caused_median_us"] = ld.get("caused_median_us") if o["_c"] == 1 else None
+        if ld.get("gaps_touched"):
+            o["_t"] += 1
+            o["gaps_touched"] = int(ld["gaps_touched"]) if o["_t"] == 1 else None
+    return [{k: v for k, v in o.items() if not k.startswith("_")} for o in out.values()]
+
+
+def loads_head(rep: Report) -> str:
+    """The loads' line every output opens their section with: their names, and what the table
+    after it holds, or, where hourglass's threads had no gap (a latency run's sleep), that there
+    was none for a load to cause."""
+    names = ", ".join(ld["label"] for ld in loads_by_name(rep))
+    if not (section(rep, "gaps") or {}).get("total"):
+        return (f"loads beside hourglass (hourglass record --load, --label): {names}; hourglass's threads had no "
+                "gap for them to cause (a task of theirs that delayed a wake-up is named in its stages)")
+    return (f"loads beside hourglass (hourglass record --load, --label): {names}; the gaps each caused (it ran, "
+            "or was their main cause) and those it was in, with the time charged to it")

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, TextIO
 
+from . import analysis
 from .learn import limits_text
-from .report_json import Report, lat_threads, pct, section, t, thread_name
+from .report_json import Report, disagreement_counts, disagreement_of, lat_threads, loads_by_name, loads_head
+from .report_json import migrations_text, pct, run_whole, section, t, thread_name
 from .report_json import classes as report_classes, stages as report_stages
 
 
@@ -34,10 +36,20 @@ def render(rep: Report, out: TextIO, max_dis: int = 20) -> None:
         _inferred_alone(rep, w)
         return
     for part in (_gaps, _causes, _time_lost, _inference, _context_switch, _interrupts, _migrations,
-                 _microstates, _latency):
+                 _loads, _microstates, _latency):
         part(rep, w)
     _missed(rep, w, max_dis)
     _disagreements(rep, w, max_dis)
+    _analysis(rep, w)
+
+
+def _analysis(rep: Report, w: Writer) -> None:
+    """The worst samples' automatic analysis last, where rtla timerlat -a prints its own."""
+    lines = analysis.report_lines(rep)
+    if lines:
+        w("\nautomatic analysis of the worst samples:\n")
+        for line in lines:
+            w(f"  {line}\n" if line else "\n")
 
 
 def _inferred_alone(rep: Report, w: Writer) -> None:
@@ -149,7 +161,7 @@ def breaktrace(rep: Report, w: Writer) -> None:
         if x:
             stages = ", ".join(f"{k} {v:.1f}" for k, v in (x.get("stages_us") or {}).items() if v is not None)
             w(f"  the kernel: {x['latency_us']:.1f} us from due to user space: {stages} us; largest stage "
-              f"{x.get('largest_stage', '?')}{', during it ' + x['blame'] if x.get('blame') else ''}"
+              f"{x.get('largest_stage', '?')}{', blamed on ' + x['blame'] if x.get('blame') else ''}"
               f"{'' if x.get('complete', True) else ' (not every stage was recorded)'}\n")
         else:
             w("  the kernel: this wake-up is not among the merge's decomposed ones (outside the kernel's "
@@ -184,7 +196,7 @@ def _gaps(rep: Report, w: Writer) -> None:
     st = section(rep, "steal")
     if st and st.get("hidden_gaps"):
         w(f"  hidden: {st['hidden_gaps']} gaps, {st.get('hidden_ms', 0):.3f} ms of {st.get('run_ms', 0):.1f} ms "
-          f"(steal {pct(st.get('share'))} of the run)\n")
+          f"(steal {pct(st.get('share'))} of {run_whole(st)})\n")
 
 
 def _causes(rep: Report, w: Writer) -> None:
@@ -308,16 +320,26 @@ def _interrupts(rep: Report, w: Writer) -> None:
 
 
 def _migrations(rep: Report, w: Writer) -> None:
-    m = section(rep, "migrations")
-    if not m:
+    line = migrations_text(rep)
+    if line:
+        w(f"\n{line}\n")
+
+
+def _loads(rep: Report, w: Writer) -> None:
+    """The loads that ran beside hourglass (record --load, or named with --label): each by name,
+    with what it caused and took in hourglass's gaps ('-': a figure its labels' do not add up to)."""
+    loads = loads_by_name(rep)
+    if not loads:
         return
+    w(f"\n{loads_head(rep)}\n")
     if not (section(rep, "gaps") or {}).get("total"):
-        w(f"\nmigrations: the kernel moved hourglass's threads {m.get('kernel_migrations_of_hourglass_threads', 0)} "
-          f"times (their intervals, from which to infer them, were not recorded)\n")
         return
-    w(f"\nmigrations: {m.get('inferred', 0)} inferred from interval CPUs, {m.get('confirmed', 0)} confirmed by "
-      f"the kernel ({m.get('kernel_migrations_of_hourglass_threads', 0)} kernel migrations of hourglass "
-      f"threads)\n")
+    w(f"  {'load':20s} {'gaps caused':>11s} {'caused ms':>10s} {'median us':>10s} {'gaps in':>8s} "
+      f"{'charged ms':>11s}\n")
+    for ld in loads:
+        w(f"  {ld['label'][:20]:20s} {ld['gaps_caused']:11d} {ld['caused_ms']:10.3f} "
+          f"{_num(ld['caused_median_us'] if ld['gaps_caused'] else None, 10, 1)} "
+          f"{'-' if ld['gaps_touched'] is None else ld['gaps_touched']:>8} {ld['charged_ms']:11.3f}\n")
 
 
 def _microstates(rep: Report, w: Writer) -> None:
@@ -360,7 +382,7 @@ def _latency(rep: Report, w: Writer) -> None:
         stages = ", ".join(f"{k} {v:.1f}" for k, v in (wst.get("stages_us") or {}).items() if v is not None)
         w(f"  worst: {wst['latency_us']:.1f} us at {t(wst.get('t'))} on CPU {wst.get('cpu', '?')} "
           f"({thread_name(rep, wst.get('thread'))}): {stages} us; largest stage {wst.get('largest_stage', '?')}"
-          f"{', during it ' + wst['blame'] if wst.get('blame') else ''}"
+          f"{', blamed on ' + wst['blame'] if wst.get('blame') else ''}"
           f"{'' if wst.get('complete', True) else ' (not every stage was recorded)'}\n")
 
 
@@ -399,13 +421,21 @@ def _disagreements(rep: Report, w: Writer, max_dis: int) -> None:
         return
     listed = dis.get("listed") or []
     n = dis.get("count", len(listed))
-    w(f"\ndisagreements: {n}" + (f" (first {max_dis})" if n > max_dis else "") + "\n")
+    dc = disagreement_counts(rep)
+    w(f"\ndisagreements: {n}" + (f" (first {max_dis})" if n > max_dis else "")
+      + f"; {dc['explained']} wrong inference{'s' if dc['explained'] != 1 else ''} on gaps the kernel gives a cause, "
+      f"{dc['hidden']} hidden gap{'s' if dc['hidden'] != 1 else ''} inferred as something else\n")
     for d in listed[:max_dis]:
         w(f"  {t(d.get('t'))} CPU {d.get('cpu', '?')} {thread_name(rep, d.get('thread'))}->"
           f"{thread_name(rep, d.get('next_thread'))} {d.get('length_us', 0):.2f} us: inferred {d['inferred']}"
           f"{' (' + d['inferred_why'] + ')' if d.get('inferred_why') else ''}; actual {d['actual']}"
-          f"{' (' + d['primary'] + ')' if d.get('primary') else ''}"
+          f"{' (' + (d.get('cause') or d['primary']) + ')' if d.get('cause') or d.get('primary') else ''}"
           f"{': ' + d['actual_why'] if d.get('actual_why') else ''}\n")
+        # its composition: what the kernel says each part of it went to (report 2.6's parts)
+        parts = sorted(((v, k) for k, v in (d.get("components_us") or {}).items() if v), reverse=True)
+        if parts:
+            w("      made of: " + ", ".join(f"{'nothing recorded' if k == 'self' else k} {v:.1f} us"
+                                         for v, k in parts) + "\n")
         if d.get("events"):
             w("      " + "; ".join(d["events"]) + "\n")
 
@@ -418,15 +448,25 @@ def _num(v: Optional[float], width: int, prec: int) -> str:
     return f"{'-':>{width}s}" if v is None else f"{v:{width}.{prec}f}"
 
 
+def explain_head(rep: Report, out: TextIO) -> None:
+    """What --explain prints before the gaps: which run, and its command."""
+    r = rep.get("run") or {}
+    out.write(f"hourglass report: {r.get('dir') or (rep.get('kernel_recording') or {}).get('path') or '?'}\n"
+              f"run: {' '.join(r.get('command') or [])}\n")
+
+
 def explain(rep: Report, gaps: List[Dict[str, Any]], out: TextIO, when: str) -> None:
     """hourglass report --explain: the rule that decided each gap @when selects ('all', a time T
     in seconds on the report's clock: the gaps over it, else the nearest on each CPU, or T1:T2),
-    in its own words with the limits it used, and the kernel's verdict beside it when known."""
+    in its own words with the limits it used, and the kernel's verdict beside it when known:
+    what ran in the gap (its components) and, for a wrong one, the kernel's events in it as the
+    disagreements list them."""
     w = out.write
     invol = [g for g in gaps if not g.get("vol")]
     hz = (rep.get("run") or {}).get("tsc_hz") or 0
     chosen = _select(invol, when, 1 / hz if hz else 0.0)
     truth = rep.get("ground_truth") != "none"
+    listed = (section(rep, "disagreements") or {}).get("listed") or []
     w(f"\nexplained: {len(chosen)} of {len(invol)} involuntary gaps ({'every one' if when == 'all' else when}); "
       "each the rule that decided it (docs/merge.md, \"The inferences\")"
       + (", then what the kernel says" if truth else "") + "\n")
@@ -442,6 +482,15 @@ def explain(rep: Report, gaps: List[Dict[str, Any]], out: TextIO, when: str) -> 
         elif truth:
             line += f"; kernel: unexplainable ({g.get('why') or '-'})"
         w(line + "\n")
+        if not truth or not hz:
+            continue
+        comps = sorted(((v, k) for k, v in (g.get("components") or {}).items() if v), reverse=True)
+        if comps:
+            w("      in it: " + ", ".join(f"{k} {v / hz * 1e6:.1f} us" for v, k in comps) + "\n")
+        i = disagreement_of(rep, int(g.get("thread") or 0), float(g["t"]), float(g["t"]) + us / 1e6) \
+            if g.get("actual") != g.get("inferred") else None
+        if i is not None and listed[i].get("events"):
+            w("      events: " + "; ".join(listed[i]["events"]) + "\n")
 
 
 def _select(gaps: List[Dict[str, Any]], when: str, spc: float) -> List[Dict[str, Any]]:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from . import plan
-from .runs import RunDir, RunError, find
+from ..errors import HgError
+from .runs import RunDir, find
 
 
 @dataclass
@@ -24,7 +25,7 @@ class Ctx:
         g = guest or next((plan.guest_of(e, r) for r in plan.runs_of(e, self.quick) if r.name == run), e.guest)
         try:
             r = find(self.out, kernel, g, exp, run)
-        except RunError as e:
+        except HgError as e:
             self.missing.append(str(e))
             return None
         if r is None:

@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Optional
 from . import figures, plan, stats
 from .context import Ctx
 from .model import Column, Section, Table
-from .runs import RunDir, RunError
+from ..errors import HgError
+from .runs import RunDir
 
 PAPER = ("Ten CPU-bound threads at NORMAL for 60 s; histograms of the gaps between two threads when the "
          "first did not yield (quantum expirations, Fig. 4). On a Pentium III at 850 MHz: about 10 us a "
@@ -129,7 +130,7 @@ def analyse(ctx: Ctx) -> Section:
                 continue
             try:
                 f = run_figures(r)
-            except (RunError, KeyError, OSError) as e:
+            except (HgError, KeyError, OSError) as e:
                 ctx.note_error(f"fig4/{run} on {k}", e)
                 continue
             per_kernel.setdefault(k, {})[run] = {x: y for x, y in f.items() if not x.endswith("_us")}

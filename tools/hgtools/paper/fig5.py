@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import figures, plan, stats
 from .context import Ctx
 from .model import Column, Section, Table
+from ..errors import HgError
 from .runs import RunDir, RunError
 
 PAPER = ("One CPU_SCAN thread against ten, 15 trials of 45 s each way per working set, on a Pentium III at 850 "
@@ -97,7 +98,7 @@ def analyse(ctx: Ctx) -> Section:
                 continue
             try:
                 by[kb].append(trial_figures(one, ten))
-            except (RunError, KeyError, OSError, ZeroDivisionError) as e:
+            except (HgError, KeyError, OSError, ZeroDivisionError) as e:
                 ctx.note_error(f"fig5 {kb} KB trial {tr}", e)
     t = Table("cost", "Indirect cost of a switch against the working set (mean over trials, 95% CI by the t-test)",
               [Column("working set", "key", "KB"), Column("trials"),

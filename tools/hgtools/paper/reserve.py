@@ -17,7 +17,8 @@ from typing import Any, Dict, List
 from . import plan
 from .context import Ctx
 from .model import Column, Section, Table
-from .runs import RunDir, RunError
+from ..errors import HgError
+from .runs import RunDir
 
 PAPER = ("On TimeSys Linux/CPU (and Linux/RK), reservations of exactly 3 ms in 8 and 17 ms in 33 missed 985 and "
          "106 deadlines (hit 12 and 197): 'vulnerable to minute perturbations'. With 0.1 ms more each: no misses "
@@ -98,7 +99,7 @@ def analyse(ctx: Ctx) -> Section:
                           100.0 * missed / (hit + missed) if hit + missed else None,
                           kv[tid]["out_runnable"], kv[tid]["replenished"], top or "-", PAPER_RUNS[run.name])
                     found.append((k, run.name, tid, missed, hit + missed))
-            except (RunError, KeyError, OSError, ValueError, TypeError) as e:
+            except (HgError, KeyError, OSError, ValueError, TypeError) as e:
                 ctx.note_error(f"dl/{run.name} on {k}", e)
     sec.tables.append(t)
     sec.notes.append("A PERIODIC job that is not done by its period's end is a miss and is dropped: the next starts "

@@ -25,7 +25,8 @@ from typing import Any, Dict, List, Optional
 from . import figures, plan, rta
 from .context import Ctx
 from .model import Column, Section, Table
-from .runs import RunDir, RunError
+from ..errors import HgError
+from .runs import RunDir
 
 PAPER = ("Two tasks, rate-monotonic: 3 ms every 8 ms (RTMED, high-resolution timer) and 17 ms every 33 ms "
          "(RTLOW). Response-time analysis predicts 3 ms and 29 ms: feasible. With usleep() (NATIVE) on a "
@@ -157,7 +158,7 @@ def analyse(ctx: Ctx) -> Section:
                           None if ov["switch_ms"] is None else ov["switch_ms"] * 1e3, inst or "-",
                           PAPER_RUNS[run.name])
                     found.append((k, run.name, tid, x, fr))
-            except (RunError, KeyError, OSError, ValueError, TypeError) as e:
+            except (HgError, KeyError, OSError, ValueError, TypeError) as e:
                 ctx.note_error(f"rta/{run.name} on {k}", e)
     sec.tables.append(t)
     curves = {f"{k} {LABEL[run]}": {"responses": sorted(x.get("responses", [])), "rta_costs": None,

@@ -4,7 +4,8 @@ records (through `hgtrace dump -j`, the project's one reader), the kernel's
 recording, and the merger's report and per-gap stream (hgmerge, run once
 per directory and kept: report.json, gaps.jsonl).
 
-Every failure is a RunError naming the directory and what is wrong, so that
+Every failure is an HgError (a RunError, or jsonfile's for a file it cannot read) naming the
+directory or file and what is wrong, so that
 the page can say which figure is missing and why instead of stopping.
 """
 from __future__ import annotations
@@ -15,7 +16,8 @@ import subprocess
 from functools import cached_property
 from typing import Any, Dict, Iterator, List, Optional
 
-from .. import paths
+from .. import jsonfile, paths
+from ..errors import HgError
 from .. import report_json
 
 
@@ -24,18 +26,9 @@ from .. import report_json
 REPORT_MINOR = 1
 
 
-class RunError(Exception):
-    """A run directory that cannot give a figure: the message says which and why."""
-
-
-def _load_json(path: str) -> Any:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as e:
-        raise RunError(f"{path}: {e.strerror or e}")
-    except ValueError as e:
-        raise RunError(f"{path}: not JSON ({e})")
+class RunError(HgError):
+    """A run directory that cannot give a figure: the message says which and why. The files
+    it cannot read are jsonfile's HgErrors: the figures catch HgError, which holds both."""
 
 
 def _report_minor(path: str) -> int:
@@ -53,7 +46,7 @@ class RunDir:
 
     def __init__(self, path: str):
         self.path = path
-        self.meta: Dict[str, Any] = _load_json(os.path.join(path, "paper-run.json"))
+        self.meta: Dict[str, Any] = jsonfile.load(os.path.join(path, "paper-run.json"))
 
     def __repr__(self) -> str:
         return f"RunDir({self.path})"
@@ -78,7 +71,7 @@ class RunDir:
         if not self.has("hourglass.json"):
             raise RunError(f"{self.path}: no hourglass.json: hourglass did not finish "
                            f"({'; '.join(self.errors) or 'see its logs'})")
-        return _load_json(self.file("hourglass.json"))  # type: ignore[no-any-return]
+        return jsonfile.load(self.file("hourglass.json"))  # type: ignore[no-any-return]
 
     @property
     def recorded(self) -> bool:
@@ -93,7 +86,7 @@ class RunDir:
         # what `hourglass record --load` wrote, where it did
         rec = self.file("record.json")
         if os.path.exists(rec):
-            out += [x for x in (_load_json(rec).get("labels") or []) if isinstance(x, str)]
+            out += [x for x in (jsonfile.load(rec).get("labels") or []) if isinstance(x, str)]
         return out
 
     def merge(self) -> None:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+from ..errors import HgError
 from . import figures, plan, sbf
 from .context import Ctx
 from .model import Column, Section, Table
-from .runs import RunError
 
 PAPER = ("Seed 001 (rt-muse, Maggio, Lelli and Bini 2017): lower and upper supply-bound functions from a run's "
          "trace, summed up as a bandwidth and a delay (lower) and a bandwidth and a burst (upper); SCHED_OTHER "
@@ -64,7 +64,7 @@ def analyse(ctx: Ctx) -> Section:
                           "rt-muse: SCHED_OTHER no guarantee" if exp_key == "fig4" else "-")
                     if exp_key in ("rta", "dl"):
                         curves.setdefault(f"{k} {label}", {})[s.get("name", key)] = s
-            except (RunError, KeyError, OSError, ValueError, TypeError) as e:
+            except (HgError, KeyError, OSError, ValueError, TypeError) as e:
                 ctx.note_error(f"seeds: {exp_key}/{run} on {k}", e)
     sec.tables.append(t)
     m = Table("microstates", "CPU time per thread five ways against the kernel's switches (seed 002); getrusage's "
@@ -102,7 +102,7 @@ def analyse(ctx: Ctx) -> Section:
                           rel(x.get("rusage_vs_kernel")), None if t_sys is None else t_sys / 1e6,
                           "getrusage: tick-sampled (Chubb)")
                     under.append((k, label, x.get("rusage_vs_kernel"), ivk))
-            except (RunError, KeyError, OSError, ValueError, TypeError) as e:
+            except (HgError, KeyError, OSError, ValueError, TypeError) as e:
                 ctx.note_error(f"seeds: microstates of {exp_key}/{run} on {k}", e)
     m.notes.append("Percentages are each source's difference from the kernel's on-CPU time (+ over, - under). "
                    "hourglass's intervals leave out the gaps inside the thread's slices (interrupts, the tick), "

@@ -19,6 +19,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..errors import HgError
 from . import figures, plan, stats
 from .. import report_json
 from .context import Ctx
@@ -141,7 +142,7 @@ def analyse(ctx: Ctx) -> Section:
                     if 0 not in lf:
                         raise RunError(f"{r.path}: no latency samples")
                     res[(tname, k, ld)] = {"lat": lf[0], "cyc": cyclictest_figures(r)}
-                except (RunError, KeyError, OSError, ValueError) as e:
+                except (HgError, KeyError, OSError, ValueError) as e:
                     ctx.note_error(f"table1/{prefix + ld} on {k}", e)
     for tname, what, prefix, g in TIMERS:
         t = Table(f"lat-{tname.lower()}", f"Dispatch latency, {what} at RTHIGH ({g} guest): samples later than 0.1, "

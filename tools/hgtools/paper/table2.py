@@ -14,10 +14,11 @@ from __future__ import annotations
 import collections
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..errors import HgError
 from . import figures, plan
 from .context import Ctx
 from .model import Column, Section, Table
-from .runs import RunDir, RunError
+from .runs import RunDir
 
 PAPER = ("A SCHED_FIFO thread needing 4 ms of every 5 ms (RTC timers) while netperf streams TCP into the machine "
          "over 100 Mbit/s Ethernet for 20 s. Controls: the thread alone misses 0.0%; the stream alone reaches "
@@ -125,7 +126,7 @@ def analyse(ctx: Ctx) -> Section:
                 found.setdefault(k, {})[name] = dict(m, mbit_s=tp["mbit_s"] if tp else None)
                 if name != "control1" and tp is None:
                     ctx.missing.append(f"table2/{name} on {k}: no receive throughput (the receiver logged nothing)")
-            except (RunError, KeyError, OSError, ValueError, TypeError) as e:
+            except (HgError, KeyError, OSError, ValueError, TypeError) as e:
                 ctx.note_error(f"table2/{name} on {k}", e)
     sec.tables.append(t)
     traces = {}
@@ -134,7 +135,7 @@ def analyse(ctx: Ctx) -> Section:
         if r is not None:
             try:
                 traces[k] = trace_segment(r)
-            except (RunError, KeyError, OSError, ValueError) as e:
+            except (HgError, KeyError, OSError, ValueError) as e:
                 ctx.note_error(f"table2/p4in5 on {k}: its trace segment", e)
     if traces:
         sec.figures.append(_trace_figure(ctx, traces))
