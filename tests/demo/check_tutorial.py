@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""check_tutorial - every figure the generated tutorial prints comes from its run.
+"""check_tutorial - the generated tutorial's figures come from its run, and every command
+the docs show runs on the demo's outputs.
 
-    python3 tests/demo/check_tutorial.py out/demo      (make check runs it after make demo)
+    python3 tests/demo/check_tutorial.py [--no-guest] out/demo      (make check runs it after make demo)
 
 scripts/tutorial writes out/demo/tutorial.md from the run make demo just made.
 Every number in it must be found in that run's outputs: as text in
 summary.txt or the runs' report.txt, or as a value of their report.json
 (to the digits printed), or in the run's command line. Only the document's
 own structure (its section numbers, the paper's figure and section numbers,
-the execution map's 40 ms) is exempt. Prints TAP; exits 1 on a failure.
+the execution map's 40 ms) and the commands it shows (its sh blocks, which
+are run instead) are exempt. Then doc_commands.py runs every command of
+README.md, docs/tutorial.md and the docs' examples (--no-guest: not those
+that need the guest). Prints TAP; exits 1 on a failure.
 """
 import json
 import os
@@ -45,7 +49,8 @@ def checks(d):
         values(rep, nums)
     text = "\n".join(texts)
     # the date and the kernel's release say when and where; not figures of the run
-    prose = re.sub(r"\d{4}-\d{2}-\d{2}|Linux \S+", "", tut)
+    prose = re.sub(r"```sh\n.*?```", "", tut, flags=re.S)        # commands: run, not quoted
+    prose = re.sub(r"\d{4}-\d{2}-\d{2}|Linux \S+", "", prose)
     prose = re.sub(r"\(img/[^)]*\)|docs/\S+|`[^`\n]*`", "", prose)
     missing = []
     found = 0
@@ -67,12 +72,15 @@ def checks(d):
 
 
 def main():
-    d = sys.argv[1] if len(sys.argv) > 1 else "out/demo"
-    results = list(checks(d))
-    print(f"1..{len(results)}")
-    for i, (name, ok) in enumerate(results, 1):
-        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-    return 0 if all(ok for _, ok in results) else 1
+    args = sys.argv[1:]
+    guest = "--no-guest" not in args
+    args = [a for a in args if a != "--no-guest"]
+    d = args[0] if args else "out/demo"
+    results = [(name, ok, "") for name, ok in checks(d)]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import doc_commands
+    results += doc_commands.results(d, guest)
+    return doc_commands.tap(results)
 
 
 if __name__ == "__main__":

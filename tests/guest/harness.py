@@ -4,8 +4,13 @@ Runs inside a guest booted by scripts/vm (environment: HGT_KO, HGT_KREL,
 HGT_OUT, HGT_TOP). Each test is a function taking a Context; it fails by
 raising AssertionError with a message worth reading. After every test the
 harness unloads the module if it is still loaded (a failing rmmod is a
-failure) and scans the kernel log written since the test began for WARN,
-BUG, oops, lockups and stalls.
+failure) and judges the kernel by its own record (tests/guest/health.py): the
+log records written since the test began, by sequence number (a record the
+ring lost before it was read fails the test, saying which), for WARN, BUG,
+oopses, lockups, stalls, hung tasks and every checker's report (lockdep, KASAN,
+KFENCE, UBSAN, SLUB debugging) and the module's own messages of trouble; and
+the taint flags, which must gain none but O and E (an out-of-tree, unsigned
+module: ours). The run opens and ends with the checkers the kernel has on.
 
 A test whose checks only read the files it recorded can leave them to the
 host (Context.on_host): under TCG, Python reading a recording back costs
@@ -24,10 +29,14 @@ import time
 import traceback
 
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
-# as pytest.ini's pythonpath: helpers.recordings (the readers through hgtrace dump), and
-# the helpers imported by their own name (ftrace_text, since they moved to tests/helpers)
+# as pytest.ini's pythonpath: tools/ (hgtools, with hgtools.recordings, the readers through
+# hgtrace dump), tests/ (helpers) and the helpers imported by their own name (ftrace_text,
+# since they moved to tests/helpers)
+sys.path.insert(0, os.path.join(TOP, "tools"))
 sys.path.insert(0, os.path.join(TOP, "tests"))
 sys.path.insert(0, os.path.join(TOP, "tests", "helpers"))
+
+import health  # noqa: E402  (it takes the kernel's words for trouble from hgtools.lab.kernel)
 
 KO = os.environ.get("HGT_KO", "")
 KREL = os.environ.get("HGT_KREL", os.uname().release)
@@ -35,19 +44,16 @@ OUT = os.environ.get("HGT_OUT", "/tmp/hgt-out")
 HGTRACE = os.path.join(TOP, "build", "hgtrace")
 TESTBIN = os.path.join(TOP, "build", "tests")
 
-# What a healthy kernel never prints. "BUG" alone would match harmless firmware
-# chatter ("... report a bug"), so the patterns are the kernel's own prefixes.
-# A user-space fault is printed as "traps: COMM[PID] general protection fault
-# ip:... sp:..." (show_signal): not the kernel's trouble, so USER_TRAP sets it
-# apart; it fails the test when the program is one of ours (OURS), and is
-# reported otherwise (a load such as hackbench, killed in a storm of signals).
+# What a healthy kernel never prints: health.TROUBLE (the kernel's own prefixes, every
+# checker's, and the module's messages of trouble). A user-space fault is printed as
+# "traps: COMM[PID] general protection fault ip:... sp:..." (show_signal): not the kernel's
+# trouble, so USER_TRAP sets it apart; it fails the test when the program is one of ours
+# (OURS), and is reported otherwise (a load such as hackbench, killed in a storm of signals).
 USER_TRAP = re.compile(r"traps: (\S+)\[\d+\] ")
 OURS = ("hourglass", "hgtrace", "hgtrace-ftrace", "hgmerge", "hgtrace-import", "python3")
-BAD_DMESG = re.compile(
-    r"WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Call Trace:|"
-    r"soft lockup|hard LOCKUP|rcu_sched self-detected stall|rcu: INFO:|"
-    r"detected stall|hung_task|blocked for more than|list_add corruption|"
-    r"refcount_t:|UBSAN:|KASAN:|hgtrace: cannot", re.I)
+BAD_DMESG = health.TROUBLE
+# the kernel's CONFIG_HZ, and debugfs mounted as a typical system has it: the lab's (run() is ours)
+from hgtools.lab.kernel import config_hz, mount_debugfs  # noqa: E402,F401
 
 
 def run(cmd, check=True, timeout=180, **kw):
@@ -88,42 +94,6 @@ def sched_clock_stable():
     return "sched_clock: Marking stable" in log and "Marking TSC unstable" not in log
 
 
-def config_hz():
-    """This kernel's CONFIG_HZ, 0 if it cannot be read: from its config beside its image
-    (/boot/config-RELEASE, Debian 12's kernels) or its modules (/lib/modules/RELEASE/config,
-    Debian 13's), or /proc/config.gz."""
-    rel = os.uname().release
-    for path in (f"/boot/config-{rel}", f"/lib/modules/{rel}/config", "/proc/config.gz"):
-        try:
-            if path.endswith(".gz"):
-                import gzip
-                text = gzip.open(path, "rt").read()
-            else:
-                text = open(path).read()
-        except OSError:
-            continue
-        m = re.search(r"^CONFIG_HZ=(\d+)$", text, re.M)
-        if m:
-            return int(m.group(1))
-    return 0
-
-
-def mount_debugfs():
-    """Mount debugfs at /sys/kernel/debug, as a typical system has it (systemd mounts it;
-    virtme-ng's guests do not): hourglass reads the scheduler's features and base slice
-    there (kernel.sched_features, docs/hourglass-trace.md), which the merger's inference
-    needs (docs/merge.md, rule 2b). Only in a guest of scripts/vm (HGT_VM_CPUS set), as
-    root; left mounted, as such a system leaves it. Returns a note when it could not be."""
-    if "HGT_VM_CPUS" not in os.environ or os.geteuid() != 0:
-        return None
-    with open("/proc/mounts") as f:
-        if any(m.split()[1:3] == ["/sys/kernel/debug", "debugfs"] for m in f):
-            return None
-    p = run(["mount", "-t", "debugfs", "nodev", "/sys/kernel/debug"], check=False)
-    return None if p.returncode == 0 else f"debugfs could not be mounted ({p.stderr.strip()}): " \
-        "hourglass records the scheduler's features as unknown"
-
-
 def tick_ns():
     """One tick of this kernel (config_hz); 10 ms (HZ 100, the longest) when it cannot be read."""
     hz = config_hz()
@@ -158,6 +128,19 @@ class Context:
         os.makedirs(self.dir, exist_ok=True)
         self.notes = []
         self.host_half = None
+        self.taints_expected = 0
+        self.logs_expected = []
+
+    def expect_taint(self, letter):
+        """This test sets taint flag @letter on purpose (the test of the taint check
+        itself): the harness does not fail it for that flag, and no other test is spared."""
+        self.taints_expected |= 1 << health.taint_letter(letter)
+
+    def expect_log(self, nonce):
+        """This test writes kernel log records holding @nonce on purpose (a report, to
+        see the harness catch it): those records alone are not judged."""
+        assert len(nonce) >= 16, "a nonce no other record can hold"
+        self.logs_expected.append(nonce)
 
     def path(self, name):
         return os.path.join(self.dir, name)
@@ -200,6 +183,66 @@ def print_result(i, name, seconds, ctx, err, skip=None):
         print(f"#   {line}", flush=True)
 
 
+class Judge:
+    """What the harness reads of the kernel around each test: the log records written
+    while it ran (by sequence number, in a guest of scripts/vm; elsewhere, such as under
+    make test, dmesg's lines by count) and the taint flags it set."""
+
+    def __init__(self):
+        self.log, why = health.open_log() if "HGT_VM_CPUS" in os.environ else (None, "not in a guest")
+        self.why = why
+        if self.log:
+            self.log.sync("the guest suite begins")   # the boot's records read before the first test
+
+    def start(self, name):
+        self.taint = health.read_taint()
+        self.mark = self.log.mark(name) if self.log else len(dmesg_lines())
+
+    def lines(self, name):
+        """The log of the test (records synced up to now, as dmesg prints them) and the
+        records not read: [(first, last)] the ring lost, (first, None) not reached."""
+        if not self.log:
+            return dmesg_lines()[self.mark:], []
+        end = self.log.sync(f"{name} ends")
+        lost = self.log.lost_since(self.mark)
+        if self.log.unseen:     # what came after the last record read is not known: lost to us
+            lost = lost + [(end + 1, None)]
+        return [r.line() for r in self.log.records_since(self.mark) if r.seq <= end], lost
+
+    def verdict(self, ctx):
+        """(what fails the test, its log): the log's trouble, records lost, new taint."""
+        lines, lost = self.lines(ctx.name)
+        bad, traps = kernel_trouble([line for line in lines if not any(n in line for n in ctx.logs_expected)])
+        why = []
+        if bad:
+            why.append("kernel log shows trouble:\n" + "\n".join(bad[:30]))
+        if lost:
+            why.append("the kernel log was not read whole, so this test's health cannot be judged: "
+                       + ", ".join(f"records #{a}..#{b} lost (the ring wrapped before they were read)"
+                                   if b is not None else f"records from #{a} unread (its reader did not reach "
+                                   "the harness's own record within 30 s)" for a, b in lost))
+        for line in traps[:5]:
+            ctx.note(f"a program of the load faulted (the kernel is fine): {line.strip()}")
+        after = health.read_taint()
+        if self.taint is not None and after is not None:
+            new = after & ~self.taint & ~health.MODULE_TAINTS & ~ctx.taints_expected
+            if new:
+                why.append(f"the kernel was tainted during the test: {health.taint_names(new)} "
+                           f"(/proc/sys/kernel/tainted {self.taint} -> {after})")
+        return "\n".join(why), lines
+
+    def header(self, when):
+        """A TAP comment: the checkers on and the taint flags."""
+        taint = health.read_taint()
+        on = health.checkers()
+        return (f"# {when}: checkers on: {'; '.join(on) or 'none'}\n"
+                f"# {when}: tainted {taint} ({health.taint_names(taint or 0)})"
+                + (f"\n# kernel log read by line count ({self.why}): records the ring lost go unseen"
+                   if not self.log and when == "start" else "")
+                + (f"\n# the kernel log's ring had wrapped before the suite began: its first record is "
+                   f"#{self.log.first_seq()}" if self.log and when == "start" and self.log.first_seq() else ""))
+
+
 def main(tests, note=None):
     """Run tests (list of functions) and print TAP; exit 0 iff all passed.
     @note: what this run leaves out (a TAP comment)."""
@@ -210,13 +253,15 @@ def main(tests, note=None):
         print(f"# {why}", flush=True)
     if note:
         print(f"# {note}", flush=True)
+    judge = Judge()
+    print(judge.header("start"), flush=True)
     failed = skipped = 0
     halves = os.path.join(OUT, HOST_HALVES)
     open(halves, "w").close()               # this run's, not an earlier boot's
     for i, test in enumerate(tests, 1):
         name = test.__name__
         ctx = Context(name)
-        before = len(dmesg_lines())
+        judge.start(name)
         t0 = time.monotonic()
         err = skip = None
         try:
@@ -229,11 +274,9 @@ def main(tests, note=None):
             unload()
         except AssertionError as e:
             err = err or AssertionError(f"module did not unload cleanly: {e}")
-        bad, traps = kernel_trouble(dmesg_lines()[before:])
-        if bad and not err:
-            err = AssertionError("kernel log shows trouble:\n" + "\n".join(bad[:30]))
-        for line in traps[:5]:
-            ctx.note(f"a program of the load faulted (the kernel is fine): {line.strip()}")
+        sick, log = judge.verdict(ctx)
+        if sick:
+            err = AssertionError(f"{err}\n{sick}" if err else sick)
         if ctx.host_half and not err:
             with open(halves, "a") as f:
                 f.write(json.dumps(ctx.host_half) + "\n")
@@ -243,8 +286,8 @@ def main(tests, note=None):
         if err:
             failed += 1
             with open(ctx.path("dmesg.txt"), "w") as f:
-                f.write("\n".join(dmesg_lines()[before:]))
+                f.write("\n".join(log) + "\n")
+    print(judge.header("end"), flush=True)
     print(f"# {len(tests) - failed - skipped} passed, {failed} failed, {skipped} not run here (SKIP) on {KREL}",
           flush=True)
     return 0 if failed == 0 else 1
-

@@ -12,11 +12,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import depth  # noqa: E402
 import harness  # noqa: E402
 import test_ftrace  # noqa: E402
+import test_health  # noqa: E402
 import test_hourglass  # noqa: E402
 import test_kmod  # noqa: E402
 import test_merge  # noqa: E402
 import test_record_loads  # noqa: E402
 import test_recorder  # noqa: E402
+import test_stop_under_load  # noqa: E402
 import test_ux  # noqa: E402
 
 if __name__ == "__main__":
@@ -25,7 +27,8 @@ if __name__ == "__main__":
         sys.exit(4)
     wanted = sys.argv[1:]
     tests = [t for t in test_recorder.TESTS + test_kmod.TESTS + test_hourglass.TESTS + test_merge.TESTS
-             + test_record_loads.TESTS + test_ux.TESTS + test_ftrace.TESTS
+             + test_record_loads.TESTS + test_ux.TESTS + test_ftrace.TESTS + test_health.TESTS
+             + test_stop_under_load.TESTS
              if not wanted or any(w in t.__name__ for w in wanted)]
     tests, note = depth.select(tests, wanted)
     sys.exit(harness.main(tests, note))

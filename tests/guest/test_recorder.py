@@ -12,7 +12,7 @@ import time
 from depth import sized
 from harness import HGTRACE, KO, TESTBIN, TOP, load, module_loaded, run, sched_clock_stable, unload
 sys.path.insert(0, os.path.join(TOP, "tests"))
-from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
+from hgtools.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 from helpers import ftrace_text  # noqa: E402  (moved from tools/ to tests/helpers/)
 import matching
 
@@ -128,6 +128,10 @@ def ftrace_agreement_checked(ctx, hgt, dat):
     assert not wide, f"a kind's stamps disagree by more than 40 us at its median: {wide}"
     far = sum(1 for d in dts if d > 200)
     assert far <= len(dts) / 100, f"{far} of {len(dts)} pairs more than 200 us apart (over 1%)"
+    stalled = matching.frozen(res, rec.events, fev)     # both copies of one event, a frozen CPU between
+    if stalled:
+        ctx.note(f"{len(stalled)} pairs beyond 50 ms with nothing between them on their CPU, up to "
+                 f"{max(tf - th for th, tf, _c in stalled) * 1000 / rec.tsc_khz:.0f} us apart: paired")
     assert not res["only_ftrace"] and not res["only_hgtrace"], (
         f"unmatched: {len(res['only_ftrace'])} only in ftrace, {len(res['only_hgtrace'])} only in hgtrace\n"
         + _unmatched_context(rec, fev, res))

@@ -21,7 +21,7 @@ import time
 
 from depth import once
 from harness import TOP, load, run, unload
-from helpers.recordings import read_hgl, read_hgt
+from hgtools.recordings import read_hgl, read_hgt
 
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 HGTRACE = os.path.join(TOP, "build", "hgtrace")

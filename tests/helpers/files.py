@@ -4,7 +4,7 @@ that need files of a known content (good ones, and ones wrong in one place).
 The layouts are the C headers': kmod/uapi/hgtrace.h (records),
 userspace/lib/hg_hgt_format.h (.hgt), userspace/hourglass/hgl_trace.h
 (hourglass's trace); tests/unit/test_abi.py and test_hourglass_trace.py
-compile them and compare. Reading is the C library's job (recordings.py).
+compile them and compare. Reading is the C library's job (hgtools.recordings).
 """
 import json
 import struct

@@ -5,10 +5,14 @@ would, with the entries its markers point at.
 
     python3 tests/helpers/kscheck.py FILE.dat|SESSION.json
 
+A session's data files are opened as KernelShark opens them: by the names it
+gives, from the session's own folder unless told otherwise.
+
 (Moved here from tools/hgexport/kscheck.py, which stays until the Python
 exporters are removed.)"""
 import ctypes
 import json
+import os
 import sys
 from collections import Counter
 
@@ -60,16 +64,25 @@ def load(path):
             "in_time_order": all(a <= b for a, b in zip(ts, ts[1:]))}
 
 
-def load_session(path):
+def load_session(path, cwd=None):
     """Import a session's data streams as KernelShark does (File > Sessions >
-    Import): {"entries", "streams", "marks": {"markA"/"markB": (event name,
-    ts in ns, stream)}}. Raises if KernelShark's library refuses it."""
+    Import), from the folder @cwd (default: the session's own: KernelShark
+    resolves the relative names of its data files against its working
+    directory): {"entries", "streams", "marks": {"markA"/"markB": (event
+    name, ts in ns, stream)}, "visible": {event name: entries shown}}.
+    Raises if KernelShark's library refuses it."""
     lib, ctx = _open()
-    conf = lib.kshark_open_config_file(path.encode(), b"kshark.config.session")
-    if not conf:
-        raise RuntimeError(f"{path}: not a KernelShark session")
-    rows = ctypes.POINTER(ctypes.POINTER(Entry))()
-    n = lib.kshark_import_all_dstreams(ctx, ctypes.c_void_p(conf), ctypes.byref(rows))
+    here = os.getcwd()
+    path = os.path.abspath(path)
+    os.chdir(cwd or os.path.dirname(path))
+    try:
+        conf = lib.kshark_open_config_file(path.encode(), b"kshark.config.session")
+        if not conf:
+            raise RuntimeError(f"{path}: not a KernelShark session")
+        rows = ctypes.POINTER(ctypes.POINTER(Entry))()
+        n = lib.kshark_import_all_dstreams(ctx, ctypes.c_void_p(conf), ctypes.byref(rows))
+    finally:
+        os.chdir(here)
     if n < 0:
         raise RuntimeError(f"{path}: KernelShark could not import its data streams ({n})")
     doc = json.load(open(path))
@@ -80,8 +93,35 @@ def load_session(path):
             e = rows[mk["row"]]
             marks[m] = (lib.kshark_get_event_name(e).decode(), e.contents.ts, e.contents.stream_id)
     streams = {rows[i].contents.stream_id for i in range(n)}
+    # what the session's filters leave in the table (KS_TEXT_VIEW_FILTER_MASK), per stream and event
+    visible = Counter()
+    for i in range(n):
+        e = rows[i]
+        if e.contents.visible & 1:
+            visible[(e.contents.stream_id, lib.kshark_get_event_name(e).decode())] += 1
     lib.kshark_close_all(ctx)
-    return {"entries": n, "streams": len(streams), "marks": marks}
+    return {"entries": n, "streams": len(streams), "marks": marks, "visible": dict(visible)}
+
+
+def session_entries(path, cwd=None):
+    """Every row of a session's table, both streams merged as KernelShark merges them:
+    [(row, stream, event name, cpu, ts in ns, listed: shown in the table by the filters)]."""
+    lib, ctx = _open()
+    here = os.getcwd()
+    path = os.path.abspath(path)
+    os.chdir(cwd or os.path.dirname(path))
+    try:
+        conf = lib.kshark_open_config_file(path.encode(), b"kshark.config.session")
+        rows = ctypes.POINTER(ctypes.POINTER(Entry))()
+        n = lib.kshark_import_all_dstreams(ctx, ctypes.c_void_p(conf), ctypes.byref(rows))
+    finally:
+        os.chdir(here)
+    if n < 0:
+        raise RuntimeError(f"{path}: KernelShark could not import its data streams ({n})")
+    out = [(i, rows[i].contents.stream_id, lib.kshark_get_event_name(rows[i]).decode(), rows[i].contents.cpu,
+            rows[i].contents.ts, bool(rows[i].contents.visible & 1)) for i in range(n)]
+    lib.kshark_close_all(ctx)
+    return out
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import pytest
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 
-from helpers.recordings import read_hgl  # noqa: E402
+from hgtools.recordings import read_hgl  # noqa: E402
 
 @dataclass
 class Run:

@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-import helpers.recordings as H
+import hgtools.recordings as H
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="real-time policies and mlockall need root")
 
 

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-import helpers.recordings as H
+import hgtools.recordings as H
 # not `from conftest import`: with tests/unit collected in the same session that name is ambiguous
 HOURGLASS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "hourglass")
 

@@ -6,6 +6,9 @@ import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 HGTRACE = os.path.join(TOP, "build", "hgtrace")
+# the programs the tests start with `python3 -m` (the lab's, hgtools.lab.NAME) are this tree's
+os.environ["PYTHONPATH"] = os.pathsep.join([os.path.join(TOP, "tools")]
+                                           + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 
 
 @pytest.fixture(scope="session")

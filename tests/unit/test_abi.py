@@ -58,8 +58,8 @@ def test_dkms_version_is_the_abi():
     minor = hdr.split("#define HGT_ABI_MINOR")[1].split()[0]
     assert f'PACKAGE_VERSION="{major}.{minor}"' in conf
     assert 'BUILT_MODULE_NAME[0]="hgtrace"' in conf
-    # and the commands the README and dkms.conf give name it (they said 1.0 and 1.1 at 1.2)
-    readme = open(os.path.join(TOP, "README.md")).read()
+    # and the commands docs/install.md and dkms.conf give name it (they said 1.0 and 1.1 at 1.2)
+    readme = open(os.path.join(TOP, "docs", "install.md")).read()
     for text in (conf, readme):
         said = re.findall(r"hgtrace[/-](\d+\.\d+)", text)
         assert said and set(said) == {f"{major}.{minor}"}, said

@@ -161,7 +161,7 @@ def test_a_late_wakeup_trip_is_decomposed(tmp_path, capsys):
     lines = out.splitlines()
     assert lines[0] == "stopped at -b 3.000 us: hg-thread-0 woke 3.400 us late at t=0.000100 s on CPU 0", out
     assert lines[1] == ("  the kernel: 3.4 us from due to user space: timer 0.5, irq 0.3, sched 2.2, return 0.4 us; "
-                        "largest stage sched, during it task hog:777"), lines[1]
+                        "largest stage sched, blamed on task hog:777"), lines[1]
 
 
 def test_a_run_without_b_has_no_such_block(tmp_path, capsys):

@@ -23,6 +23,7 @@ import damage as D  # noqa: E402
 HGMERGE = os.path.join(TOP, "build", "hgmerge")
 PAIRS = os.path.join(TOP, "tests", "fuzz", "corpus", "merge")
 DUMPS = ([], ["--json"], ["-s"])
+READERS = [("dump",) + tuple(o) for o in DUMPS] + [("stat",)]     # every reader of one file
 
 
 def run_dir(tmp_path, name="real-three-plain"):
@@ -60,6 +61,103 @@ def said(p, path, *what):
 def records(p):
     """the record lines of a text dump"""
     return [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+
+
+def read(hgtrace_bin, path, cmd, *opts):
+    return subprocess.run([hgtrace_bin, cmd, *opts, str(path)], capture_output=True, text=True, errors="replace")
+
+
+# ---- a recording whose trailer is lost, its END kept (issue 50: printed without a word) ----
+
+@pytest.mark.parametrize("lost", ["time", "stat", "time+stat"])
+def test_a_lost_trailer_with_end_kept_is_said(tmp_path, hgtrace_bin, lost):
+    """hgtrace record always writes its window (the time chunk) and each CPU's stats before END
+    (its metadata says its mode). A file that ends with END but lacks either was read by
+    everyone as a file that never had them: now the merger refuses it, and every dump and
+    stat prints what it holds, then names each part lost, at END's offset, with exit 3."""
+    d, _, hgt = run_dir(tmp_path)
+    chunks, _, _ = D.hgt_chunks(hgt)
+    drop = [c for c in chunks if c[1] in lost.split("+")]
+    end = [c for c in chunks if c[1] == "end!"][0]
+    kept = b"".join(hgt[c[0]:c[0] + 16 + c[3]] for c in chunks if c not in drop)
+    damaged = hgt[:chunks[0][0]] + kept
+    (d / "kernel.hgt").write_bytes(damaged)
+    at = end[0] - sum(16 + c[3] for c in drop)
+    m = merge(d)
+    want = [w for k, w in (("time", "without its time chunk"), ("stat", "without the stats of CPU 0"))
+            if k in lost]
+    assert m.returncode == 3 and f"kernel.hgt: offset {at}: the recording ends (END) {want[0]}" in m.stderr, m.stderr
+    for cmd, *opts in READERS:
+        p = read(hgtrace_bin, d / "kernel.hgt", cmd, *opts)
+        lines = said(p, d / "kernel.hgt", *want)
+        assert len(lines) == len(want) and all(f"offset {at}: " in l for l in lines), lines
+        assert p.stdout.count("\n") > (10 if cmd == "dump" else 5), f"{cmd} {opts}: what it holds is printed"
+
+
+def test_a_recording_that_never_had_a_trailer_is_read(tmp_path, hgtrace_bin):
+    """What does not say a recorder's mode (hgtrace-import's files, which have no module
+    counters; generated ones) need not have the trailer: read and merged as before."""
+    d, _, hgt = run_dir(tmp_path)
+    chunks, _, _ = D.hgt_chunks(hgt)
+    stat = [c for c in chunks if c[1] == "stat"][0]
+    (d / "kernel.hgt").write_bytes(D.meta_edit(hgt[:stat[0]] + hgt[stat[0] + 16 + stat[3]:], "mode", None))
+    assert merge(d).returncode == 0
+    for cmd, *opts in READERS:
+        p = read(hgtrace_bin, d / "kernel.hgt", cmd, *opts)
+        assert p.returncode == 0 and not p.stderr, (cmd, opts, p.stderr)
+
+
+# ---- a stamp that its window and its neighbours contradict (issue 50: printed without a word) ----
+
+STAMP_OUTLIERS = [
+    ("high, mid-file", 8_900_000_000_000_000_000, "middle", "after the recording's window"),
+    ("high, its CPU's last", 8_900_000_000_000_000_000, "last", "after the recording's window"),
+    ("zero, mid-file", 0, "middle", "before the recording's window"),
+]
+
+
+@pytest.mark.parametrize("what, stamp, where, says", STAMP_OUTLIERS, ids=[o[0] for o in STAMP_OUTLIERS])
+@pytest.mark.parametrize("window", [True, False], ids=["window", "no window"])
+def test_a_stamp_out_of_place_is_said(tmp_path, hgtrace_bin, what, stamp, where, says, window):
+    """One record stamped near 8.9e18 among stamps near 7e11 (below 2^63, which the reader
+    checked alone), or 0: the merger refuses the file, and every dump and stat prints the
+    records before it, then names it (the record's offset, its CPU, its stamp) with exit 3. With
+    the window, the record is outside it; without one (a file that never had one: no mode),
+    its neighbour on its CPU contradicts it, but for a CPU's last record, which nothing but a
+    window bounds."""
+    d, _, hgt = run_dir(tmp_path)
+    chunks, _, _ = D.hgt_chunks(hgt)
+    if not window:
+        t = [c for c in chunks if c[1] == "time"][0]
+        hgt = D.meta_edit(hgt[:t[0]] + hgt[t[0] + 16 + t[3]:], "mode", None)
+        chunks, _, _ = D.hgt_chunks(hgt)
+    recs = [r for c in chunks if c[1] == "chnk" for r in D.plain_records(hgt, c)]
+    at = recs[len(recs) // 2] if where == "middle" else recs[-1]
+    (d / "kernel.hgt").write_bytes(D.put_u64(hgt, at, stamp))
+    m = merge(d)
+    if not window and where == "last":
+        # nothing bounds it: read as before (the merger's window check and the coverage then
+        # see the records' span)
+        assert "before the one before it" not in m.stderr and "recording's window" not in m.stderr
+        return
+    if window:
+        line = f"offset {at}: a record of CPU 0 stamped TSC {stamp}, "
+        assert says in m.stderr
+    else:
+        # the record after it goes back from it (a high stamp), or it goes back (zero)
+        nxt = at + hgt[at + 9] if stamp else at
+        line = f"offset {nxt}: a record of CPU 0 stamped TSC "
+        assert "before the one before it" in m.stderr
+    assert m.returncode == 3 and line in m.stderr, m.stderr
+    # a chunk is handed out whole or not at all: the chunks before the one the reader stopped in
+    bad = int(line.split()[1].rstrip(":"))
+    whole = sum(c[4] for c in chunks if c[1] == "chnk" and c[0] + 16 + c[3] <= bad)
+    for cmd, *opts in READERS:
+        p = read(hgtrace_bin, d / "kernel.hgt", cmd, *opts)
+        lines = said(p, d / "kernel.hgt")
+        assert len(lines) == 1 and line in lines[0] and lines[0] == "hgtrace: " + m.stderr.strip()[9:], (lines, m)
+        if cmd == "dump" and not opts:
+            assert whole and len(records(p)) == whole, "the chunks before it are printed"
 
 
 # ---- a recording cut short: its trailer (window, stats) and END missing ----

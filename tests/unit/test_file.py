@@ -9,7 +9,7 @@ import pytest
 
 from conftest import chunk, hgt_file, rec, zchunk
 from helpers.files import hgl_file, iv, stats_for
-from helpers.recordings import HgtFormatError, read_hgl, read_hgt
+from hgtools.recordings import HgtFormatError, read_hgl, read_hgt
 
 SWITCH = struct.pack("<IIhhI", 7, 1, 120, 99, 0)
 COMM = struct.pack("<II16s", 7, 0, b"worker")

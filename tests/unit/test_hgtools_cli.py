@@ -133,6 +133,22 @@ def test_export_passes_every_output_in_one_merge(fake_bin, run_dir, tmp_path, ca
     assert "--ready-fd" in argv, "the page is drawn as soon as the report is whole"
 
 
+def test_export_says_the_reports_warnings(fake_bin, run_dir, tmp_path, capsys, monkeypatch):
+    """Issue 52: that 385 kernel events came later than the trace.dat's reorder window was said in
+    report.txt and the page, not where export wrote the trace.dat. Export prints every warning of
+    the merge, after what it wrote."""
+    rep = json.load(open(os.path.join(DATA, "report-three.json")))
+    rep["warnings"] = ["the trace.dat: 385 kernel events came later than the reorder window and are shown at the "
+                       "time of the last one written on their CPU", "the kernel's clocksource is 'hpet', not tsc"]
+    (tmp_path / "w.json").write_text(json.dumps(rep))
+    monkeypatch.setenv("FAKE_REPORT", str(tmp_path / "w.json"))
+    rc, _, err = main(capsys, "export", str(run_dir), "--kernelshark", str(tmp_path / "m.dat"))
+    assert rc == 0, err
+    lines = err.splitlines()
+    assert lines[0].startswith(f"hourglass export: {tmp_path}/m.dat: trace.dat written")
+    assert lines[1:] == [f"hourglass export: warning: {w}" for w in rep["warnings"]]
+
+
 def test_export_without_matplotlib_stops_before_merging(fake_bin, run_dir, tmp_path, capsys, monkeypatch):
     """Whether matplotlib is there is found, not imported (the import overlaps the merge)."""
     import importlib.util
@@ -228,6 +244,11 @@ def test_bad_input_and_outputs(tmp_path, capsys, setup, args, status, says):
     (["export", "d", "--ks-session", "s.json", "--perfetto", "p.json"], "--ks-session goes with --kernelshark"),
     (["export", "d", "--perfetto", "p.json", "--png", "x"], "--with, --svg and --png go with --html"),
     (["frobnicate"], "unknown command 'frobnicate'"),
+    # issue 52: these printed a report and exited 0 (-1 listed all but the last disagreement)
+    (["report", "d", "--disagreements", "-1"], "--disagreements -1: a count, 0 or more"),
+    (["report", "d", "--explain", "9:1"], "--explain 9:1: T1:T2 must run forward (9 is after 1)"),
+    (["report", "d", "--explain", "nan"], "--explain nan: times are seconds from the start"),
+    (["report", "d", "--explain=-2"], "--explain -2: times are seconds from the start"),
 ])
 def test_bad_usage_is_exit_1(capsys, args, says):
     with pytest.raises(SystemExit) if args[0] in ("report", "export") else _nothing() as e:

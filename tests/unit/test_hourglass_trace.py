@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 import helpers.files as F
-import helpers.recordings as H
+import hgtools.recordings as H
 from conftest import TOP
 
 LAYOUT_C = r"""

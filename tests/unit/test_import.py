@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from helpers.recordings import read_hgt
+from hgtools.recordings import read_hgt
 
 IMPORT = os.path.join(TOP, "build", "hgtrace-import")
 

@@ -1,5 +1,5 @@
 """The ftrace comparison itself must catch what it is meant to catch."""
-from helpers.recordings import Event
+from hgtools.recordings import Event
 import matching
 
 
@@ -141,3 +141,25 @@ def test_a_late_softirq_on_preempt_rt_pairs_with_the_other_unmatched_copy():
     r = matching.match(h, f, [], (0, 10000), tol=20)
     assert matching.displaced(r, h, f, [], 20, matching.preemptible_sites("Linux 7.3.4+deb13-amd64")) == []
     assert len(r["only_ftrace"]) == 1 and len(r["only_hgtrace"]) == 1
+
+
+def test_a_pair_across_a_frozen_cpu_pairs():
+    """The two probes of one event with nothing between them on their CPU are a pair however far
+    apart (the emulator's thread descheduled between them); a missing event is not."""
+    h = [sw(0, 1000, 1, 2), sw(0, 2000, 2, 1), sw(0, 900000, 1, 2), sw(1, 5000, 0, 3)]
+    f = [fsw(0, 1001, 1, 2), fsw(0, 800000, 2, 1), fsw(0, 900001, 1, 2), fsw(1, 5001, 0, 3)]
+    r = matching.match(h, f, [], (0, 10 ** 6), tol=100)
+    assert len(r["only_hgtrace"]) == 1 and len(r["only_ftrace"]) == 1
+    assert matching.frozen(r, h, f) == [(2000, 800000, 0)]
+    assert not r["only_hgtrace"] and not r["only_ftrace"]
+    # the CPU recorded between them (a switch at 3000 in the module's): not the same event
+    h2 = h + [sw(0, 3000, 7, 8)]
+    f2 = f + [fsw(0, 3001, 7, 8)]
+    r = matching.match(h2, f2, [], (0, 10 ** 6), tol=100)
+    assert matching.frozen(r, h2, f2) == []
+    assert len(r["only_hgtrace"]) == 1 and len(r["only_ftrace"]) == 1
+    # the other's copy first: not a pair (the module's probe runs first)
+    h3 = [sw(0, 800000, 2, 1)]
+    f3 = [fsw(0, 2000, 2, 1)]
+    r = matching.match(h3, f3, [], (0, 10 ** 6), tol=100)
+    assert matching.frozen(r, h3, f3) == [] and len(r["only_hgtrace"]) == 1

@@ -181,12 +181,11 @@ def test_with_hrtick_the_tick_is_found_among_the_gaps_the_thread_went_on_after(t
      "calibration: HRTICK, the scheduler's own timer, within 0.700 ms of a switch: 200 gaps, hidden below"),
     ({}, "calibration: the scheduler's features are unknown")])
 def test_the_labs_digest_says_what_the_calibration_took(tmp_path, kernel, line):
-    """A failing lab check prints the calibration (tests/lab/expect.py misread_digest): rule 2b's
+    """A failing lab check prints the calibration (tools/hgtools/lab/expect.py misread_digest): rule 2b's
     window and, when the features were not recorded, the note that says so."""
     import os
     import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lab"))
-    import expect
+    from hgtools.lab import expect
     gaps, end, _ = slice_run()
     m = merged(tmp_path, gaps, end, kernel)
     dig = expect.misread_digest(m.report, m.gaps)

@@ -239,6 +239,20 @@ def test_labels_name_pids_and_comms_no_one_else_has():
     assert all(engine.LABEL_RE.match(x) for x in out)
 
 
+def test_a_load_is_named_by_what_the_latest_sample_found_running():
+    """A sample taken while the shell ran its command's first steps caught a child gone a
+    moment later (a busy host, 2026-12-07: a load named `echo`): the next sample names it."""
+    ld = loads.Load(1, "y")
+    ld.tasks = {10: {"pid": 10, "comm": "sh"}, 11: {"pid": 11, "comm": "echo"}}
+    ld.last_seen = {10, 11}
+    assert ld.main_comm() == "echo"
+    ld.tasks[12] = {"pid": 12, "comm": "lab-worker"}
+    ld.last_seen = {10, 12}
+    assert ld.main_comm() == "lab-worker"
+    ld.last_seen = set()            # nothing left at the end: what was seen before
+    assert ld.main_comm() == "echo"
+
+
 @pytest.mark.parametrize("cmd,name", [("taskset -c 1 stress-ng --cpu 1", "stress-ng"),
                                       ("FOO=1 /usr/bin/lab-periodic 7ms 400us", "lab-periodic"),
                                       ("exec chrt -f 50 cyclictest -q", "cyclictest"), ("'", "load")])

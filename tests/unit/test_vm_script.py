@@ -53,8 +53,70 @@ def test_list_names_the_six_aliases():
 
 def test_python_copies_of_the_kernel_list():
     """scripts/kernels is the one list; the Python tables that order or colour kernels follow it."""
+    from hgtools.lab import labtable
     from hgtools.paper import figures, plan
-    from lab import labtable
     assert list(plan.KERNELS) == _kernels()
     assert list(labtable.KERNEL_ORDER) == _kernels()
     assert set(_kernels()) <= set(figures.KERNEL_COLORS)
+
+
+def vm_env(env_add, *args):
+    return subprocess.run([VM, *args], capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, **env_add))
+
+
+@pytest.mark.parametrize("env_add, args, msg", [
+    ({"HGT_VM_CHECKERS": "maybe"}, ["--", "true"], "HGT_VM_CHECKERS=maybe: not on or off"),
+    ({"HGT_VM_SLUB_DEBUG": "F;x"}, ["--", "true"], "HGT_VM_SLUB_DEBUG=F;x: not slub_debug flags"),
+])
+def test_bad_checker_settings(env_add, args, msg):
+    p = vm_env(env_add, *args)
+    assert p.returncode == 2 and msg in p.stderr, (p.returncode, p.stderr)
+
+
+def test_debug_kernel_not_built_says_how_to_build_it(tmp_path):
+    p = vm_env({"HG_DEBUG_KERNEL_DIR": str(tmp_path)}, "-k", "debug", "--", "true")
+    assert p.returncode == 2 and "the debug kernel is not built: make debug-kernel" in p.stderr, p.stderr
+
+
+def _config(alias):
+    """(release, its config's text) of an installed kernel, or a skip."""
+    p = vm("--list")
+    rel = dict(line.split(None, 1) for line in p.stdout.splitlines()).get(alias, "")
+    for f in (f"/boot/config-{rel}", f"/lib/modules/{rel}/config"):
+        if rel and os.path.exists(f):
+            return rel, open(f).read()
+    pytest.skip(f"kernel {alias} is not installed with its config (make setup installs it)")
+
+
+@pytest.mark.parametrize("alias", ["6.1", "6.12", "7.3"])
+def test_boot_options_switch_on_the_checkers_the_kernel_carries(alias):
+    """What the kernel's config carries and leaves off is switched on; nothing it lacks."""
+    _, cfg = _config(alias)
+    p = vm_env({"HGT_VM_APPEND": ""}, "-k", alias, "--boot-options")
+    assert p.returncode == 0, p.stderr
+    opts = p.stdout.split()
+    has = lambda sym: f"\nCONFIG_{sym}=y\n" in cfg     # noqa: E731
+    assert ("kfence.sample_interval=100" in opts) == has("KFENCE"), opts
+    assert ("slub_debug=FZPU" in opts) == has("SLUB_DEBUG"), opts
+    assert ("sysctl.kernel.hung_task_timeout_secs=30" in opts) == has("DETECT_HUNG_TASK"), opts
+    assert "watchdog_thresh=5" not in opts       # the debug kernel's only
+
+
+def test_boot_options_off_keep_only_what_was_asked():
+    _config("6.12")
+    p = vm_env({"HGT_VM_CHECKERS": "off", "HGT_VM_APPEND": "tsc=reliable"}, "-k", "6.12",
+               "--append", "isolcpus=1", "--boot-options")
+    assert p.returncode == 0 and p.stdout.split() == ["isolcpus=1", "tsc=reliable"], (p.stdout, p.stderr)
+    p = vm_env({"HGT_VM_SLUB_DEBUG": "FZ", "HGT_VM_APPEND": ""}, "-k", "6.12", "--boot-options")
+    assert "slub_debug=FZ" in p.stdout.split(), p.stdout
+
+
+def test_boot_options_icount_guests_measure_without_checkers():
+    """On the instruction-count clock the checkers' instructions would be in every figure:
+    off there unless asked."""
+    _config("6.12")
+    p = vm_env({"HGT_VM_APPEND": ""}, "-k", "6.12", "--icount", "--boot-options")
+    assert p.returncode == 0 and p.stdout.strip() == "", (p.stdout, p.stderr)
+    p = vm_env({"HGT_VM_APPEND": "", "HGT_VM_CHECKERS": "on"}, "-k", "6.12", "--icount", "--boot-options")
+    assert "slub_debug=FZPU" in p.stdout.split(), p.stdout
