@@ -18,9 +18,14 @@
 #     independent ftrace ground truth the module is checked against;
 #   - kernelshark: the viewer of exported traces; its library (libkshark)
 #     lets the tests check that exported files load as the GUI loads them;
+#   - libkshark-dev (KernelShark's own headers and libraries, Debian's package of
+#     the version installed), libjson-c-dev and libglu1-mesa-dev (headers its
+#     headers include), g++: the hourglass KernelShark plugin the sessions load
+#     (userspace/export/ks-plugin), which draws each gap by inferred and actual class;
 #   - xvfb, imagemagick, chromium-headless-shell: a test opens the demo's
 #     trace in a real KernelShark window and the HTML report in Chromium,
-#     without a screen, and checks the screenshots;
+#     without a screen, and checks the screenshots; xauth, which xvfb-run
+#     (the doc-test's KernelShark) needs and xvfb only recommends;
 #   - librsvg2-bin: rsvg-convert, for `hourglass export --png`;
 #   - libtracecmd-dev, libtracefs-dev (its .pc requires libtracefs),
 #     libtraceevent-dev, pkg-config: hgtrace-import reads
@@ -91,8 +96,9 @@ pkgs=(
 	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64
 	debootstrap busybox-static trace-cmd rt-tests stress-ng kmod kernelshark
-	xvfb imagemagick chromium-headless-shell librsvg2-bin
-	gcc make python3-venv libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config
+	libkshark-dev libjson-c-dev libglu1-mesa-dev g++
+	xvfb xauth imagemagick chromium-headless-shell librsvg2-bin
+	gcc make patch python3-venv libtracecmd-dev libtracefs-dev libtraceevent-dev pkg-config
 	python3-matplotlib python3-scipy man-db groff-base mandoc
 )
 
@@ -166,7 +172,7 @@ if ! "$venv/bin/python" -c 'import sklearn, sys; sys.exit(sklearn.__version__ !=
 	"$venv/bin/pip" install -q --disable-pip-version-check scikit-learn==1.9.1
 fi
 
-# the farm's jobs (tests/lab/lava_jobs.py, docs/lava.md): rendered by Linaro's TuxLAVA and
+# the farm's jobs (tools/hgtools/lab/lava_jobs.py, docs/lava.md): rendered by Linaro's TuxLAVA and
 # checked by LAVA's own job schema (scripts/setup-lava unpacks it into build/lava)
 if ! "$venv/bin/python" -c 'import tuxlava, voluptuous, sys; from importlib.metadata import version as v; sys.exit(v("tuxlava") != "0.28.0" or voluptuous.__version__ != "0.16.0")' 2>/dev/null; then
 	echo "setup: installing tuxlava 0.28.0 and voluptuous 0.16.0 into $venv (the LAVA jobs)"
