@@ -20,6 +20,9 @@
 #   make bench-loop   hourglass's polling loop against a bare rdtsc loop (this machine)
 #   make bench-startup  hourglass record --ftrace-only against trace-cmd record, in the 6.1 guest
 #   make lab          the truth lab: scenarios x kernels x guests into out/lab/ (docs/lab.md)
+#   make mutants      mutation testing of the merger: make check's quick lab recorded once (or
+#                     LAB=DIR: runs recorded before), judged again with each deliberate fault
+#                     of tests/mutants/, and the merger's host tests; which were caught, by what
 #   make lava-jobs    LAVA jobs that run the lab on a farm's devices into out/lava-jobs/,
 #                     each checked by LAVA's own job schema (docs/lava.md)
 #   make lava-local   one such job through LAVA's own dispatcher here, in its QEMU device:
@@ -27,10 +30,54 @@
 #   make setup        install what is missing (apt packages, virtual environment)
 #   make fuzz         each fuzz target for FUZZ_SECONDS (default 180): executions, edges, crashes
 #                     (tests/fuzz/README.md); make soak: 10 minutes of recording in a guest
+#   make debug-kernel the guest kernel with the kernel's checkers on (lockdep, KASAN, UBSAN...),
+#                     built once from Debian's linux-source-7.3 and cached (root; about 3 hours here)
+#   make check-debug  the guest suite and a soak under it, judged by its checkers (hours; not in
+#                     make check): out/check-debug/
 #   make WERROR=1     warnings are errors (C and the module), as in make check
 #
 # Module tests need a kernel that loads modules: this machine's does not, so
 # they run in guests booted by scripts/vm (virtme-ng, TCG emulation).
+
+# make help: every target a user runs, a line each (tests/unit/test_make_help.py checks that
+# each rule of this Makefile is here, or is a part of another)
+define HELP
+make                 build the programs, man pages and hgtrace.ko for each kernel with headers
+make help            this list
+make setup           install what is missing: apt packages, guest kernels, QEMU 10, .venv
+make test            the unit tests (C and Python), as any user, in a few minutes
+make check           everything CI runs: setup, unit and native tests, the guest suites in each
+                     kernel, the truth lab's quick subset, the demo, the paper's quick mode
+make check-full      the whole guest suite at full size on each kernel (about an hour a kernel)
+make check-debug     the guest suite and a soak under the debug kernel, judged by its checkers
+make debug-kernel    the guest kernel with lockdep, KASAN, UBSAN and more (root, once, hours)
+make demo            record and judge the paper's run and a latency test: out/demo/
+make lab             the truth lab: every scenario, kernel and guest, into out/lab/ (docs/lab.md)
+make mutants         deliberate faults in the merger, each judged by the quick lab and the host tests
+                     (LAB=DIR: stored lab runs to judge instead of recording them)
+make paper           the paper's experiments on today's kernels: out/paper/ (docs/paper.md)
+make lava-jobs       LAVA jobs that run the lab on a farm's devices: out/lava-jobs/ (docs/lava.md)
+make lava-local      one LAVA job through LAVA's own dispatcher here, in its QEMU device
+make bench           benchmarks: hourglass's loop here, the recorder in the 6.1 guest
+make bench-loop      hourglass's polling loop against a bare rdtsc loop, on this machine
+make bench-icount    the recorder's cost on the instruction-count clock, beside trace-cmd and LTTng
+make bench-peers     the same on each of KERNELS (default every guest kernel)
+make bench-startup   hourglass record --ftrace-only against trace-cmd record, in the 6.1 guest
+make lttng           LTTng's tools and modules for the benchmarks (root, once)
+make fuzz            each fuzz target for FUZZ_SECONDS (default 180), with libFuzzer
+make fuzz-smoke      each fuzz target for 10 s (make check runs it)
+make soak            ten minutes of recording under a mixed load in the 6.1 guest
+make modules         hgtrace.ko only, for each kernel with headers
+make userspace       the programs only, into build/
+make man             the man pages only, into build/man/
+make install         the programs, Python package, man pages and DKMS source (PREFIX, DESTDIR)
+make uninstall       take them away again
+make clean           remove build/, out/ and the module's build
+Variables: KERNELS="6.1 7.3" (the guest kernels), WERROR=1 (warnings are errors),
+PREFIX=/usr/local, DESTDIR=, FUZZ_SECONDS=180, QUICK=1 and EXP="..." (make paper)
+endef
+export HELP
+.DEFAULT_GOAL := all
 
 # the guest kernels (scripts/kernels: one list for every script) and the Debian 13 root
 # that builds the module for those whose build programs need Debian 13 (kmod/Makefile)
@@ -56,7 +103,8 @@ field = $(subst $(comma), ,$(word $(2),$(subst :, ,$(1))))
 #   program:directory whose Makefile builds $(B)/program:pkg-config modules:Debian packages
 # make builds the ones pkg-config finds everything for, and names the others at the end.
 OPTIONAL := hgtrace-import:userspace/recorder:libtracecmd,libtracefs,libtraceevent:libtracecmd-dev,libtracefs-dev,libtraceevent-dev \
-	hgtrace-ftrace:userspace/ftrace:libtracefs,libtraceevent:libtracefs-dev,libtraceevent-dev
+	hgtrace-ftrace:userspace/ftrace:libtracefs,libtraceevent:libtracefs-dev,libtraceevent-dev \
+	kernelshark/plugin-hourglass.so:userspace/export/ks-plugin:libkshark,json-c,glu:libkshark-dev,libjson-c-dev,libglu1-mesa-dev
 
 # the pkg-config modules of entry $(1) that are missing (all of them without pkg-config)
 pc_missing = $(shell for m in $(call field,$(1),3); do pkg-config --exists $$m 2>/dev/null || echo $$m; done)
@@ -119,6 +167,9 @@ SKIPPED  += $(foreach e,$(MAN_PAGES),$(if $(wildcard docs/$(call field,$(e),2)),
 MD2MAN   := scripts/md2man --source "hourglass $(HG_VERSION)" \
 	$(foreach e,$(MAN_HAVE),--link $(call field,$(e),2)=$(call field,$(e),1))
 
+help:
+	@echo "$$HELP"
+
 # -k: a part that fails does not stop the parts that do not need it, nor the modules; make
 # still fails, after saying what it built and skipped
 all:
@@ -133,8 +184,8 @@ failed=; for k in $(MOD_KVERS); do \
 	$(MAKE) -s -C kmod KVER=$$k || failed="$$failed $$k"; \
 done; \
 built=; for k in $(MOD_KVERS); do case " $$failed " in *" $$k "*) ;; *) built="$$built $$k" ;; esac; done; \
-echo "make: built $(notdir $(wildcard $(addprefix $(B)/,$(PROGRAMS)))), $(words $(MAN_DONE)) man \
-pages, hgtrace.ko for$${built:- no kernel}"; \
+echo "make: built $$(cd $(B) 2>/dev/null && ls $(PROGRAMS) 2>/dev/null | tr '\n' ' ' | sed 's/ $$//'), $(words $(MAN_DONE)) man \
+pages in $(B)/man (man -l $(B)/man/man1/hourglass.1), hgtrace.ko for$${built:- no kernel}"; \
 for s in $(SKIPPED); do echo "make: $$s"; done; \
 [ -z "$$failed" ] || { echo "make: hgtrace.ko FAILED for$$failed (errors above)" >&2; exit 1; }
 endef
@@ -145,7 +196,7 @@ modules:
 # the programs, one part per directory; the library (and the exporters) first, once they exist
 HAVE_LIB    := $(if $(wildcard userspace/lib/Makefile),lib)
 HAVE_EXPORT := $(if $(wildcard userspace/export/Makefile),export)
-userspace: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT) recorder ftrace merger hourglass progs pyc)
+userspace: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT) recorder ftrace merger hourglass progs pyc ksplugin)
 us-lib:
 	$(MAKE) -s -C userspace/lib
 us-export: $(addprefix us-,$(HAVE_LIB))
@@ -156,6 +207,10 @@ us-recorder: $(addprefix us-,$(HAVE_LIB))
 us-ftrace: $(addprefix us-,$(HAVE_LIB))
 	$(if $(call opt_targets,userspace/ftrace),$(MAKE) -s -C userspace/ftrace OUT=$(B) \
 		$(call opt_targets,userspace/ftrace))
+# the KernelShark plugin the sessions load (userspace/export/ks-plugin), where KernelShark's headers are
+us-ksplugin:
+	$(if $(strip $(call opt_targets,userspace/export/ks-plugin)),$(MAKE) -s -C userspace/export/ks-plugin \
+		OUT=$(B) $(call opt_targets,userspace/export/ks-plugin))
 us-merger: $(addprefix us-,$(HAVE_LIB) $(HAVE_EXPORT))
 	$(MAKE) -s -C userspace/merger
 us-hourglass: $(addprefix us-,$(HAVE_LIB))
@@ -166,7 +221,7 @@ us-pyc:
 	@python3 -m compileall -q tools/hgtools >/dev/null || true
 us-progs:
 	$(MAKE) -s -C tests/guest/progs
-	$(MAKE) -s -C tests/lab/progs
+	$(MAKE) -s -C tools/hgtools/lab/progs
 
 man: $(MAN_FILES)
 	@:
@@ -244,6 +299,15 @@ fuzz:
 fuzz-smoke:
 	@scripts/setup.sh --fuzz
 	@$(MAKE) -s -C tests/fuzz smoke
+
+# a guest kernel with lockdep, KASAN, UBSAN and more (scripts/debug-kernel, docs/testing.md "Checkers"):
+# built once and cached (a second run finds it); scripts/vm -k debug boots it
+debug-kernel:
+	@scripts/debug-kernel
+
+# the guest suite and tests/guest/debug_soak.py in it, each test judged by its checkers' reports
+check-debug: setup userspace
+	@scripts/check-debug
 
 # ten minutes of recording under a mixed load in the 6.1 guest (under the guest lock), then the
 # recording read end to end, its accounting per CPU, the merger's report and the readers' memory
@@ -347,7 +411,7 @@ install: userspace man build/install/hourglass
 		else echo "install -m 644 $$f $$to"; install -m 644 $$f $$to; fi || exit 1; \
 	done
 	install -m 644 $(filter-out kmod/uapi/%,$(KMOD_SRC)) $(D)$(DKMSDIR)/
-	install -m 644 kmod/uapi/hgtrace.h $(D)$(DKMSDIR)/uapi/
+	install -m 644 $(wildcard kmod/uapi/*.h) $(D)$(DKMSDIR)/uapi/
 	@echo "install: done; for the module: dkms install -m hgtrace -v $(DKMS_VERSION) (as root)"
 
 uninstall:
@@ -366,16 +430,29 @@ FORCE:
 lab: setup userspace
 	@flock /tmp/hg-guest.lock env HG_GUEST_LOCK=held scripts/lab -j 2 --runs 2 --profiles
 
+# mutation testing of the merger (tests/mutants/, docs/lab.md "Mutants"): make check's quick
+# lab recorded once into out/lab-quick (the icount guest on $(KERNELS), icount2 on
+# HGT_LAB_SMP_KERNELS, default 6.1 7.3), one guest at a time under the guest lock; then every
+# mutant's hgmerge judges those runs again on the host, and the merger's host tests run against
+# it: which were caught, and by what. LAB=DIR judges runs recorded before instead (no guest).
+MUTANT_SMP_KERNELS = $(or $(HGT_LAB_SMP_KERNELS),6.1 7.3)
+mutants: setup userspace
+	@if [ -z "$(LAB)" ]; then \
+		scripts/lab --quick --no-exports -k "$(KERNELS)" -g icount -o out/lab-quick && \
+		scripts/lab --quick --no-exports -k "$(filter $(KERNELS),$(MUTANT_SMP_KERNELS))" -g icount2 \
+			-o out/lab-quick || exit 2; fi
+	$(PY) tests/mutants/mutants.py $(or $(LAB),out/lab-quick)
+
 lava-jobs: setup
-	$(PY) tests/lab/lava_jobs.py -o out/lava-jobs
+	PYTHONPATH=tools $(PY) -m hgtools.lab.lava_jobs -o out/lava-jobs
 
 lava-local: setup userspace modules
-	@$(MAKE) -s -C tests/lab/progs
+	@$(MAKE) -s -C tools/hgtools/lab/progs
 	@flock /tmp/hg-guest.lock scripts/lava-local
 
 clean:
 	$(MAKE) -s -C kmod clean
 	rm -rf build out
 
-.PHONY: all modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs us-pyc man test setup check check-full demo bench bench-icount bench-peers lttng bench-startup bench-loop install fuzz fuzz-smoke soak lab lava-jobs lava-local \
+.PHONY: all help modules userspace us-lib us-export us-recorder us-ftrace us-merger us-hourglass us-progs us-pyc us-ksplugin man test setup check check-full check-debug debug-kernel demo bench bench-icount bench-peers lttng bench-startup bench-loop install fuzz fuzz-smoke soak lab mutants lava-jobs lava-local \
 	uninstall clean FORCE

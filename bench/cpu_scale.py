@@ -77,8 +77,8 @@ def timed(cmd):
 def run_variant(name, cpus, i):
     if name == "none":
         return timed(workload_cmd(cpus))[0], None
-    sys.path.insert(0, os.path.join(TOP, "tests"))
-    from helpers.recordings import read_hgt   # the library's reader, through hgtrace dump
+    sys.path.insert(0, os.path.join(TOP, "tools"))
+    from hgtools.recordings import read_hgt   # the library's reader, through hgtrace dump
     path = f"/tmp/cpu-scale-{i}.hgt"     # the guest's own tmpfs, not the 9p share
     extra = ["-b", "16384", "-i", "10s"] if name == "probes" else []
     # timed around the recorder: its start and stop are the same in every run,

@@ -26,8 +26,8 @@ import lzma
 import struct
 import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from hgtools.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 
 
 def varint(x, out):

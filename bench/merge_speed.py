@@ -2,6 +2,7 @@
 """bench/merge_speed.py - the merger's throughput and memory on generated runs.
 
     python3 bench/merge_speed.py [--repeats N] [--dir DIR] [EVENTS ...]   (default 1000000 10000000)
+    python3 bench/merge_speed.py --instructions [--baseline HGMERGE] [--dir DIR] [EVENTS ...]
     python3 bench/merge_speed.py --generate DIR EVENTS [CPU ...]          (the run alone; CPUs 0 1)
 
 For each size, writes a synthetic run directory (two CPUs, one SCHED_FIFO
@@ -37,6 +38,22 @@ the machine's disk is not what is measured; say --dir /tmp to include it). One J
 The generated run is mostly inferred right, like real runs: the report lists
 every disagreement, so a run where most gaps were wrong would measure the
 listing.
+
+--instructions counts instead of timing (issue 54: the merge at 500 user-space
+instructions a kernel event): for each size, callgrind (valgrind --tool=callgrind,
+one at a time) of build/hgmerge --report on the run, and of --baseline's
+hgmerge (another tree's, built beside: a tree before a change), the
+instructions an event of each and their ratio, and each one's peak resident
+memory (without callgrind), which must not grow with the run. With
+--baseline it also merges the run and its odd shapes (its second CPU numbered
+255, 32 threads on 32 CPUs, 1024 threads on 1024 CPUs) with both programs,
+every output (the report, the gap stream and its JSON lines, the trace.dat,
+the Perfetto trace), and says whether each one is the same bytes, the
+report's own time aside. One JSON line per size and program
+("merge_speed: {...}"), and one per shape compared ("merge_same: {...}").
+A tree before a change, for --baseline:
+
+    git archive REV | tar -x -C /tmp/before && make -C /tmp/before/userspace/merger OUT=/tmp/before/build
 """
 import os
 import sys
@@ -46,7 +63,9 @@ from usage import help_if_asked  # noqa: E402
 
 help_if_asked(__doc__)
 
+import hashlib
 import json
+import re
 import statistics
 import struct
 import subprocess
@@ -191,20 +210,110 @@ def measure(cmd):
     return json.loads(p.stdout)
 
 
+HGMERGE = os.path.join(TOP, "build", "hgmerge")
+
+
+def instructions(hgmerge, d, out):
+    """User-space instructions of @hgmerge --report on the run in @d, counted by callgrind."""
+    cg = os.path.join(out, "callgrind.out")
+    p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", hgmerge, "--hgl",
+                        os.path.join(d, "hourglass.hgl"), "--kernel", os.path.join(d, "kernel.hgt"), "--report",
+                        os.path.join(out, "cg.json")], capture_output=True, text=True)
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if p.returncode or not m:
+        sys.exit(f"merge_speed: callgrind of {hgmerge} failed (exit {p.returncode}): {p.stderr.strip()[-400:]}")
+    os.unlink(cg)
+    return int(m.group(1))
+
+
+# every output of a merge, two merges (as the report names the files it wrote, relative names)
+OUTPUTS = (["--report", "r.json", "--gaps", "g.hgg", "--gaps-json", "g.jsonl"],
+           ["--report", "r2.json", "--kernelshark", "t.dat", "--perfetto", "p.perfetto-trace"])
+
+
+def outputs(hgmerge, d, out):
+    """Every output of @hgmerge on the run in @d, in @out: {name: sha256 of its bytes}, the
+    reports' own time aside (the one thing that differs from one merge to the next)."""
+    os.makedirs(out, exist_ok=True)
+    sums = {}
+    for args in OUTPUTS:
+        subprocess.run([hgmerge, "--hgl", os.path.join(d, "hourglass.hgl"), "--kernel", os.path.join(d, "kernel.hgt"),
+                        *args], cwd=out, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for name in args[1::2]:
+            path = os.path.join(out, name)
+            with open(path, "rb") as f:
+                h = hashlib.sha256()
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(re.sub(rb'"seconds": [-0-9.e+]+', b'"seconds": X', block) if name.endswith(".json")
+                             else block)
+            sums[name] = h.hexdigest()
+            os.unlink(path)
+    return sums
+
+
+def count(sizes, base, baseline):
+    """--instructions: each size's instructions an event, program by program, and the outputs compared."""
+    programs = {"tree": HGMERGE, **({"baseline": baseline} if baseline else {})}
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="hgmerge-bench-", dir=base) as d:
+            made = int(subprocess.run([sys.executable, __file__, "--generate", d, str(n)], check=True,
+                                      capture_output=True, text=True).stdout)
+            res = {}
+            for name, prog in programs.items():
+                ins = instructions(prog, d, d)
+                rss = measure([prog] + report_cmd(d, d)[1:])["peak_rss_mb"]
+                events = json.load(open(os.path.join(d, "cg.json")))["kernel_recording"]["events"]
+                res[name] = r = {"program": name, "path": prog, "events": events, "generated": made,
+                                 "instructions": ins, "per_event": ins / events, "peak_rss_mb": rss}
+                print(f"{n:>10d} events, {name:8s}: {ins:,} instructions, {ins / events:.1f} an event, "
+                      f"peak RSS {rss:.1f} MB", flush=True)
+                print("merge_speed: " + json.dumps(r), flush=True)
+            if baseline:
+                print(f"{n:>10d} events: the tree's {res['tree']['per_event']:.1f} against the baseline's "
+                      f"{res['baseline']['per_event']:.1f} instructions an event: "
+                      f"{res['tree']['per_event'] / res['baseline']['per_event']:.2f} of them", flush=True)
+                shapes = {"plain": d}
+                for shape, cpus in (("cpu255", (0, 255)), ("32threads", tuple(range(32))),
+                                    ("1024threads", tuple(range(1024)))):
+                    shapes[shape] = os.path.join(d, shape)
+                    os.makedirs(shapes[shape])
+                    subprocess.run([sys.executable, __file__, "--generate", shapes[shape], str(n)]
+                                   + [str(c) for c in cpus], check=True, capture_output=True)
+                for shape, sd in shapes.items():
+                    a, b = (outputs(prog, sd, os.path.join(sd, "out-" + name)) for name, prog in programs.items())
+                    diff = [f for f in a if a[f] != b[f]]
+                    print(f"{n:>10d} events, {shape:11s}: " + (f"DIFFERENT: {' '.join(diff)}" if diff else
+                          f"every output the same bytes ({' '.join(a)})"), flush=True)
+                    print("merge_same: " + json.dumps({"events": n, "shape": shape, "outputs": list(a),
+                                                       "different": diff}), flush=True)
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--generate"]:
         print(generate(args[1], int(args[2]), tuple(int(c) for c in args[3:]) or (0, 1)))
         return
     repeats, base = 3, "/dev/shm" if os.path.isdir("/dev/shm") else None
+    counting, baseline = False, None
     while args and args[0].startswith("--"):
         if args[0] == "--repeats":
             repeats, args = int(args[1]), args[2:]
         elif args[0] == "--dir":
             base, args = args[1], args[2:]
+        elif args[0] == "--instructions":
+            counting, args = True, args[1:]
+        elif args[0] == "--baseline" and len(args) > 1:
+            baseline, args = os.path.abspath(args[1]), args[2:]
+            if not os.access(baseline, os.X_OK):
+                sys.exit(f"merge_speed: --baseline {baseline}: not a program this user can run")
         else:
             sys.exit(f"merge_speed: unknown option {args[0]}")
     sizes = [int(a) for a in args] or [1_000_000, 10_000_000]
+    if counting:
+        count(sizes, base, baseline)
+        return
+    if baseline:
+        sys.exit("merge_speed: --baseline goes with --instructions")
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="hgmerge-bench-", dir=base) as d:
             made = int(subprocess.run([sys.executable, __file__, "--generate", d, str(n)], check=True,

@@ -52,7 +52,7 @@ TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__f
 sys.path.insert(0, os.path.join(TOP, "tools"))
 sys.path.insert(0, os.path.join(TOP, "tests", "guest"))
 sys.path.insert(0, os.path.join(TOP, "tests"))
-from helpers.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
+from hgtools.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
 
 OUT = os.environ.get("HGT_OUT", "/tmp/bench")
 # where the recorders write while measured (default OUT). In a guest OUT is the
