@@ -274,3 +274,4 @@ def frozen(res, hgt_events, fevents):
     res["only_hgtrace"] = left_h
     res["only_ftrace"] = [(k, t) for k, t in res["only_ftrace"] if (k, t) not in taken]
     return pairs
+
