@@ -4,7 +4,8 @@ The merge itself is C (build/hgmerge): it reads a run directory's two
 timelines and writes the report as JSON (docs/report-json.md) and the
 exports. This package runs it and formats what it wrote:
 
-    cli.py          `python3 -m hgtools record|report|export ARGS`
+    cli.py          `python3 -m hgtools record|report|export|learn|results ARGS`: dispatch
+    commands/       one module a subcommand (trace-cmd's trace-<cmd>.c shape)
     paths.py        where hourglass's programs are
     engine.py       run hgmerge and hgtrace-import; their bad-input exits as one clean error
     record.py       `hourglass record`: a run directory with the kernel's ground truth
