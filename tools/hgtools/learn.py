@@ -27,13 +27,15 @@ scores on the same runs stand beside them.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import datetime
 import json
 import math
 import os
 import subprocess
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from concurrent.futures import Executor
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import engine, gapmodel, paths, vocab
 from .errors import EXIT_BAD_INPUT, EXIT_USAGE, HgError
@@ -60,8 +62,9 @@ Limits = Dict[str, float]
 Confusion = Dict[Tuple[str, str], int]
 
 
-class Run:
-    """One run directory with ground truth: its inputs, its machine, and its gaps' lengths."""
+class RunDir:
+    """A run directory's inputs and machine, read without merging: enough to refuse a run that
+    learn cannot read, or one of another machine, before any merge."""
 
     def __init__(self, path: str):
         self.path = path
@@ -77,14 +80,36 @@ class Run:
             raise HgError(f"{path}: hourglass.json unreadable ({e}): not a run directory of hourglass "
                           "record", EXIT_BAD_INPUT)
         self.machine = machine_of(self.info)
-        self.lengths: List[float] = []          # the kernel-explained gaps' lengths (us)
-        self.ticks: List[float] = []            # the lengths of those the kernel calls timer
-        self.builtin: Limits = {}               # the run's own calibration
-        self.builtin_c: Confusion = {}          # and what it scored
+
+
+class Run(RunDir):
+    """One run directory with ground truth, built whole by its first merge: the built-in rules'
+    calibration and score, its gaps, and the kernel's verdicts written to @truth, which every
+    later merge of it reads instead of the kernel's recording (hgmerge --truth)."""
+
+    def __init__(self, d: RunDir, truth: str):
+        self.__dict__.update(vars(d))
         self.scored: Dict[Tuple[Tuple[str, float], ...], Confusion] = {}   # score()'s, by limits
-        self.truth: Optional[str] = None        # the gap stream of its first merge: the kernel's verdicts
-        self.gaps: List[Dict[str, Any]] = []    # every gap: hourglass's fields and the kernel's class
-        self.tsc_hz = 0.0
+        self.truth: Optional[str] = None        # set once the first merge has written it
+        with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
+            gj = os.path.join(tmp, "gaps.jsonl")
+            rep = self.merge(None, gj, truth=truth)
+            with open(gj) as f:
+                # every gap: hourglass's fields and the kernel's class
+                self.gaps: List[Dict[str, Any]] = [{k: g.get(k) for k in GAP_FIELDS} for g in map(json.loads, f)]
+        self.truth = truth
+        self.tsc_hz = float(rep["run"]["tsc_hz"])
+        us = self.tsc_hz / 1e6
+        explained = [g for g in self.gaps if g["actual"] not in ("hidden", None) and not g["vol"]]
+        # the kernel-explained gaps' lengths (us), and those the kernel calls timer
+        self.lengths: List[float] = [(g["g1"] - g["g0"]) / us for g in explained]
+        self.ticks: List[float] = [(g["g1"] - g["g0"]) / us for g in explained if g["actual"] == "timer"]
+        cal = (rep.get("inference") or {}).get("calibration") or {}
+        # the run's own calibration, and what it scored
+        self.builtin: Limits = {"switch": float(cal.get("switch_limit_us") or 50),
+                                "hidden": float(cal.get("hidden_limit_us") or 0.5),
+                                "phase": float(cal.get("phase_limit_us") or cal.get("switch_limit_us") or 50)}
+        self.builtin_c: Confusion = confusion(rep)
 
     def merge(self, limits: Optional[Limits], gaps_json: Optional[str] = None,
               truth: Optional[str] = None, grid: Optional[str] = None,
@@ -340,25 +365,15 @@ def descend(runs: Sequence[Run], best: Limits, pool: concurrent.futures.Executor
     return best, best_c, best_parts
 
 
-def prepare(r: Run, truth: str) -> None:
-    """@r's first merge: the built-in rules' calibration and score, its gaps' lengths, and the
-    kernel's verdicts written to @truth for every later merge of it."""
-    with tempfile.TemporaryDirectory(prefix="hourglass-learn-") as tmp:
-        gj = os.path.join(tmp, "gaps.jsonl")
-        rep = r.merge(None, gj, truth=truth)
-        r.truth = truth
-        with open(gj) as f:
-            r.gaps = [{k: g.get(k) for k in GAP_FIELDS} for g in map(json.loads, f)]
-        gaps = [g for g in r.gaps if g["actual"] not in ("hidden", None) and not g["vol"]]
-        r.tsc_hz = float(rep["run"]["tsc_hz"])
-        us = r.tsc_hz / 1e6
-        r.lengths = [(g["g1"] - g["g0"]) / us for g in gaps]
-        r.ticks = [(g["g1"] - g["g0"]) / us for g in gaps if g["actual"] == "timer"]
-    cal = (rep.get("inference") or {}).get("calibration") or {}
-    r.builtin = {"switch": float(cal.get("switch_limit_us") or 50),
-                 "hidden": float(cal.get("hidden_limit_us") or 0.5),
-                 "phase": float(cal.get("phase_limit_us") or cal.get("switch_limit_us") or 50)}
-    r.builtin_c = confusion(rep)
+@contextlib.contextmanager
+def measured(dirs: Sequence[RunDir], jobs: int,
+             prefix: str = "hourglass-learn-truth-") -> Iterator[Tuple[List[Run], Executor]]:
+    """The runs at @dirs, each built by its first merge (@jobs at once), and the pool that merges
+    them again; their verdicts live in a temporary directory until the block ends."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
+            tempfile.TemporaryDirectory(prefix=prefix) as truths:
+        runs = list(pool.map(lambda i_d: Run(i_d[1], os.path.join(truths, f"{i_d[0]}.hgg")), enumerate(dirs)))
+        yield runs, pool
 
 
 def model_inputs(runs: Sequence[Run]) -> Optional[Tuple[float, float]]:
@@ -444,7 +459,7 @@ def learn_model(runs: Sequence[Run], limits: Limits, limits_held: Optional[Confu
     return fit_model(runs, inputs), out
 
 
-def one_machine(runs: Sequence[Run]) -> Dict[str, Any]:
+def one_machine(runs: Sequence[RunDir]) -> Dict[str, Any]:
     """The machine of @runs, which must be one."""
     m0 = runs[0].machine
     for r in runs[1:]:
@@ -459,12 +474,10 @@ def evaluate(prof: Dict[str, Any], paths_: Sequence[str], jobs: int = 2) -> Dict
     """The profile @prof and the built-in rules scored on the runs at @paths_ (their kernel's
     classes the expectation): {"profile": FIGURES, "builtin": FIGURES}. The lab measures profiles
     so on runs they never saw (tools/hgtools/lab/profiles.py)."""
-    runs = [Run(p) for p in paths_]
+    dirs = [RunDir(p) for p in paths_]
     limits = {k: float(prof["limits_us"].get(k, OWN)) for k in LIMITS}
     limits.update({k: float(v) for k, v in prof["limits_us"].items() if k in BAND})
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
-            tempfile.TemporaryDirectory(prefix="hourglass-learn-truth-") as truths:
-        list(pool.map(lambda ir: prepare(ir[1], os.path.join(truths, f"{ir[0]}.hgg")), enumerate(runs)))
+    with measured(dirs, jobs) as (runs, pool):
         if prof.get("model"):
             prof_c = sum_of(list(pool.map(lambda r: score_model(r, prof["model"], limits), runs)))
         else:
@@ -490,7 +503,7 @@ def distinct(paths_: Sequence[str]) -> None:
                     h.update(block)
             keys.append(h.hexdigest())
         except OSError:
-            pass                            # no trace: Run() says what is wrong
+            pass                            # no trace: RunDir() says what is wrong
         for k in keys:
             if k in seen:
                 raise HgError(f"{p}: the same run as {seen[k]}: give each run once (a run held out of the fit "
@@ -506,11 +519,9 @@ def learn(paths_: Sequence[str], jobs: int = 2, held_out: bool = True, model: bo
     @never_worse: the fitted limits, and the tree, kept only if, held out so, they read no class
     of any run worse than the built-in rules (else the built-in rules' own)."""
     distinct(paths_)
-    runs = [Run(p) for p in paths_]
-    m0 = one_machine(runs)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
-            tempfile.TemporaryDirectory(prefix="hourglass-learn-truth-") as truths:
-        list(pool.map(lambda ir: prepare(ir[1], os.path.join(truths, f"{ir[0]}.hgg")), enumerate(runs)))
+    dirs = [RunDir(p) for p in paths_]
+    m0 = one_machine(dirs)
+    with measured(dirs, jobs) as (runs, pool):
         builtin_c: Confusion = {}
         for r in runs:
             builtin_c = add(builtin_c, r.builtin_c)

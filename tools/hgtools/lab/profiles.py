@@ -30,12 +30,10 @@ one could not be.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import importlib.util
 import json
 import os
 import sys
-import tempfile
 import time
 from typing import Any, Dict, List, Optional
 
@@ -103,12 +101,9 @@ def one(gd: str, jobs: int, model: bool) -> Optional[Dict[str, Any]]:
 
 def forced_tree(paths: List[str], jobs: int) -> Optional[Dict[str, Any]]:
     """The tree learn --model would fit on the runs at @paths, taken or not (None: too few ticks)."""
-    runs = [learn.Run(p) for p in paths]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
-            tempfile.TemporaryDirectory(prefix="profiles-tree-") as tmp:
-        list(pool.map(lambda ir: learn.prepare(ir[1], os.path.join(tmp, f"{ir[0]}.hgg")), enumerate(runs)))
-    inputs = learn.model_inputs(runs)
-    return learn.fit_model(runs, inputs) if inputs else None
+    with learn.measured([learn.RunDir(p) for p in paths], jobs, "profiles-tree-") as (runs, _):
+        inputs = learn.model_inputs(runs)
+        return learn.fit_model(runs, inputs) if inputs else None
 
 
 def pct(x: Optional[float]) -> str:
