@@ -17,6 +17,8 @@ def vm(*args):
     (["-k", "9.9", "--", "true"], "kernel '9.9' is not installed"),
     (["-o", "/tmp/a=b", "--", "true"], "contains '='"),
     (["-c", "0", "--", "true"], "--cpus takes a number of CPUs from 1 to 64"),
+    # the kernel keeps 2048 bytes of its command line and cuts the rest without a word
+    (["--append", "x" * 1100, "--", "true"], "would pass the kernel's 2048-byte command line"),
 ])
 def test_bad_input(args, msg):
     p = vm(*args)
