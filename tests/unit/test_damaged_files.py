@@ -11,14 +11,12 @@ damages the run directories of out/ (its own reproducer of the issue).
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
 from conftest import TOP
 
-sys.path.insert(0, os.path.join(TOP, "tests", "fuzz", "py"))
-import damage as D  # noqa: E402
+import damage as D  # tests/fuzz/py (pytest.ini)
 
 HGMERGE = os.path.join(TOP, "build", "hgmerge")
 PAIRS = os.path.join(TOP, "tests", "fuzz", "corpus", "merge")

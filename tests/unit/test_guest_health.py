@@ -5,13 +5,11 @@ answer to bad input a test gives on purpose)."""
 import glob
 import os
 import re
-import sys
 
 import pytest
 
 TOP = os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(TOP, "tests", "guest"))
-import health  # noqa: E402
+import health  # tests/guest (pytest.ini)
 
 
 def test_a_kmsg_record_parses_with_its_sequence_number():

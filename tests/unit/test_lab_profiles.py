@@ -8,8 +8,7 @@ import sys
 
 from conftest import TOP
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_learn import write_run  # noqa: E402
+from test_learn import write_run  # this folder: pytest puts a test's own first
 
 
 

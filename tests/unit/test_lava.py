@@ -298,7 +298,6 @@ def test_a_machine_gets_the_paper_s_runs_that_need_nothing_of_this_host():
 
 
 def test_the_paper_s_runs_on_a_machine_are_cases_with_their_figures(tmp_path):
-    sys.path.insert(0, os.path.dirname(__file__))
     from test_learn import write_run
     ok = write_run(str(tmp_path / "paper" / "rta" / "hr"), 1)
     with open(os.path.join(ok, "paper-run.json"), "w") as f:

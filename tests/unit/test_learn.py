@@ -8,13 +8,11 @@ import json
 import os
 import random
 import subprocess
-import sys
 
 import pytest
 
 from conftest import TOP, chunk, hgt_file, rec
 
-sys.path.insert(0, os.path.join(TOP, "tools"))
 from hgtools import learn  # noqa: E402
 
 VEC_E, VEC_X, IRQ_E, IRQ_X = 11, 12, 7, 8

@@ -4,11 +4,9 @@ mutant counts as caught only by a test that got worse than the control's, never 
 an allowance turned into a known shortfall."""
 import os
 import subprocess
-import sys
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-sys.path.insert(0, os.path.join(TOP, "tests", "mutants"))
-import mutants  # noqa: E402
+import mutants  # tests/mutants (pytest.ini)
 
 
 def test_at_least_eight_mutants_each_applies_to_the_tree_and_says_what_it_does():

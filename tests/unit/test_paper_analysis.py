@@ -2,19 +2,10 @@
 response-time analysis and rt-muse's supply summary, each against answers
 computed by hand (shown in the comments)."""
 import math
-import os
-import sys
 
 import pytest
 
-TOOLS = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../tools"))
-sys.path.insert(0, TOOLS)
-import hgtools  # noqa: E402
-
-# the installed hgtools may be another tree's: look for the subpackage in this one first
-if os.path.join(TOOLS, "hgtools") not in hgtools.__path__:
-    hgtools.__path__.insert(0, os.path.join(TOOLS, "hgtools"))
-from hgtools.paper import rta, sbf, stats  # noqa: E402
+from hgtools.paper import rta, sbf, stats
 
 
 # Student's t, two-sided 95%: the quantiles every table prints

@@ -4,17 +4,10 @@ indirect-cost formula of a trial; on small files written here, with answers
 computed by hand."""
 import json
 import os
-import sys
 
 import pytest
 
-TOOLS = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../tools"))
-sys.path.insert(0, TOOLS)
-import hgtools  # noqa: E402
-
-if os.path.join(TOOLS, "hgtools") not in hgtools.__path__:
-    hgtools.__path__.insert(0, os.path.join(TOOLS, "hgtools"))
-from hgtools.paper import context, fig5, model, plan, runs, table1, table2  # noqa: E402
+from hgtools.paper import context, fig5, model, plan, runs, table1, table2
 
 
 def run_dir(tmp_path, name="r", **files):

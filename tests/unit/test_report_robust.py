@@ -12,7 +12,6 @@ import copy
 import json
 import os
 import random
-import sys
 import warnings
 
 import pytest
@@ -21,8 +20,7 @@ from conftest import TOP
 from hgtools import cli, report_json
 from hgtools.errors import HgError
 
-sys.path.insert(0, os.path.join(TOP, "tests", "fuzz", "py"))
-import report_mutate as M  # noqa: E402
+import report_mutate as M  # tests/fuzz/py (pytest.ini)
 
 SEEDS = M.seeds(TOP)
 LAT = os.path.join(TOP, "tests", "fuzz", "corpus", "report", "lat.json")

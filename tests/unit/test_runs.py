@@ -1,9 +1,6 @@
 """tests/runs.py reads a make check log's TAP lines into one result per test."""
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import runs  # noqa: E402
+import runs  # tests/runs.py (pytest.ini)
 
 LOG = """\
 ok 3 - make help lists every target

@@ -8,8 +8,7 @@ import sys
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-sys.path.insert(0, os.path.join(TOP, "tests", "demo"))
-import doc_commands  # noqa: E402
+import doc_commands  # tests/demo (pytest.ini)
 
 
 def test_the_tutorial_is_its_kept_run_merged_now():
