@@ -281,8 +281,9 @@ static long hgt_stats(void __user *arg, size_t size)
 	/* read_lock: HGT_IOC_CONFIG may be replacing the buffer under us */
 	mutex_lock(&hgt.read_lock);
 	hgt_buffer_stats(st.cpu, &st.s);
-	mutex_unlock(&hgt.read_lock);
+	/* under read_lock: "stopped" is said once no probe writes (hgt_off) */
 	st.state = hgt.running ? HGT_STATE_RUNNING : HGT_STATE_STOPPED;
+	mutex_unlock(&hgt.read_lock);
 	st.msa_overflow = hgt_msa_overflow();
 	st.funcs_unnamed = hgt_funcs_unnamed();
 	return copy_to_user(arg, &st, size) ? -EFAULT : 0;

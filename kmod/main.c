@@ -107,10 +107,19 @@ void hgt_off(void)
 {
 	if (!hgt.running)
 		return;
+	/*
+	 * Under read_lock: a reader takes "not running, its ring empty" to mean that no
+	 * writer is left (final_lost, ring.c: the last LOST marker, stamped stop_tsc),
+	 * and STATS "stopped" to mean that the counters are final. Both hold only once
+	 * the quiesce has returned; a reader between the flag and the quiesce raced a
+	 * probe still writing (a review of 2026-12-07: a second reader, not hgtrace's).
+	 */
+	mutex_lock(&hgt.read_lock);
 	WRITE_ONCE(hgt.running, false);
 	hgt_probes_quiesce();
 	hgt.stop_tsc = rdtsc_ordered();
-	hgt_funcs_resolve();
+	mutex_unlock(&hgt.read_lock);
+	hgt_funcs_resolve();	/* takes read_lock itself */
 }
 
 /* hgt_stop - recording off and the probes detached; caller holds ctl_lock */

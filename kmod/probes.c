@@ -20,6 +20,7 @@
 #include <linux/log2.h>
 #include <linux/lockdep.h>
 #include <linux/smp.h>
+#include <linux/cpu.h>
 #include <trace/events/sched.h>
 #include <trace/events/irq.h>
 #include <trace/events/timer.h>
@@ -555,10 +556,17 @@ void hgt_probes_quiesce(void)
 {
 	int cpu;
 
+	/*
+	 * CPU hotplug held off: the IPIs go to online CPUs only, and a CPU going down
+	 * has left the online mask while it still switches to idle (its sched_switch
+	 * probe writing). Hotplug is either not begun or done with that CPU.
+	 */
+	cpus_read_lock();
 	kick_all_cpus_sync();	/* smp_mb() first: the flag's store is seen before the IPIs */
 	for_each_possible_cpu(cpu)
 		while (smp_load_acquire(per_cpu_ptr(&nmi_inside, cpu)))
 			cpu_relax();
+	cpus_read_unlock();
 }
 
 /* ---- timers ---- */
