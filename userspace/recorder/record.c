@@ -119,6 +119,10 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* the freeze (on_freeze, below): SIGUSR1 from the command, and where to send OFF */
+static const struct hgt_dev *freeze_dev;
+static volatile sig_atomic_t frozen;
+
 /*
  * How long a command that got the same Ctrl-C has to end by itself before it
  * is sent SIGTERM (at once at a second Ctrl-C). hourglass blocks signals while
@@ -130,12 +134,15 @@ static double now_s(void)
 
 /*
  * command_ends_itself - after a Ctrl-C (SIGINT: the terminal sent the command
- * the same one), whether the command ended within HGT_CHILD_GRACE_S and before
- * another signal came. A SIGTERM or SIGHUP reached this recorder alone: no wait.
+ * the same one) or a freeze (SIGUSR1 from the command itself, hourglass -b,
+ * which then writes its trace and exits), whether the command ended within
+ * HGT_CHILD_GRACE_S and before another signal came. A SIGTERM or SIGHUP
+ * reached this recorder alone: no wait.
  */
 static int command_ends_itself(pid_t child, int *status)
 {
-	return first_signal == SIGINT && hg_child_ends_itself(child, status, HGT_CHILD_GRACE_S * 1000, &signals);
+	return (first_signal == SIGINT || frozen) &&
+	       hg_child_ends_itself(child, status, HGT_CHILD_GRACE_S * 1000, &signals);
 }
 
 /*
@@ -241,8 +248,6 @@ static int sleep_until(const struct timespec *next, double deadline, pid_t child
  * in the handler, not at the next pass of the loop up to --interval later,
  * so that an overwriting buffer still holds what led to the trigger.
  */
-static const struct hgt_dev *freeze_dev;
-static volatile sig_atomic_t frozen;
 
 static void on_freeze(int sig)
 {
