@@ -578,6 +578,7 @@ int hgt_cmd_record(int argc, char **argv)
 	struct timespec next;
 	sigset_t saved_mask;
 	int go_fd = -1, status = 0, ret = HGT_EXIT_ENV, child_done = 0, closed_ok = 0, started = 0;
+	int ended = 0;		/* came to the end of the recording's steps, not by a goto */
 	int attached = 0;	/* started, and not yet detached */
 	pid_t child = 0;
 	char *meta, *buf;
@@ -758,14 +759,7 @@ int hgt_cmd_record(int argc, char **argv)
 		if (started)
 			fprintf(stderr, "hgtrace: recording stopped in %.6f s\n", t_off);
 	}
-	if (!started && stop_requested)
-		fprintf(stderr, "hgtrace: interrupted before the recording started; %s holds no events\n",
-			o.out);
-	else if (frozen)
-		fprintf(stderr, "hgtrace: frozen by SIGUSR1 from the command (hourglass -b): the file ends "
-			"where it was asked to\n");
-	else if (stop_requested)
-		fprintf(stderr, "hgtrace: interrupted; the file is complete up to the interruption\n");
+	ended = 1;
 out_file:
 	/* without the trailer (an error above) the file has no END: dump reads it as incomplete */
 	if (hgt_writer_close(&w)) {
@@ -775,6 +769,17 @@ out_file:
 	} else {
 		closed_ok = 1;
 	}
+	/* how the recording ended, said once the file is closed: a full disk shows only there */
+	if (ended && ret != HGT_EXIT_OK && started)
+		fprintf(stderr, "hgtrace: %s is unfinished (no END): hgtrace dump reads it as incomplete\n", o.out);
+	else if (ended && !started && stop_requested)
+		fprintf(stderr, "hgtrace: interrupted before the recording started; %s holds no events\n",
+			o.out);
+	else if (ended && frozen)
+		fprintf(stderr, "hgtrace: frozen by SIGUSR1 from the command (hourglass -b): the file ends "
+			"where it was asked to\n");
+	else if (ended && stop_requested)
+		fprintf(stderr, "hgtrace: interrupted; the file is complete up to the interruption\n");
 out_child:
 	if (restore_state(&d, &saved))
 		ret = HGT_EXIT_ENV;
