@@ -256,6 +256,34 @@ def all_cpus_checked(ctx, path, ncpu, drains):
     ctx.note(drains)
 
 
+@once(15)
+def test_full_disk(ctx):
+    """A recording whose disk fills: exit 2 with the write error, the file said to be
+    unfinished (and refused as incomplete by hgtrace dump, what it holds still printed),
+    the module put back (stopped, probes detached) and the command reaped."""
+    load()
+    mnt = ctx.path("small")
+    os.makedirs(mnt, exist_ok=True)
+    # 256 KiB: hackbench's recording is megabytes, so the writes fail within its first drains
+    run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt])
+    try:
+        path = os.path.join(mnt, "full.hgt")
+        p = run([HGTRACE, "record", "-o", path, "--", "hackbench", "-l", "20"], check=False, timeout=600)
+        assert p.returncode == 2, f"exit {p.returncode}: {p.stderr[-2000:]}"
+        assert "No space left on device" in p.stderr, p.stderr[-2000:]
+        assert f"{path} is unfinished (no END)" in p.stderr, p.stderr[-2000:]
+        assert "the file is complete" not in p.stderr, p.stderr[-2000:]
+        st = _status()
+        assert st["state"] == "stopped" and st["probes"] == "detached", st
+        assert not subprocess.run(["pgrep", "-x", "hackbench"], capture_output=True).stdout, "hackbench left running"
+        if os.path.exists(path):
+            d = run([HGTRACE, "dump", path], check=False)
+            assert d.returncode == 3, f"hgtrace dump of the unfinished file: exit {d.returncode}: {d.stderr[-500:]}"
+            ctx.note(f"{os.path.getsize(path)} bytes kept; dump: {d.stderr.strip().splitlines()[-1][:200]}")
+    finally:
+        run(["umount", mnt], check=False)
+
+
 REC_BYTES = dict(switch=32, waking=24, wakeup=24, wakeup_new=24, migrate=24, exit=16, irq_entry=16, irq_exit=16,
                  softirq_entry=16, softirq_exit=16, vec_entry=16, vec_exit=16, nmi=24, hrtimer_entry=24,
                  hrtimer_exit=16, sys_enter=16, sys_exit=16, comm=40, name=48, lost=24)
@@ -572,4 +600,4 @@ def lat_on_cpu_checked(ctx, d, stable):
 
 TESTS = [test_abi_old_recorder_new_module, test_abi_new_recorder_old_module, test_cpu_set_any_size,
          test_callback_names, test_all_cpus_accounting, test_overwrite_ring, test_hostile_calls_root,
-         test_hostile_calls_user, test_ctrl_c_anywhere, test_lat_on_cpu_time_is_schedstat]
+         test_hostile_calls_user, test_ctrl_c_anywhere, test_lat_on_cpu_time_is_schedstat, test_full_disk]
