@@ -242,14 +242,23 @@ def test_profile_on_runs_it_never_saw(ctx):
 
 def profile_checked(ctx, runs, alone):
     """test_profile_on_runs_it_never_saw's host half."""
+    # the run held out is the one whose kernel explains the most gaps: under plain emulation most
+    # gaps are hidden (the emulator's stalls), and a 1 s run keeps 0 to 31 the kernel explains
+    # (6.12-rt, 18 runs); a profile is judged on a run with gaps to judge. Which run is held out
+    # changes nothing learn sees of it: it is chosen by the rules' reading, before learning.
+    rules = [report(ctx, d, name="builtin.json")[1] for d in runs]
+    gaps = [r["inference"]["headline"]["gaps"] for r in rules]
+    pick = max(range(len(runs)), key=lambda i: (gaps[i], i))
+    unseen, builtin = runs[pick], rules[pick]
+    learned = [d for d in runs if d != unseen]
     prof_path = ctx.path("profile.json")
-    run([HOURGLASS, "learn", runs[0], runs[1], "-o", prof_path], timeout=1200)
+    run([HOURGLASS, "learn", *learned, "-o", prof_path], timeout=1200)
     prof = json.load(open(prof_path))
     held = prof["held_out"]
-    assert held and held["profile"]["gaps"] == held["builtin"]["gaps"] > 0, held
+    # held out, learn judged the same gaps the rules' reports of its two runs did
+    assert held and held["profile"]["gaps"] == held["builtin"]["gaps"] == sum(gaps) - gaps[pick], (held, gaps)
     # the unseen run, judged by its own kernel recording: with the profile, and with the rules alone
-    _, builtin = report(ctx, runs[2], name="builtin.json")
-    _, judged = report(ctx, runs[2], "--profile", prof_path, name="profiled.json")
+    _, judged = report(ctx, unseen, "--profile", prof_path, name="profiled.json")
     b, p = builtin["inference"]["headline"], judged["inference"]["headline"]
     assert b["gaps"] == p["gaps"] > 0, (b, p)     # the same gaps, the kernel's same verdicts
     cal = judged["inference"]["calibration"]
@@ -258,19 +267,20 @@ def profile_checked(ctx, runs, alone):
     else:
         assert cal["switch_limit_basis"] != "given (a profile: hgmerge --limits)", cal
     # never much worse than the built-in rules on a run it never saw: a change is learned only
-    # where it reads 1% of the fitted gaps more right, so that where nothing helps the profile is
-    # the built-in rules (the lab's table: 7.3-rt's plain-emulation guest, the same figures); a
-    # run of a few hundred gaps moves by some points from run to run
+    # where it reads 1% of the fitted gaps, and at least learn's MIN_GAIN, more right, so that
+    # where nothing helps the profile is the built-in rules (the lab's table: 7.3-rt's
+    # plain-emulation guest, the same figures); a run of a few hundred gaps moves by some points
+    # from run to run
     assert p["accuracy"] >= b["accuracy"] - 0.10, (p, b)
     # the same run without its recording: the profile's inferences are the same ones, gap for gap
     bare = ctx.path("profile-bare")
     shutil.rmtree(bare, ignore_errors=True)
     os.makedirs(bare)
     for f in ("hourglass.hgl", "hourglass.json"):
-        shutil.copy(os.path.join(runs[2], f), bare)
+        shutil.copy(os.path.join(unseen, f), bare)
     # its record.json says the module recorded it: a run that lost its recording is refused
     # (issue 50), so the bare copy says what it is, a run recorded without one
-    with open(os.path.join(runs[2], "record.json")) as f:
+    with open(os.path.join(unseen, "record.json")) as f:
         meta = json.load(f)
     meta["module"] = False
     with open(os.path.join(bare, "record.json"), "w") as f:

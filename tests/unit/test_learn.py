@@ -322,6 +322,20 @@ def test_a_fit_may_not_read_one_runs_class_worse_for_a_gain_elsewhere():
     assert learn.keeps([better_a, one_worse], floor)
 
 
+def test_a_change_of_a_few_gaps_is_not_learned():
+    """A change must read more gaps right than chance would: 1% of the gaps, and never fewer
+    than learn.MIN_GAIN (McNemar's test at 5% needs b - c >= 4). On 20 gaps, 1% is a fifth of a
+    gap: one more right must not move a limit (6.12-rt's make check, a limit learned on one gap
+    read the next run 27 of 39 right against the rules' 39); on 3000, 1% (30) still rules."""
+    small = {("switch_hg", "switch_hg"): 15, ("switch_hg", "timer"): 5}
+    assert learn.margin(small) == learn.MIN_GAIN - 1
+    for gain, taken in ((1, False), (learn.MIN_GAIN - 1, False), (learn.MIN_GAIN, True)):
+        got = {("switch_hg", "switch_hg"): 15 + gain, ("switch_hg", "timer"): 5 - gain}
+        assert (learn.correct(got) > learn.correct(small) + learn.margin(small)) is taken, gain
+    big = {("timer", "timer"): 2900, ("timer", "switch_other"): 100}
+    assert learn.margin(big) == 30
+
+
 def test_a_model_is_taken_where_no_limit_separates_the_classes(tmp_path):
     """Ticks late by up to 400 us and device interrupts as long (write_late_run): the limits
     cannot read both right, a tree that sees the tick's phase can. learn --model takes it (held
