@@ -676,7 +676,7 @@ int ft_record(struct ft_opts *o)
 		if (meta)
 			fprintf(stderr, "hgtrace-ftrace: %s\n", r.w.err.msg);
 		free(meta);
-		r.writer_open = !!r.w.f;
+		r.writer_open = r.w.fd >= 0;
 		goto out;
 	}
 	free(meta);

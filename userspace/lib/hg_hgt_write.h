@@ -16,7 +16,15 @@
 #include "hg_hgt_format.h"
 
 struct hgt_writer {
-	FILE *f;
+	int fd;			/* -1 once closed (or never created) */
+	/*
+	 * Small pieces (the prelude, chunk headers, the trailer) gather here;
+	 * a piece of HGT_WRITER_DIRECT bytes or more goes to write() as it is,
+	 * so the module's chunks are not copied once more on their way to the
+	 * page cache (stdio's buffer was one more copy of every record).
+	 */
+	char *buf;
+	size_t used;
 	const char *path;
 	uint64_t bytes;
 	int error;		/* errno of the first failed write, or -1 */
@@ -40,6 +48,10 @@ int hgt_writer_chunks(struct hgt_writer *w, const char *buf, size_t len);
  * HGT_WRITE_CHUNK_BYTES of records each, deflated when the writer compresses
  */
 #define HGT_WRITE_CHUNK_BYTES	(64u << 10)
+
+/* the writer's own buffer for small pieces; a piece of half of it or more is written at once */
+#define HGT_WRITER_BUF_BYTES	(64u << 10)
+#define HGT_WRITER_DIRECT	(HGT_WRITER_BUF_BYTES / 2)
 int hgt_writer_records(struct hgt_writer *w, uint32_t cpu, const char *recs, size_t len);
 /* hgt_writer_trailer - the time chunk (none if @win is NULL), then a stats chunk for each of @cpus */
 int hgt_writer_trailer(struct hgt_writer *w, const struct hgt_file_window *win,

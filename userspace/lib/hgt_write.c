@@ -8,8 +8,10 @@
  * recording finished.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "hg_hgt_write.h"
 #include "hg_utf8.h"
@@ -34,13 +36,16 @@ int hgt_writer_open(struct hgt_writer *w, const char *path, uint32_t version, co
 	size_t len = strlen(meta), padded = (len + 8) & ~(size_t)7;
 
 	memset(w, 0, sizeof(*w));
+	w->fd = -1;
 	w->path = path;
 	if (padded > UINT32_MAX)
 		return fail(w, EINVAL, "metadata too long");
-	w->f = fopen(path, "wb");
-	if (!w->f)
+	w->buf = malloc(HGT_WRITER_BUF_BYTES);
+	if (!w->buf)
+		return fail(w, ENOMEM, "cannot create it");
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (w->fd < 0)
 		return fail(w, errno, "cannot create it");
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
 	memcpy(p.magic, HGT_FILE_MAGIC, 8);
 	p.version = version;
 	p.meta_bytes = (uint32_t)padded;
@@ -50,12 +55,45 @@ int hgt_writer_open(struct hgt_writer *w, const char *path, uint32_t version, co
 	return 0;
 }
 
+/* write_all - @len bytes of @buf to the file, across short writes and signals */
+static int write_all(struct hgt_writer *w, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(w->fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return fail(w, n < 0 ? errno : EIO, "writing");
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int flush(struct hgt_writer *w)
+{
+	size_t n = w->used;
+
+	w->used = 0;
+	return n ? write_all(w, w->buf, n) : 0;
+}
+
 int hgt_writer_put(struct hgt_writer *w, const void *buf, size_t len)
 {
 	if (w->error)
 		return -1;
-	if (len && fwrite(buf, 1, len, w->f) != len)
-		return fail(w, errno ? errno : EIO, "writing");
+	if (len >= HGT_WRITER_DIRECT || len > HGT_WRITER_BUF_BYTES - w->used) {
+		if (flush(w))
+			return -1;
+	}
+	if (len >= HGT_WRITER_DIRECT) {
+		if (write_all(w, buf, len))
+			return -1;
+	} else if (len) {
+		memcpy(w->buf + w->used, buf, len);
+		w->used += len;
+	}
 	w->bytes += len;
 	return 0;
 }
@@ -179,9 +217,16 @@ int hgt_writer_close(struct hgt_writer *w)
 
 	free(w->zbuf);
 	w->zbuf = NULL;
-	if (w->f && fclose(w->f) && !ret)
-		ret = fail(w, errno ? errno : EIO, "closing");
-	w->f = NULL;
+	if (w->fd >= 0) {
+		if (!w->error && flush(w))
+			ret = -1;
+		if (close(w->fd) && !ret)
+			ret = fail(w, errno, "closing");
+	}
+	w->fd = -1;
+	free(w->buf);
+	w->buf = NULL;
+	w->used = 0;
 	return ret;
 }
 

@@ -248,6 +248,47 @@ static void check_failures(void)
 	}
 }
 
+/*
+ * check_pieces - pieces around the writer's own buffer and its direct-write
+ * size, in every order: the file holds them byte for byte, in order
+ */
+static void check_pieces(void)
+{
+	static const size_t sizes[] = { 5, 8, HGT_WRITER_DIRECT - 1, HGT_WRITER_DIRECT, 1,
+					HGT_WRITER_BUF_BYTES, HGT_WRITER_BUF_BYTES + 7, 3,
+					HGT_WRITER_BUF_BYTES - 1, 12, HGT_WRITER_DIRECT + 1, 0, 9 };
+	struct buf want = { 0 }, none = { 0 };
+	struct hgt_writer w;
+	const char *path = write_file("pieces.hgt", &none);
+	size_t i, j, total = 0;
+	char *piece, *got;
+	FILE *f;
+	int rc;
+
+	hgt_prelude(&want, 1, "format: hgtrace 1\n");
+	rc = hgt_writer_open(&w, path, 1, "format: hgtrace 1\n");
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !rc; i++) {
+		piece = malloc(sizes[i] + 1);
+		for (j = 0; j < sizes[i]; j++)
+			piece[j] = (char)(i * 31 + j * 7);
+		rc = hgt_writer_put(&w, piece, sizes[i]);
+		put(&want, piece, sizes[i]);
+		free(piece);
+	}
+	rc |= hgt_writer_close(&w);
+	got = malloc(want.n + 1);
+	f = fopen(path, "rb");
+	if (f) {
+		total = fread(got, 1, want.n + 1, f);
+		fclose(f);
+	}
+	ok(!rc && w.bytes == want.n && total == want.n && !memcmp(got, want.p, want.n),
+	   "pieces of 0 to %u bytes, buffered and written at once: the file is them in order (%zu of %zu bytes)",
+	   HGT_WRITER_BUF_BYTES + 7, total, want.n);
+	free(got);
+	free(want.p);
+}
+
 static void check_sanitize(void)
 {
 	char s[] = "ok caf\xc3\xa9 \x01tab\tbad\xff\xfe nl\n end\x7f";
@@ -265,6 +306,7 @@ int main(void)
 	check_records(1, 12000);
 	check_pack();
 	check_failures();
+	check_pieces();
 	check_sanitize();
 	remove_scratch();
 	return tap_done();
