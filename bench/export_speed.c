@@ -393,16 +393,12 @@ int main(int argc, char **argv)
 		die(s);
 	generate(s, events);
 	t_fed = now();
-	if (s->ks) {
-		struct ks_summary sum;
+	{
+		/* the exports' one end (export.h), as hgmerge ends them: drain, write, name */
+		struct ks_summary ks_sum;
+		struct pf_summary pf_sum;
 
-		if (ks_finish(s->ks, &sum, &s->err))
-			die(s);
-	}
-	if (s->pf) {
-		struct pf_summary sum;
-
-		if (pf_finish(s->pf, &sum, &s->err))
+		if ((s->ks || s->pf) && exp_finish(s->ks, &ks_sum, s->pf, &pf_sum, &s->err))
 			die(s);
 	}
 	t1 = now();
