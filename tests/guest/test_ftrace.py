@@ -21,13 +21,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from depth import QUICK, once, sized  # noqa: E402
-from harness import HGTRACE, TOP, load, run, unload  # noqa: E402
-sys.path.insert(0, os.path.join(TOP, "tests"))
-from hgtools.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
-from gapstream import gap_stream, switches_between_threads  # noqa: E402
-import matching  # noqa: E402
+from depth import QUICK, once, sized
+from harness import HGTRACE, TOP, load, run, unload     # first: the tree's folders on the path (testpath)
+from hgtools.recordings import read_hgt  # (the library's reader, through hgtrace dump)
+from gapstream import gap_stream, switches_between_threads
+import matching
 
 FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
 # the test build of FTRACE (userspace/ftrace/Makefile, which make builds beside it): the
