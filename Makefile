@@ -203,10 +203,11 @@ us-export: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/export
 us-recorder: $(addprefix us-,$(HAVE_LIB))
 	$(MAKE) -s -C userspace/recorder OUT=$(B) $(B)/hgtrace $(call opt_targets,userspace/recorder)
-# the module-less recorder (hourglass record --ftrace, --ftrace-only), where libtracefs is
+# the module-less recorder (hourglass record --ftrace, --ftrace-only), where libtracefs is;
+# and its test build, $(B)/test/hgtrace-ftrace, with the knobs the guest tests set (ftrace.h)
 us-ftrace: $(addprefix us-,$(HAVE_LIB))
 	$(if $(call opt_targets,userspace/ftrace),$(MAKE) -s -C userspace/ftrace OUT=$(B) \
-		$(call opt_targets,userspace/ftrace))
+		$(call opt_targets,userspace/ftrace) $(B)/test/hgtrace-ftrace)
 # the KernelShark plugin the sessions load (userspace/export/ks-plugin), where KernelShark's headers are
 us-ksplugin:
 	$(if $(strip $(call opt_targets,userspace/export/ks-plugin)),$(MAKE) -s -C userspace/export/ks-plugin \

@@ -228,7 +228,9 @@ static void one_gap(struct sink *s, struct gcpu *g, int cpu)
 		break;
 	}
 	case 2: {	/* another task */
-		struct hgt_switch out = { hg, 0, 49, 120, 0 }, in = { other, 1, 120, 49, 0 };
+		/* by name: the lags (1.2) left 0, "at the tracepoint", as before they existed */
+		struct hgt_switch out = { .prev_pid = hg, .prev_state = 0, .prev_prio = 49, .next_prio = 120 };
+		struct hgt_switch in = { .prev_pid = other, .prev_state = 1, .prev_prio = 120, .next_prio = 49 };
 		struct hgt_wake w = { (uint16_t)cpu, 49, 0 };
 
 		emit(s, g, cpu, g0 + 200, HGT_REC_SWITCH, other, HGT_SWITCH_PREEMPT, &out, sizeof(out));
@@ -393,16 +395,12 @@ int main(int argc, char **argv)
 		die(s);
 	generate(s, events);
 	t_fed = now();
-	if (s->ks) {
-		struct ks_summary sum;
+	{
+		/* the exports' one end (export.h), as hgmerge ends them: drain, write, name */
+		struct ks_summary ks_sum;
+		struct pf_summary pf_sum;
 
-		if (ks_finish(s->ks, &sum, &s->err))
-			die(s);
-	}
-	if (s->pf) {
-		struct pf_summary sum;
-
-		if (pf_finish(s->pf, &sum, &s->err))
+		if ((s->ks || s->pf) && exp_finish(s->ks, &ks_sum, s->pf, &pf_sum, &s->err))
 			die(s);
 	}
 	t1 = now();

@@ -12,8 +12,9 @@ import re
 import subprocess
 import sys
 
+import testpath  # noqa: F401  (pytest.ini's folders on the import path: kscheck)
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-sys.path.insert(0, os.path.join(TOP, "tests", "helpers"))      # kscheck
 
 
 def dump(path):

@@ -22,11 +22,12 @@ import subprocess
 import sys
 import tempfile
 
+import testpath  # noqa: F401  (pytest.ini's folders on the import path: tests/helpers, hgtools)
+import kscheck
+import ksshot
+from ksshot import SCREEN, dark_fraction, kernelshark_shot  # noqa: F401 (scripts/paper-check)
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-sys.path[:0] = [os.path.join(TOP, "tests", "helpers"), os.path.join(TOP, "tools")]
-import kscheck  # noqa: E402
-import ksshot  # noqa: E402
-from ksshot import SCREEN, dark_fraction, kernelshark_shot  # noqa: E402,F401 (scripts/paper-check)
 
 SHOTS = ("kernelshark.png", "kernelshark-gap.png", "kernelshark-latency.png", "report.png")
 

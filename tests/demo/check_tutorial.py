@@ -77,8 +77,7 @@ def main():
     args = [a for a in args if a != "--no-guest"]
     d = args[0] if args else "out/demo"
     results = [(name, ok, "") for name, ok in checks(d)]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import doc_commands
+    import doc_commands     # beside this script
     results += doc_commands.results(d, guest)
     return doc_commands.tap(results)
 

@@ -30,10 +30,9 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-import health  # noqa: E402
-from harness import HGTRACE, KO, load, module_loaded, run, unload  # noqa: E402
+import harness  # beside this script; it puts the rest of the tree on the path (testpath)
+import health
+from harness import HGTRACE, KO, load, module_loaded, run, unload
 
 SCALE = int(os.environ.get("HGT_SOAK_SCALE", "1"))
 # 10 groups x (20 senders + 20 receivers): the 400 workers of the stall (docs/testing.md)

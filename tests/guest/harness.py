@@ -24,17 +24,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import traceback
 
+import testpath  # noqa: F401  (pytest.ini's folders on the import path: hgtools, tests/helpers)
+
 TOP = os.environ.get("HGT_TOP", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
-# as pytest.ini's pythonpath: tools/ (hgtools, with hgtools.recordings, the readers through
-# hgtrace dump), tests/ (helpers) and the helpers imported by their own name (ftrace_text,
-# since they moved to tests/helpers)
-sys.path.insert(0, os.path.join(TOP, "tools"))
-sys.path.insert(0, os.path.join(TOP, "tests"))
-sys.path.insert(0, os.path.join(TOP, "tests", "helpers"))
 
 import health  # noqa: E402  (it takes the kernel's words for trouble from hgtools.lab.kernel)
 

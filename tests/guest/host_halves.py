@@ -22,11 +22,10 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def main(out):
-    import harness                      # after its own sys.path set-up, as run.py does
+    import harness                      # beside this script; it puts the tree's folders on the path
     harness.OUT = out
     path = os.path.join(out, harness.HOST_HALVES)
     try:

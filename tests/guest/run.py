@@ -8,18 +8,18 @@ check runs (tests/guest/depth.py); full, the default, everything.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import depth  # noqa: E402
-import harness  # noqa: E402
-import test_ftrace  # noqa: E402
-import test_health  # noqa: E402
-import test_hourglass  # noqa: E402
-import test_kmod  # noqa: E402
-import test_merge  # noqa: E402
-import test_record_loads  # noqa: E402
-import test_recorder  # noqa: E402
-import test_stop_under_load  # noqa: E402
-import test_ux  # noqa: E402
+# beside this script, so found first; harness puts the rest of the tree on the path (testpath)
+import depth
+import harness
+import test_ftrace
+import test_health
+import test_hourglass
+import test_kmod
+import test_merge
+import test_record_loads
+import test_recorder
+import test_stop_under_load
+import test_ux
 
 if __name__ == "__main__":
     if os.geteuid() != 0 or not os.path.exists("/proc/modules"):

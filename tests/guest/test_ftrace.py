@@ -13,21 +13,25 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from depth import QUICK, once, sized  # noqa: E402
-from harness import HGTRACE, TOP, load, run, unload  # noqa: E402
-sys.path.insert(0, os.path.join(TOP, "tests"))
-from hgtools.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
-from gapstream import gap_stream, switches_between_threads  # noqa: E402
-import matching  # noqa: E402
+from depth import QUICK, once, sized
+from harness import HGTRACE, TOP, load, run, unload     # first: the tree's folders on the path (testpath)
+from hgtools.recordings import read_hgt  # (the library's reader, through hgtrace dump)
+from gapstream import gap_stream, switches_between_threads
+import matching
 
 FTRACE = os.path.join(TOP, "build", "hgtrace-ftrace")
+# the test build of FTRACE (userspace/ftrace/Makefile, which make builds beside it): the
+# same program with the two knobs these tests set, HGT_FTRACE_STOP_AT and HGT_FTRACE_HIDE,
+# which the program users run does not have (ftrace.h)
+FTRACE_TEST = os.path.join(TOP, "build", "test", "hgtrace-ftrace")
 HOURGLASS = os.path.join(TOP, "build", "hourglass")
 TRACEFS = "/sys/kernel/tracing"
 HACKBENCH = "hackbench -l 60 -g 2"
@@ -75,6 +79,29 @@ KEYS = {
 
 def ftrace(*args, check=True, **kw):
     return run([FTRACE, *args], check=check, **kw)
+
+
+def ftrace_test():
+    """FTRACE_TEST, there: a test that sets a knob must not run the program without them."""
+    assert os.access(FTRACE_TEST, os.X_OK), f"{FTRACE_TEST} missing: make (or make us-ftrace) builds it"
+    return FTRACE_TEST
+
+
+_KNOBS_HOURGLASS = []
+
+
+def knobs_hourglass():
+    """An hourglass whose record runs FTRACE_TEST, and the environment to run it in: a copy of
+    build/hourglass in a directory of its own, where record looks first for the programs it
+    runs (beside itself: tools/hgtools/paths.py), with FTRACE_TEST linked there as
+    hgtrace-ftrace; the rest (hgtrace, hgmerge) are still build/'s, and the package the tree's
+    (HG_TOOLS: the copy has no tools/ beside it)."""
+    if not _KNOBS_HOURGLASS:
+        d = tempfile.mkdtemp(prefix="hg-knobs-")
+        shutil.copy2(HOURGLASS, os.path.join(d, "hourglass"))
+        os.symlink(ftrace_test(), os.path.join(d, "hgtrace-ftrace"))
+        _KNOBS_HOURGLASS.append(os.path.join(d, "hourglass"))
+    return _KNOBS_HOURGLASS[0], dict(os.environ, HG_TOOLS=os.path.join(TOP, "tools"))
 
 
 @contextlib.contextmanager
@@ -529,7 +556,8 @@ def test_ftrace_state_restored(ctx):
             if stage != "run":
                 env["HGT_FTRACE_STOP_AT"] = stage
             # the drain comes once the command is over: a short one there
-            proc = subprocess.Popen([FTRACE, "record", "-o", out, "--", "sleep", "0.5" if stage == "drain" else "30"],
+            proc = subprocess.Popen([ftrace_test(), "record", "-o", out, "--", "sleep",
+                                     "0.5" if stage == "drain" else "30"],
                                     env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             _wait_state(proc.pid, "exec" if stage == "run" else "T", stage)
@@ -549,7 +577,7 @@ def test_ftrace_state_restored(ctx):
                 assert p.returncode == 0, f"{stage}: hgtrace dump: {p.stderr}"
             check(f"{sig.name} at {stage}")
         # SIGKILL cannot be caught: the instance stays, and the next run removes it
-        proc = subprocess.Popen([FTRACE, "record", "-o", out, "--", "sleep", "30"],
+        proc = subprocess.Popen([ftrace_test(), "record", "-o", out, "--", "sleep", "30"],
                                 env=dict(os.environ, HGT_FTRACE_STOP_AT="events"), stderr=subprocess.PIPE, text=True)
         _wait_state(proc.pid, "T", "events")
         proc.kill()
@@ -566,9 +594,9 @@ def test_ftrace_state_restored(ctx):
     ctx.note(f"the user's top-level buffer kept recording ({e0} -> {e1} events) and was never read")
 
 
-def _hg_record(d, flags, args, **kw):
+def _hg_record(d, flags, args, hourglass=HOURGLASS, **kw):
     """`hourglass record --dir D FLAGS -- ARGS`, started in a session of its own (a terminal's group)."""
-    return subprocess.Popen([HOURGLASS, "record", "--dir", d, *flags, "--", *args.split()], stdout=subprocess.PIPE,
+    return subprocess.Popen([hourglass, "record", "--dir", d, *flags, "--", *args.split()], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True, **kw)
 
 
@@ -649,13 +677,16 @@ def test_ftrace_hourglass_record(ctx):
         for flags, when in sized([(f, w) for f in (["--ftrace-only"], ["--ftrace"]) for w in ("events", "run")],
                                  [(["--ftrace-only"], "events"), (["--ftrace"], "run")]):
             d = ctx.path(f"rec-ctrlc-{flags[0][2:]}-{when}")
-            env = dict(os.environ, HGT_FTRACE_STOP_AT="events") if when == "events" else None
+            # set-up stopped by the test build's knob, run by an hourglass that runs that build
+            hourglass, env = knobs_hourglass() if when == "events" else (HOURGLASS, None)
+            if env:
+                env["HGT_FTRACE_STOP_AT"] = "events"
             # --gap 1us and -e 100000: the CPU thread on the 2-vCPU guest's emulated CPU once saw
             # 430000 gaps of 60 ns a second (2026-12-03's CI), filled 300000 records, and took over
             # 25 s writing 22 MB to 9p after the Ctrl-C, so the recorder rightly killed it; the
             # test is of the Ctrl-C, not of the emulator: a coarser gap and a smaller buffer
             proc = _hg_record(d, flags, "-n 2 -d 60s --gap 1us -e 100000 -t 0 -w LAT 1ms -i HR -t 1 -w CPU",
-                              env=env)
+                              hourglass=hourglass, env=env)
             end = time.monotonic() + 300
             while time.monotonic() < end:
                 if when == "events" and _stopped_recorder() or when == "run" and _hourglass_threads() >= 3:
@@ -837,13 +868,13 @@ def test_ftrace_refusals(ctx):
     p = ftrace("record", "-F", "-o", out, "--", "true", check=False)
     assert p.returncode == 1 and "not available through ftrace" in p.stderr, p.stderr
     # an event missing: said by name, the rest recorded
-    p = ftrace("record", "-o", out, "--", "true", env=dict(os.environ, HGT_FTRACE_HIDE="nmi:nmi_handler"))
+    p = run([ftrace_test(), "record", "-o", out, "--", "true"], env=dict(os.environ, HGT_FTRACE_HIDE="nmi:nmi_handler"))
     assert "this kernel has no nmi:nmi_handler event" in p.stderr and "no event of group 'nmi'" in p.stderr, p.stderr
     meta = read_hgt(out, records=False).meta
     assert int(meta["events"], 16) == 0x3f & ~0x10, meta["events"]
     ctx.note("missing event: " + [l for l in p.stderr.splitlines() if "nmi_handler" in l][0])
-    p = ftrace("record", "-e", "sched,nmi", "-o", out, "--", "true", check=False,
-               env=dict(os.environ, HGT_FTRACE_HIDE="nmi:nmi_handler"))
+    p = run([ftrace_test(), "record", "-e", "sched,nmi", "-o", out, "--", "true"], check=False,
+            env=dict(os.environ, HGT_FTRACE_HIDE="nmi:nmi_handler"))
     assert p.returncode == 2 and "no event of group 'nmi'" in p.stderr, p.stderr
     # not root
     nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]

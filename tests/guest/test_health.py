@@ -25,7 +25,6 @@ GUEST = os.path.join(TOP, "tests", "guest")
 # a guest suite of one test, run by the harness in a process of its own, its files in OUT
 INNER = """
 import os, sys
-sys.path.insert(0, {guest!r})
 import harness
 
 def {name}(ctx):
@@ -39,9 +38,12 @@ def inner_suite(ctx, name, body):
     """Run the harness on a suite of one test, @name doing @body; (exit status, TAP text)."""
     out = ctx.path(name)
     os.makedirs(out, exist_ok=True)
-    script = INNER.format(guest=GUEST, name=name, body=body)
-    # its own HGT_OUT: the outer run's host-halves list must not be truncated by it
-    p = run([sys.executable, "-c", script], check=False, timeout=300, env=dict(os.environ, HGT_OUT=out))
+    script = INNER.format(name=name, body=body)
+    # its own HGT_OUT: the outer run's host-halves list must not be truncated by it; the guest
+    # suite's folder on its path, where -c's script finds harness (and harness the rest)
+    p = run([sys.executable, "-c", script], check=False, timeout=300,
+            env=dict(os.environ, HGT_OUT=out, PYTHONPATH=os.pathsep.join(
+                [GUEST] + [p for p in [os.environ.get("PYTHONPATH")] if p])))
     with open(ctx.path(f"{name}.tap"), "w") as f:
         f.write(p.stdout + p.stderr)
     return p.returncode, p.stdout + p.stderr

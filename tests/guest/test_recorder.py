@@ -6,14 +6,12 @@ worth keeping are printed as notes under the TAP line.
 import os
 import statistics
 import subprocess
-import sys
 import time
 
 from depth import sized
-from harness import HGTRACE, KO, TESTBIN, TOP, load, module_loaded, run, sched_clock_stable, unload
-sys.path.insert(0, os.path.join(TOP, "tests"))
-from hgtools.recordings import read_hgt  # noqa: E402  (the library's reader, through hgtrace dump)
-from helpers import ftrace_text  # noqa: E402  (moved from tools/ to tests/helpers/)
+from harness import HGTRACE, KO, TESTBIN, load, module_loaded, run, sched_clock_stable, unload
+from hgtools.recordings import read_hgt  # (the library's reader, through hgtrace dump)
+from helpers import ftrace_text  # (moved from tools/ to tests/helpers/)
 import matching
 
 KO_ABI99 = os.environ.get("HGT_KO_ABI99", "")

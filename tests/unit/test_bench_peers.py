@@ -2,15 +2,26 @@
 (events lost, events counted) and how the side-by-side figures are derived from
 the timed runs. The runs themselves need a guest (make bench-icount)."""
 import importlib
+import importlib.util
 import os
 import sys
 
 import pytest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(TOP, "bench"))
+BENCH = os.path.join(TOP, "bench")
 
-import lttng  # noqa: E402  (bench/lttng.py)
+
+def _from_bench(name):
+    """bench/NAME.py, loaded from its file: bench/ stays off the import path, whose run.py is
+    not tests/guest's (pytest.ini)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(BENCH, f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+lttng = _from_bench("lttng")
 
 # `lttng list SESSION` of lttng-tools 2.13, after `lttng stop`, cut to a channel
 DISCARD_LISTING = """Recording session hgbench: [inactive]
@@ -80,7 +91,9 @@ def test_the_shared_event_set_leaves_out_what_lttng_lacks():
 def peers(monkeypatch, tmp_path):
     monkeypatch.setenv("HGT_KO", "/nonexistent/hgtrace.ko")    # run.py reads it at import
     monkeypatch.setenv("HGT_BENCH_REC_DIR", str(tmp_path))    # peers.py sets a default otherwise
-    monkeypatch.setattr(sys, "path", list(sys.path))          # run.py puts the guest tests' folders first
+    # bench/ first, for this test only: peers imports run and lttng as bench's scripts do; and
+    # the path as it was afterwards, which run.py changes (the guest tests' folders first)
+    monkeypatch.syspath_prepend(BENCH)
     for name in ("peers", "run"):
         sys.modules.pop(name, None)
     yield importlib.import_module("peers")

@@ -1,6 +1,6 @@
 """python3 -m hgtools record|report|export ARGS (what the C `hourglass` execs; for record,
-`python3 -I -S -c 'import sys; sys.path.append(sys.argv.pop(1)); import hgtools.__main__' DIR
-record ARGS`, which starts sooner: userspace/hourglass/main.c, run_tool)."""
+`python3 -I -S -c CODE DIR record ARGS`, CODE appending DIR to the import path and importing
+this module, which starts sooner: userspace/hourglass/main.c, run_tool)."""
 import os
 import sys
 

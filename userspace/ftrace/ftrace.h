@@ -9,6 +9,7 @@
  *   convert.c  pages to records (evmap.c), with LOST records where events went missing
  *   meta.c     the file's metadata: provenance, the recorder, the TSC frequency
  *   ksyms.c    names of the callbacks seen, from /proc/kallsyms, after the run
+ *   testknobs.c  the tests' knobs, in the test build only (below)
  */
 #ifndef HG_FTRACE_H
 #define HG_FTRACE_H
@@ -55,8 +56,22 @@ extern volatile sig_atomic_t ft_stop;
 extern volatile sig_atomic_t ft_signal;
 extern volatile sig_atomic_t ft_signals;	/* how many came: a second Ctrl-C insists */
 
-/* ft_stage - a named point of the recording; HGT_FTRACE_STOP_AT=NAME stops there (tests) */
+/*
+ * The guest tests' two knobs, read from the environment by the test build alone
+ * (build/test/hgtrace-ftrace, compiled with HGT_FTRACE_TEST: testknobs.c); in the
+ * program users run they compile to nothing, so no environment changes what it does.
+ * ft_stage - a named point of the recording; HGT_FTRACE_STOP_AT=NAME stops there
+ *            (SIGSTOP), so that a test's signal arrives exactly at that point
+ * ft_hide_events - HGT_FTRACE_HIDE=sys:event,...: act as if this kernel lacked them
+ */
+struct hgev_map;
+#ifdef HGT_FTRACE_TEST
 void ft_stage(const char *name);
+void ft_hide_events(struct hgev_map *map);
+#else
+static inline void ft_stage(const char *name) { (void)name; }
+static inline void ft_hide_events(struct hgev_map *map) { (void)map; }
+#endif
 
 int ft_record(struct ft_opts *o);
 

@@ -32,17 +32,6 @@ static void on_signal(int sig)
 	ft_signals++;
 }
 
-void ft_stage(const char *name)
-{
-	const char *at = getenv("HGT_FTRACE_STOP_AT");
-
-	/* for the tests: stop here, so that a signal can be sent at exactly this point */
-	if (at && !strcmp(at, name)) {
-		fprintf(stderr, "hgtrace-ftrace: stopping at %s (HGT_FTRACE_STOP_AT)\n", name);
-		raise(SIGSTOP);
-	}
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,

@@ -125,25 +125,6 @@ static uint32_t tgid_of(uint32_t pid, void *ctx)
 	return tgid;
 }
 
-/* hide_events - HGT_FTRACE_HIDE=sys:event,...: act as if this kernel lacked them (tests) */
-static void hide_events(struct hgev_map *map)
-{
-	const char *hide = getenv("HGT_FTRACE_HIDE");
-	unsigned int i;
-
-	for (i = 0; hide && i < hgev_nr_descs(); i++) {
-		const struct hgev_desc *d = hgev_desc(i);
-		char name[128];
-		const char *p;
-		size_t n;
-
-		n = snprintf(name, sizeof(name), "%s:%s", d->system, d->name);
-		for (p = strstr(hide, name); p; p = strstr(p + 1, name))
-			if ((p == hide || p[-1] == ',') && (p[n] == ',' || !p[n]))
-				hgev_map_drop(map, i);
-	}
-}
-
 /* check_events - say which tracepoints this kernel lacks and what that leaves */
 static int check_events(struct rec *r)
 {
@@ -537,7 +518,7 @@ static int setup(struct rec *r)
 		return -1;
 	}
 	hgev_set_tgid_fn(r->map, tgid_of, NULL);
-	hide_events(r->map);
+	ft_hide_events(r->map);
 	if (check_events(r))
 		return -1;
 	ft_stage("setup");

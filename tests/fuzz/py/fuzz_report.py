@@ -22,10 +22,10 @@ import warnings
 
 import atheris
 
+import testpath  # noqa: F401  (pytest.ini's folders on the import path: hgtools)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(TOP, "tools"))
-sys.path.insert(0, HERE)
 warnings.simplefilter("ignore")        # matplotlib's about odd axes: not a failure
 
 import matplotlib  # noqa: E402

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
@@ -126,11 +128,28 @@ def finish(text: str, device: str, minutes: int, ramdisk: str = "") -> Dict[str,
     return dict(job)
 
 
+def _lava_common() -> None:
+    """LAVA's lava_common package imported from LAVA_PY, looked for in that folder alone, so
+    that the folder stays off the import path (no module is found there by chance); the
+    package's own modules are found through it. An ImportError when it is not there."""
+    if "lava_common" in sys.modules:
+        return
+    spec = importlib.machinery.PathFinder.find_spec("lava_common", [LAVA_PY])
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no lava_common in {LAVA_PY}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["lava_common"] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules["lava_common"]
+        raise
+
+
 def validate(job: Dict[str, Any]) -> str:
     """LAVA's own verdict on @job: '' if its job schema takes it, else why not."""
-    if LAVA_PY not in sys.path:
-        sys.path.insert(0, LAVA_PY)
     try:
+        _lava_common()
         from lava_common import schemas
     except ImportError as e:
         return f"LAVA's job schema is not here ({e}): scripts/setup-lava unpacks lava-common into {LAVA_PY}"

@@ -1,0 +1,1 @@
+../../testpath.py
