@@ -273,12 +273,12 @@ RULES: List[Rule] = [
     # README: using hourglass, on this machine
     Rule(r"make userspace", "host", all_of(ok, lambda r, v: None if os.access(v.file("build", "hourglass"), os.X_OK)
                                            else "build/hourglass missing")),
-    Rule(r"sudo build/hourglass -n 3 -d 5s -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH", "host",
+    Rule(r"sudo build/hourglass -n 3 -d 5s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH", "host",
          all_of(ok, hourglass_summaries(3), prints(r"^summary: run duration_ms 5\d\d\d\.\d+ .* complete yes"))),
-    Rule(r"sudo build/hourglass -n 2 -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR -t 1 -p RTLOW -w PERIODIC 17ms 33ms "
+    Rule(r"sudo build/hourglass -n 2 -e 2000000 -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR -t 1 -p RTLOW -w PERIODIC 17ms 33ms "
          r"-i HR --json run\.json --trace run\.hgl", "host", all_of(ok, hourglass_summaries(2), periodic_json)),
     # README: recording and judging a run, with the module
-    Rule(r"build/hourglass record -o run -- -n 3 -d 5s -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH", "guest",
+    Rule(r"build/hourglass record -o run -- -n 3 -d 5s -e 2000000 -t 0 -p LOW -t 1 -p NORMAL -t 2 -p HIGH", "guest",
          all_of(ok, run_dir("run")), module=True),
     Rule(r"build/hourglass report run", "host", all_of(ok, prints(r"^gaps: \d+ "), prints(r"^inferred \(columns")), guest_made=True),
     Rule(r"build/hourglass report run --json run/report\.json", "host",
