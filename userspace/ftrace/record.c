@@ -663,6 +663,10 @@ int ft_record(struct ft_opts *o)
 	free(meta);
 	r.writer_open = 1;
 	if (o->cmd) {
+		/* what the command leaves behind if we end it is ours to end (hg_child_end_orphans) */
+		if (hg_child_subreaper())
+			fprintf(stderr, "hgtrace-ftrace: cannot adopt the command's orphans (%s): if it is "
+				"ended, what it started may keep running\n", strerror(errno));
 		child = hg_child_start(o->cmd, &go_fd, "hgtrace-ftrace", NULL);
 		if (child < 0) {
 			fprintf(stderr, "hgtrace-ftrace: fork: %s\n", strerror(errno));
@@ -743,8 +747,14 @@ int ft_record(struct ft_opts *o)
 		}
 		/* recording is over (-d, a signal or an error): so is the command */
 		if (!(ft_stop && hg_child_ends_itself(child, &status, FT_CHILD_GRACE_MS, &ft_signals))) {
+			int left;
+
 			kill(child, SIGTERM);
 			wait_child(child, &status);
+			left = hg_child_end_orphans(5000);
+			if (left)
+				fprintf(stderr, "hgtrace-ftrace: ended %d process%s %s left behind\n", left,
+					left == 1 ? "" : "es", o->cmd[0]);
 		}
 		child_done = 1;
 	}

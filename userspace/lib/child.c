@@ -3,6 +3,7 @@
  * child.c - a recorder's command: started held, released, and waited for to
  * end by itself (hg_child.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include "hg_child.h"
 
@@ -169,4 +171,73 @@ int hg_wait_until(const struct timespec *at, const sigset_t *mask, struct pollfd
 	if (left.tv_sec < 0)
 		return 0;
 	return ppoll(fds, nfds, &left, mask);
+}
+
+int hg_child_subreaper(void)
+{
+	return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+/* parent_of - @pid's parent, from /proc/PID/stat (after the name's last ')'), or -1 */
+static pid_t parent_of(const char *pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+	long pp;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %ld", &pp) != 1)
+		return -1;
+	return (pid_t)pp;
+}
+
+/* kill_children - SIGKILL each child of ours; how many */
+static int kill_children(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t me = getpid();
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		pid_t pid;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		pid = (pid_t)atol(e->d_name);
+		if (parent_of(e->d_name) == me && !kill(pid, SIGKILL))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int hg_child_end_orphans(int limit_ms)
+{
+	long long end = now_ms() + limit_ms;
+	int ended = 0;
+
+	for (;;) {
+		int killed = kill_children();
+
+		/* reap what died; a zombie of ours is a child too, and killing it again is harmless */
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			ended++;
+		if (!killed || now_ms() > end)
+			break;
+		usleep(20000);
+	}
+	return ended;
 }

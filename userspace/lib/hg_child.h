@@ -41,6 +41,21 @@ pid_t hg_child_start(char **cmd, int *go_fd, const char *prog, const char *pid_e
 int hg_child_release(int *go_fd);
 
 /*
+ * hg_child_subreaper - what the command leaves behind comes to us: the
+ * processes it forked and did not wait for are reparented to this process
+ * when it dies (prctl PR_SET_CHILD_SUBREAPER), not to init. Called before
+ * hg_child_start. 0, or -1 with errno.
+ * hg_child_end_orphans - once the command is reaped: SIGKILL every child of
+ * ours and reap them, again as long as more come (their own children,
+ * reparented in turn), for @limit_ms at most; how many it reaped.
+ * A command the recorder ends (an error, -d) may die before its own
+ * children: hackbench killed while its groups wait for their start keeps
+ * 400 workers waiting forever, holding the recorder's output open.
+ */
+int hg_child_subreaper(void);
+int hg_child_end_orphans(int limit_ms);
+
+/*
  * hg_child_ends_itself - whether @pid ended within @grace_ms and while
  * *@signals kept the value it had at the call (a further signal, a second
  * Ctrl-C, ends the wait at once); its wait status in @status when it did.

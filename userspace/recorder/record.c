@@ -634,6 +634,10 @@ int hgt_cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (o.cmd) {
+		/* what the command leaves behind if we end it is ours to end (hg_child_end_orphans) */
+		if (hg_child_subreaper())
+			fprintf(stderr, "hgtrace: cannot adopt the command's orphans (%s): if it is ended, "
+				"what it started may keep running\n", strerror(errno));
 		/* the command finds whom to send SIGUSR1 to freeze the recording (hourglass -b) */
 		child = hg_child_start(o.cmd, &go_fd, "hgtrace", "HGTRACE_RECORD_PID");
 		if (child < 0) {
@@ -788,8 +792,15 @@ out_child:
 			close(go_fd);	/* the child exits 127 without running anything */
 			go_fd = -1;
 		}
-		if (!(stop_requested && command_ends_itself(child, &status)))
+		if (!(stop_requested && command_ends_itself(child, &status))) {
+			int left;
+
 			end_command(child, &status, o.cmd[0]);
+			left = hg_child_end_orphans(5000);
+			if (left)
+				fprintf(stderr, "hgtrace: ended %d process%s %s left behind\n", left,
+					left == 1 ? "" : "es", o.cmd[0]);
+		}
 	}
 	/* the command ended and reaped: now the probes can go */
 	if (attached && detach(&d, o.quiet))

@@ -4,6 +4,7 @@
  * given up, the stop signals as found, the recorder's pid, a release that finds the
  * command gone; hg_child_ends_itself: a command that ends, one that does not, a second signal
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,5 +135,23 @@ int main(void)
 	while (wait(NULL) > 0)
 		;
 	ok(hg_child_ends_itself(pid, &status, 100, &signals) == 0, "a command already reaped: no wait, 0");
+
+	/* a command that dies before its children (hackbench killed as its groups wait to start) */
+	ok(hg_child_subreaper() == 0, "the recorder adopts its command's orphans");
+	pid = fork();
+	if (pid == 0) {
+		int i;
+
+		for (i = 0; i < 3; i++)
+			if (fork() == 0) {
+				pause();	/* waits forever, as hackbench's workers for their start */
+				_exit(0);
+			}
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	ok(hg_child_end_orphans(5000) == 3, "the three it left waiting are ended and reaped");
+	ok(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "none is left");
+	ok(hg_child_end_orphans(5000) == 0, "with none, none is ended");
 	return tap_done();
 }
