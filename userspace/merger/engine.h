@@ -343,6 +343,7 @@ struct sweep_sink {
 	void (*window)(void *ctx, const struct window *w);
 	void (*switched)(void *ctx, int thread, int64_t tsc, int in);	/* every switch of a thread */
 	void (*migrated)(void *ctx, int thread, int64_t tsc);		/* the kernel moved a thread */
+	void (*named)(const struct hgt_rec *rec);	/* a COMM or NAME record (names.c's) */
 };
 
 struct sweep;

@@ -945,7 +945,7 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 {
 	struct run *r = c->r;
 	struct sweep_sink sink = { .ctx = c, .room = on_room, .gap = on_gap, .window = on_window, .switched = on_switch,
-				   .migrated = on_migrate };
+				   .migrated = on_migrate, .named = names_record };
 	struct sweep *sw = sweep_new(r, c->infer, &sink);
 	struct hgside *hs = c->tape ? NULL : hgside_open(r, on_record, c);
 	struct kstream *ks = r->hgt ? kstream_open(r) : NULL;
@@ -975,10 +975,9 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 		uint32_t cpu;
 
 		while (ks && kstream_next_upto(ks, th, &cpu, &rec)) {
-			if (rec->type == HGT_REC_COMM || rec->type == HGT_REC_NAME)
-				names_record(rec);
-			else
-				sweep_kernel(sw, cpu, rec);
+			/* a name goes to names.c from the sweep (sink.named), whose first question of a
+			 * record is whether it is one of the rarer types: not asked twice */
+			sweep_kernel(sw, cpu, rec);
 			if (unlikely(others)) {
 				if (c->xt)
 					xthread_kernel(c->xt, cpu, rec);

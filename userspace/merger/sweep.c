@@ -699,8 +699,11 @@ static void sweep_kernel_plain(struct sweep *s, uint32_t cpu, const struct hgt_r
 	const struct hgt_switch *sw = NULL;
 	int i;
 
-	if (unlikely(h->type == HGT_REC_COMM || h->type == HGT_REC_NAME))
+	if (unlikely(h->type == HGT_REC_COMM || h->type == HGT_REC_NAME)) {
+		if (s->sink.named)
+			s->sink.named(h);
 		return;
+	}
 	c = cpu_of(s, cpu);
 	if (unlikely(tsc < c->prev_tsc))
 		c->backwards++;
@@ -768,15 +771,18 @@ static void sweep_kernel_plain(struct sweep *s, uint32_t cpu, const struct hgt_r
 		item_event(s, c, c->win[i], h, tsc, sw);
 }
 
-/* sweep_special - a record of a type from COMM on: a name (names.c's), a loss, or a type this
- * merger does not know, which charges its CPU's time and does nothing else */
+/* sweep_special - a record of a type from COMM on: a name (to the sink's named()), a loss, or a
+ * type this merger does not know, which charges its CPU's time and does nothing else */
 static cold_path void sweep_special(struct sweep *s, uint32_t cpu, const struct hgt_rec *h)
 {
 	struct cpu_state *c;
 	int64_t tsc = (int64_t)h->tsc;
 
-	if (h->type == HGT_REC_COMM || h->type == HGT_REC_NAME)
+	if (h->type == HGT_REC_COMM || h->type == HGT_REC_NAME) {
+		if (s->sink.named)
+			s->sink.named(h);
 		return;
+	}
 	c = cpu_of(s, cpu);
 	if (tsc < c->prev_tsc)
 		c->backwards++;
