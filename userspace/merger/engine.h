@@ -295,7 +295,9 @@ int labels_irq(uint32_t irq);
 int labels_comp(uint8_t kind, int64_t id);
 
 /* ---- sweep.c: the kernel's account of gaps and windows ---- */
-struct kev { int64_t tsc; uint32_t arg; uint8_t typ, flags; };
+/* a kernel event shown with its gap: a record's header, laid out as struct hgt_rec's (sweep.c
+ * copies it whole); len and aux are not read */
+struct kev { int64_t tsc; uint8_t typ, len, flags, aux; uint32_t arg; };
 
 /* what a closed gap carries besides its record: for the disagreement and the time lost */
 struct gap_detail {

@@ -32,6 +32,13 @@
 
 #define STACK_MAX 64
 
+/* a shown event is the record's header, copied whole (sweep_kernel()) */
+_Static_assert(sizeof(struct kev) == sizeof(struct hgt_rec) &&
+	       offsetof(struct kev, tsc) == offsetof(struct hgt_rec, tsc) &&
+	       offsetof(struct kev, typ) == offsetof(struct hgt_rec, type) &&
+	       offsetof(struct kev, flags) == offsetof(struct hgt_rec, flags) &&
+	       offsetof(struct kev, arg) == offsetof(struct hgt_rec, arg), "struct kev is struct hgt_rec's header");
+
 struct comp {
 	int64_t id;
 	int64_t v;
@@ -834,14 +841,8 @@ void sweep_kernel(struct sweep *s, uint32_t cpu, const struct hgt_rec *h)
 		mark_turn(s, cpu, tsc);
 	if ((it = c->gap)) {
 		it->n_events++;
-		if (it->nev < SHOW_EVENTS) {
-			struct kev *e = &it->ev[it->nev++];
-
-			e->tsc = tsc;
-			e->arg = h->arg;
-			e->typ = h->type;
-			e->flags = h->flags;
-		}
+		if (it->nev < SHOW_EVENTS)	/* the header as it is: one copy, not four fields */
+			memcpy(&it->ev[it->nev++], h, sizeof(struct kev));
 	}
 	switch (type) {
 	case HGT_REC_IRQ_ENTRY:
