@@ -348,6 +348,10 @@ struct sweep_sink {
 	void (*named)(const struct hgt_rec *rec);	/* a COMM or NAME record (names.c's) */
 };
 
+/* main.c's sink of the sweep's gaps (sweep.c calls them directly when they are the sink's) */
+void merge_room(void *ctx, uint32_t cpu, int ncomp, struct gap_room *room);
+void merge_gap(void *ctx, struct hgg_gap *g, const struct gap_detail *d);
+
 struct sweep;
 struct sweep *sweep_new(struct run *r, struct infer *in, const struct sweep_sink *sink);
 void sweep_kernel(struct sweep *s, uint32_t cpu, const struct hgt_rec *rec);

@@ -452,7 +452,10 @@ static flatten_hot void judge_item(struct sweep *s, struct cpu_state *c, struct 
 	int i, primary = -1, nturn = 0;
 
 	/* judged where it waits for its inference (main.c): nothing is copied there after */
-	s->sink.room(s->sink.ctx, d->cpu, it->ncomp, &room);
+	if (HG_FAST && s->sink.room == merge_room)	/* the merge's own: a direct call, inlined */
+		merge_room(s->sink.ctx, d->cpu, it->ncomp, &room);
+	else
+		s->sink.room(s->sink.ctx, d->cpu, it->ncomp, &room);
 	sort_comps(it, room.comp);
 	memcpy(room.ev, it->ev, (size_t)it->nev * sizeof(*it->ev));
 	det = (struct gap_detail){ .ev = room.ev, .nev = it->nev, .comp = room.comp, .ncomp = it->ncomp };
@@ -548,7 +551,11 @@ static flatten_hot void judge_item(struct sweep *s, struct cpu_state *c, struct 
 	}
 	gp->flags |= (it->has_in ? HGG_F_IN : 0) | (it->has_mig ? HGG_F_MIGRATED : 0);
 	gp->cls = coarse[gp->kind];
-	s->sink.gap(s->sink.ctx, gp, &det);	/* the inference is decided there, when it can be */
+	/* the inference is decided there, when it can be */
+	if (HG_FAST && s->sink.gap == merge_gap)
+		merge_gap(s->sink.ctx, gp, &det);
+	else
+		s->sink.gap(s->sink.ctx, gp, &det);
 }
 
 /* flush - judge the CPU's closed gaps: the event that came after them is known */
