@@ -155,8 +155,14 @@ static struct item *item_new(struct sweep *s, int window)
 {
 	struct item *it = s->free_items;
 
-	if (unlikely(!it))
-		return xcalloc(1, sizeof(*it));
+	if (unlikely(!it)) {
+		/* with room for a few components from the start: add_comp() walks them without
+		 * asking whether there is an array */
+		it = xcalloc(1, sizeof(*it));
+		it->capcomp = 8;
+		it->comp = xmalloc(it->capcomp * sizeof(*it->comp));
+		return it;
+	}
 	s->free_items = it->next_free;
 	if (!HG_FAST || window) {
 		struct comp *comp = it->comp;
@@ -200,7 +206,7 @@ static hot_inline void add_comp(struct item *it, uint8_t kind, int64_t id, int64
 {
 	struct comp *p = it->comp, *end = p;
 
-	if (it->ncomp)		/* a new item has no array yet: NULL + 0 is undefined */
+	if (HG_FAST || it->ncomp)	/* NULL + 0 is undefined: every item has an array (item_new) */
 		end = p + it->ncomp;
 	for (; p < end; p++)
 		if (p->id == id && p->kind == kind) {
