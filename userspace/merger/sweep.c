@@ -267,8 +267,9 @@ static out_of_line void add_seg(struct item *it, int64_t t0, int64_t t1, uint8_t
 static int64_t stretch_floor;
 
 /* charge_item - the stretch [@t0, @t1) to what ran, less [@fa, @fb) to another vCPU's turn (@fcpu)
- * when @turn */
-static hot_inline void charge_item(struct cpu_state *c, struct item *it, int64_t t0, int64_t t1, int turn)
+ * when @turn; @gap: @it is the CPU's gap, never a wake-up window (a constant where it is inlined) */
+static hot_inline void charge_item(struct cpu_state *c, struct item *it, int64_t t0, int64_t t1, int turn,
+				   int gap)
 {
 	uint8_t kind;
 	int64_t id;
@@ -278,7 +279,7 @@ static hot_inline void charge_item(struct cpu_state *c, struct item *it, int64_t
 		add_comp(it, kind, id, t1 - t0);
 		if (kind == HGG_K_SELF && t1 - t0 > stretch_floor)
 			it->self_long += t1 - t0;
-		if (it->window == 1)
+		if (!gap && it->window == 1)
 			add_seg(it, t0, t1, kind, id);
 		return;
 	}
@@ -290,7 +291,7 @@ static hot_inline void charge_item(struct cpu_state *c, struct item *it, int64_t
 	}
 	add_comp(it, kind, id, (t1 - t0) - (c->fb - c->fa));
 	add_comp(it, HGG_K_TURN, c->fcpu, c->fb - c->fa);
-	if (it->window == 1) {
+	if (!gap && it->window == 1) {
 		add_seg(it, t0, c->fa, kind, id);
 		add_seg(it, c->fa, c->fb, HGG_K_TURN, c->fcpu);
 		add_seg(it, c->fb, t1, kind, id);
@@ -309,9 +310,9 @@ static hot_inline void charge(struct cpu_state *c, int64_t upto)
 	turn = c->fmark && c->fb > c->fa;
 	c->fmark = 0;
 	if (c->gap)
-		charge_item(c, c->gap, t0, upto, turn);
+		charge_item(c, c->gap, t0, upto, turn, 1);
 	for (i = 0; i < c->nwin; i++)
-		charge_item(c, c->win[i], t0, upto, turn);
+		charge_item(c, c->win[i], t0, upto, turn, 0);
 }
 
 /* list_open - keep @cpu on the list of CPUs with a gap or window open, or off it (turns only) */
