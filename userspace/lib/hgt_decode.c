@@ -327,14 +327,18 @@ struct walk {
  *
  * The same checks, in fewer instructions a record: the stamp's bounds as one range [first,
  * first + width] (at most 2^63 - 1, and within the window widened by the slack: its stamps are
- * below 2^63 and the slack below 2^43, so nothing wraps), a record's least length for its type
- * and the header's in one table, and the order against the stamp before as a floor that is 0
- * when nothing is to be checked. The checks one by one, with @d's fields read for each, were
- * 51 instructions a record, a sixth of a merge's reading of the kernel's file (callgrind).
+ * below 2^63 and the slack below 2^43, so nothing wraps), a record's length against its type's
+ * least in one subtraction (a multiple of 8 from the least on: what is left below 256 and of 8;
+ * below the least, it wraps), and the order against the stamp before as a floor that is 0 when
+ * nothing is to be checked. The checks one by one, with @d's fields read for each, were 51
+ * instructions a record, a sixth of a merge's reading of the kernel's file (callgrind). A LOST
+ * record is left to check_records() (its least is beyond any length), which counts what it lost
+ * and comes back here. A record this walk leaves is checked there one check at a time: this walk
+ * may be stricter than they are (a type whose least is not of 8), never less.
  */
 static void walk_fitting(const struct hgt_decoder *d, const unsigned char *r, size_t len, struct walk *w)
 {
-	static unsigned char least[256];	/* max(the header, hgt_type_min_len()) of a type */
+	static uint16_t least[256];	/* max(the header, hgt_type_min_len()) of a type; LOST 256 */
 	static int made;
 	const uint64_t slack = d->slack, keep = slack ? UINT64_MAX : 0;
 	const uint64_t first = d->has_win && d->start > slack ? d->start - slack : 0;
@@ -348,8 +352,8 @@ static void walk_fitting(const struct hgt_decoder *d, const unsigned char *r, si
 
 	if (!made) {
 		for (i = 0; i < 256; i++)
-			least[i] = (unsigned char)(hgt_type_min_len(i) > sizeof(struct hgt_rec) ?
-						   hgt_type_min_len(i) : sizeof(struct hgt_rec));
+			least[i] = (uint16_t)(i == HGT_REC_LOST ? 256 : hgt_type_min_len(i) > sizeof(struct hgt_rec) ?
+					      hgt_type_min_len(i) : sizeof(struct hgt_rec));
 		made = 1;
 	}
 	if (first > last)		/* a window no stamp fits: every record is the checks' */
@@ -359,20 +363,13 @@ static void walk_fitting(const struct hgt_decoder *d, const unsigned char *r, si
 		unsigned type = p[8], rlen = p[9];
 
 		memcpy(&tsc, p, sizeof(tsc));
-		if (rlen < least[type] || rlen % 8 || rlen > len - pos || tsc - first > width || tsc + slack < floor)
+		if (((rlen - least[type]) & ~0xf8u) || rlen > len - pos || tsc - first > width || tsc + slack < floor)
 			break;
 		floor = tsc & keep;
 		if (tsc < lo)
 			lo = tsc;
 		if (tsc > hi)
 			hi = tsc;
-		if (type == HGT_REC_LOST) {
-			struct hgt_lost l;
-
-			memcpy(&l, p + sizeof(struct hgt_rec), sizeof(l));
-			lost += l.count;
-			nlost++;
-		}
 		n++;
 		at = pos;
 		pos += rlen;
@@ -458,6 +455,18 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 		}
 		n++;
 		pos += rlen;
+		/* on with the walk from the record after (it stops at a LOST one, which has passed) */
+		w = (struct walk){ .pos = pos, .n = n, .nlost = nlost, .lo = lo, .hi = hi, .lost = lost,
+				   .prev = prev, .has_prev = has_prev };
+		walk_fitting(d, r, len, &w);
+		pos = w.pos;
+		n = w.n;
+		lo = w.lo;
+		hi = w.hi;
+		lost = w.lost;
+		nlost = w.nlost;
+		prev = w.prev;
+		has_prev = w.has_prev;
 	}
 	d->lo = lo;
 	d->hi = hi;

@@ -295,7 +295,9 @@ int labels_irq(uint32_t irq);
 int labels_comp(uint8_t kind, int64_t id);
 
 /* ---- sweep.c: the kernel's account of gaps and windows ---- */
-struct kev { int64_t tsc; uint32_t arg; uint8_t typ, flags; };
+/* a kernel event shown with its gap: a record's header, laid out as struct hgt_rec's (sweep.c
+ * copies it whole); len and aux are not read */
+struct kev { int64_t tsc; uint8_t typ, len, flags, aux; uint32_t arg; };
 
 /* what a closed gap carries besides its record: for the disagreement and the time lost */
 struct gap_detail {
@@ -343,7 +345,12 @@ struct sweep_sink {
 	void (*window)(void *ctx, const struct window *w);
 	void (*switched)(void *ctx, int thread, int64_t tsc, int in);	/* every switch of a thread */
 	void (*migrated)(void *ctx, int thread, int64_t tsc);		/* the kernel moved a thread */
+	void (*named)(const struct hgt_rec *rec);	/* a COMM or NAME record (names.c's) */
 };
+
+/* main.c's sink of the sweep's gaps (sweep.c calls them directly when they are the sink's) */
+void merge_room(void *ctx, uint32_t cpu, int ncomp, struct gap_room *room);
+void merge_gap(void *ctx, struct hgg_gap *g, const struct gap_detail *d);
 
 struct sweep;
 struct sweep *sweep_new(struct run *r, struct infer *in, const struct sweep_sink *sink);

@@ -631,7 +631,7 @@ static cold_path void wq_grow(struct wqueue *q)
 	q->head = 0;
 }
 
-/* wq_tail - the place after @q's last gap: where the next gap is judged (on_room) */
+/* wq_tail - the place after @q's last gap: where the next gap is judged (merge_room) */
 static hot_inline struct waiting *wq_tail(struct wqueue *q)
 {
 	size_t i;
@@ -642,8 +642,8 @@ static hot_inline struct waiting *wq_tail(struct wqueue *q)
 	return &q->v[i < q->cap ? i : i - q->cap];
 }
 
-/* on_room - where the sweep judges a closing gap: @cpu's queue's next place, its record cleared */
-static void on_room(void *p, uint32_t cpu, int ncomp, struct gap_room *room)
+/* merge_room - where the sweep judges a closing gap: @cpu's queue's next place, its record cleared */
+void merge_room(void *p, uint32_t cpu, int ncomp, struct gap_room *room)
 {
 	struct ctx *c = p;
 	struct waiting *w = wq_tail(wq_of(c, cpu));
@@ -678,9 +678,9 @@ static void decide(struct ctx *c, struct hgg_gap *g)
 		classes_apply(c->classes, g);
 }
 
-/* on_gap - a judged gap, in its CPU's queue's next place (on_room): decided and handed on now, or
- * waiting there behind the CPU's earlier ones */
-static flatten_hot void on_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
+/* merge_gap - a judged gap, in its CPU's queue's next place (merge_room): decided and handed on now,
+ * or waiting there behind the CPU's earlier ones */
+flatten_hot void merge_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 {
 	struct ctx *c = p;
 	struct wqueue *q = wq_of(c, g->cpu);
@@ -701,19 +701,19 @@ static flatten_hot void on_gap(void *p, struct hgg_gap *g, const struct gap_deta
 	c->waiting++;
 }
 
-/* gap_to - a gap made here, not by the sweep, into its place as the sweep's are (on_room, on_gap) */
+/* gap_to - a gap made here, not by the sweep, into its place as the sweep's are (merge_room, merge_gap) */
 static void gap_to(struct ctx *c, const struct hgg_gap *g, const struct gap_detail *d)
 {
 	struct gap_room room;
 	struct gap_detail det = *d;
 
-	on_room(c, g->cpu, d->ncomp, &room);
+	merge_room(c, g->cpu, d->ncomp, &room);
 	*room.g = *g;
 	memcpy(room.comp, d->comp, (size_t)d->ncomp * sizeof(*room.comp));
 	memcpy(room.ev, d->ev, (size_t)d->nev * sizeof(*room.ev));
 	det.comp = room.comp;
 	det.ev = room.ev;
-	on_gap(c, room.g, &det);
+	merge_gap(c, room.g, &det);
 }
 
 /*
@@ -944,8 +944,8 @@ static void gap_without_recording(struct ctx *c, const struct gapdef *d)
 static uint64_t pass(struct ctx *c, const struct opts *o)
 {
 	struct run *r = c->r;
-	struct sweep_sink sink = { .ctx = c, .room = on_room, .gap = on_gap, .window = on_window, .switched = on_switch,
-				   .migrated = on_migrate };
+	struct sweep_sink sink = { .ctx = c, .room = merge_room, .gap = merge_gap, .window = on_window,
+				   .switched = on_switch, .migrated = on_migrate, .named = names_record };
 	struct sweep *sw = sweep_new(r, c->infer, &sink);
 	struct hgside *hs = c->tape ? NULL : hgside_open(r, on_record, c);
 	struct kstream *ks = r->hgt ? kstream_open(r) : NULL;
@@ -960,6 +960,9 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 	struct hg_ev ev = { 0 };
 	struct gapdef g = { 0 };
 	int made = 0;
+	/* a kernel record goes to more than the sweep (the exporters' thread, --progress): asked
+	 * once a record, not twice (the sweep's stores keep the compiler from holding either) */
+	const int others = !HG_FAST || c->xt || o->progress;
 
 	gapper_init(&gp, r);
 	for (;;) {
@@ -972,16 +975,17 @@ static uint64_t pass(struct ctx *c, const struct opts *o)
 		uint32_t cpu;
 
 		while (ks && kstream_next_upto(ks, th, &cpu, &rec)) {
-			if (rec->type == HGT_REC_COMM || rec->type == HGT_REC_NAME)
-				names_record(rec);
-			else
-				sweep_kernel(sw, cpu, rec);
-			if (c->xt)
-				xthread_kernel(c->xt, cpu, rec);
-			if (o->progress && !(kstream_events(ks) & 0xfffff) && now() - shown > 0.25) {
-				shown = now();
-				fprintf(stderr, "\rhgmerge: %5.1f%% of %llu kernel events", total ?
-					100.0 * kstream_events(ks) / total : 100.0, (unsigned long long)total);
+			/* a name goes to names.c from the sweep (sink.named), whose first question of a
+			 * record is whether it is one of the rarer types: not asked twice */
+			sweep_kernel(sw, cpu, rec);
+			if (unlikely(others)) {
+				if (c->xt)
+					xthread_kernel(c->xt, cpu, rec);
+				if (o->progress && !(kstream_events(ks) & 0xfffff) && now() - shown > 0.25) {
+					shown = now();
+					fprintf(stderr, "\rhgmerge: %5.1f%% of %llu kernel events", total ?
+						100.0 * kstream_events(ks) / total : 100.0, (unsigned long long)total);
+				}
 			}
 		}
 		if (th == INT64_MAX)

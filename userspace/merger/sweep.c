@@ -32,6 +32,13 @@
 
 #define STACK_MAX 64
 
+/* a shown event is the record's header, copied whole (sweep_kernel()) */
+_Static_assert(sizeof(struct kev) == sizeof(struct hgt_rec) &&
+	       offsetof(struct kev, tsc) == offsetof(struct hgt_rec, tsc) &&
+	       offsetof(struct kev, typ) == offsetof(struct hgt_rec, type) &&
+	       offsetof(struct kev, flags) == offsetof(struct hgt_rec, flags) &&
+	       offsetof(struct kev, arg) == offsetof(struct hgt_rec, arg), "struct kev is struct hgt_rec's header");
+
 struct comp {
 	int64_t id;
 	int64_t v;
@@ -148,8 +155,14 @@ static struct item *item_new(struct sweep *s, int window)
 {
 	struct item *it = s->free_items;
 
-	if (unlikely(!it))
-		return xcalloc(1, sizeof(*it));
+	if (unlikely(!it)) {
+		/* with room for a few components from the start: add_comp() walks them without
+		 * asking whether there is an array */
+		it = xcalloc(1, sizeof(*it));
+		it->capcomp = 8;
+		it->comp = xmalloc(it->capcomp * sizeof(*it->comp));
+		return it;
+	}
 	s->free_items = it->next_free;
 	if (!HG_FAST || window) {
 		struct comp *comp = it->comp;
@@ -193,7 +206,7 @@ static hot_inline void add_comp(struct item *it, uint8_t kind, int64_t id, int64
 {
 	struct comp *p = it->comp, *end = p;
 
-	if (it->ncomp)		/* a new item has no array yet: NULL + 0 is undefined */
+	if (HG_FAST || it->ncomp)	/* NULL + 0 is undefined: every item has an array (item_new) */
 		end = p + it->ncomp;
 	for (; p < end; p++)
 		if (p->id == id && p->kind == kind) {
@@ -254,8 +267,9 @@ static out_of_line void add_seg(struct item *it, int64_t t0, int64_t t1, uint8_t
 static int64_t stretch_floor;
 
 /* charge_item - the stretch [@t0, @t1) to what ran, less [@fa, @fb) to another vCPU's turn (@fcpu)
- * when @turn */
-static hot_inline void charge_item(struct cpu_state *c, struct item *it, int64_t t0, int64_t t1, int turn)
+ * when @turn; @gap: @it is the CPU's gap, never a wake-up window (a constant where it is inlined) */
+static hot_inline void charge_item(struct cpu_state *c, struct item *it, int64_t t0, int64_t t1, int turn,
+				   int gap)
 {
 	uint8_t kind;
 	int64_t id;
@@ -265,7 +279,7 @@ static hot_inline void charge_item(struct cpu_state *c, struct item *it, int64_t
 		add_comp(it, kind, id, t1 - t0);
 		if (kind == HGG_K_SELF && t1 - t0 > stretch_floor)
 			it->self_long += t1 - t0;
-		if (it->window == 1)
+		if (!gap && it->window == 1)
 			add_seg(it, t0, t1, kind, id);
 		return;
 	}
@@ -277,7 +291,7 @@ static hot_inline void charge_item(struct cpu_state *c, struct item *it, int64_t
 	}
 	add_comp(it, kind, id, (t1 - t0) - (c->fb - c->fa));
 	add_comp(it, HGG_K_TURN, c->fcpu, c->fb - c->fa);
-	if (it->window == 1) {
+	if (!gap && it->window == 1) {
 		add_seg(it, t0, c->fa, kind, id);
 		add_seg(it, c->fa, c->fb, HGG_K_TURN, c->fcpu);
 		add_seg(it, c->fb, t1, kind, id);
@@ -296,9 +310,9 @@ static hot_inline void charge(struct cpu_state *c, int64_t upto)
 	turn = c->fmark && c->fb > c->fa;
 	c->fmark = 0;
 	if (c->gap)
-		charge_item(c, c->gap, t0, upto, turn);
+		charge_item(c, c->gap, t0, upto, turn, 1);
 	for (i = 0; i < c->nwin; i++)
-		charge_item(c, c->win[i], t0, upto, turn);
+		charge_item(c, c->win[i], t0, upto, turn, 0);
 }
 
 /* list_open - keep @cpu on the list of CPUs with a gap or window open, or off it (turns only) */
@@ -445,7 +459,10 @@ static flatten_hot void judge_item(struct sweep *s, struct cpu_state *c, struct 
 	int i, primary = -1, nturn = 0;
 
 	/* judged where it waits for its inference (main.c): nothing is copied there after */
-	s->sink.room(s->sink.ctx, d->cpu, it->ncomp, &room);
+	if (HG_FAST && s->sink.room == merge_room)	/* the merge's own: a direct call, inlined */
+		merge_room(s->sink.ctx, d->cpu, it->ncomp, &room);
+	else
+		s->sink.room(s->sink.ctx, d->cpu, it->ncomp, &room);
 	sort_comps(it, room.comp);
 	memcpy(room.ev, it->ev, (size_t)it->nev * sizeof(*it->ev));
 	det = (struct gap_detail){ .ev = room.ev, .nev = it->nev, .comp = room.comp, .ncomp = it->ncomp };
@@ -541,7 +558,11 @@ static flatten_hot void judge_item(struct sweep *s, struct cpu_state *c, struct 
 	}
 	gp->flags |= (it->has_in ? HGG_F_IN : 0) | (it->has_mig ? HGG_F_MIGRATED : 0);
 	gp->cls = coarse[gp->kind];
-	s->sink.gap(s->sink.ctx, gp, &det);	/* the inference is decided there, when it can be */
+	/* the inference is decided there, when it can be */
+	if (HG_FAST && s->sink.gap == merge_gap)
+		merge_gap(s->sink.ctx, gp, &det);
+	else
+		s->sink.gap(s->sink.ctx, gp, &det);
 }
 
 /* flush - judge the CPU's closed gaps: the event that came after them is known */
@@ -699,8 +720,11 @@ static void sweep_kernel_plain(struct sweep *s, uint32_t cpu, const struct hgt_r
 	const struct hgt_switch *sw = NULL;
 	int i;
 
-	if (unlikely(h->type == HGT_REC_COMM || h->type == HGT_REC_NAME))
+	if (unlikely(h->type == HGT_REC_COMM || h->type == HGT_REC_NAME)) {
+		if (s->sink.named)
+			s->sink.named(h);
 		return;
+	}
 	c = cpu_of(s, cpu);
 	if (unlikely(tsc < c->prev_tsc))
 		c->backwards++;
@@ -768,15 +792,18 @@ static void sweep_kernel_plain(struct sweep *s, uint32_t cpu, const struct hgt_r
 		item_event(s, c, c->win[i], h, tsc, sw);
 }
 
-/* sweep_special - a record of a type from COMM on: a name (names.c's), a loss, or a type this
- * merger does not know, which charges its CPU's time and does nothing else */
+/* sweep_special - a record of a type from COMM on: a name (to the sink's named()), a loss, or a
+ * type this merger does not know, which charges its CPU's time and does nothing else */
 static cold_path void sweep_special(struct sweep *s, uint32_t cpu, const struct hgt_rec *h)
 {
 	struct cpu_state *c;
 	int64_t tsc = (int64_t)h->tsc;
 
-	if (h->type == HGT_REC_COMM || h->type == HGT_REC_NAME)
+	if (h->type == HGT_REC_COMM || h->type == HGT_REC_NAME) {
+		if (s->sink.named)
+			s->sink.named(h);
 		return;
+	}
 	c = cpu_of(s, cpu);
 	if (tsc < c->prev_tsc)
 		c->backwards++;
@@ -828,14 +855,8 @@ void sweep_kernel(struct sweep *s, uint32_t cpu, const struct hgt_rec *h)
 		mark_turn(s, cpu, tsc);
 	if ((it = c->gap)) {
 		it->n_events++;
-		if (it->nev < SHOW_EVENTS) {
-			struct kev *e = &it->ev[it->nev++];
-
-			e->tsc = tsc;
-			e->arg = h->arg;
-			e->typ = h->type;
-			e->flags = h->flags;
-		}
+		if (it->nev < SHOW_EVENTS)	/* the header as it is: one copy, not four fields */
+			memcpy(&it->ev[it->nev++], h, sizeof(struct kev));
 	}
 	switch (type) {
 	case HGT_REC_IRQ_ENTRY:
