@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "hg_procstat.h"
 #include "run.h"
 
 #define DMA_LATENCY "/dev/cpu_dma_latency"
@@ -69,33 +70,6 @@ static int hold_dma_latency(struct hg_run *run)
 	return 0;
 }
 
-/* ppid_of - the parent of @pid and its command name, from /proc; -1 if gone */
-static pid_t ppid_of(pid_t pid, char *comm, size_t len)
-{
-	char path[64], buf[512], *open_paren, *close_paren;
-	ssize_t n;
-	int fd;
-	long pp;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
-	open_paren = strchr(buf, '(');
-	close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren ||
-	    sscanf(close_paren + 1, " %*c %ld", &pp) != 1)
-		return -1;
-	snprintf(comm, len, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
-	return (pid_t)pp;
-}
-
 /*
  * find_recorder - the pid hgtrace record put in HGTRACE_RECORD_PID, if it is
  * an hgtrace among our ancestors: a stale value inherited from elsewhere must
@@ -116,7 +90,7 @@ static pid_t find_recorder(void)
 		return 0;
 	want = (pid_t)v;
 	for (k = 0; k < ANCESTORS && p > 1; k++) {
-		pid_t up = ppid_of(p, comm, sizeof(comm));
+		pid_t up = hg_proc_parent(p, comm, sizeof(comm));
 
 		if (p == want)
 			return strcmp(comm, "hgtrace") ? 0 : want;

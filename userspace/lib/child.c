@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include "hg_child.h"
+#include "hg_procstat.h"
 
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
 #define NR_STOPS	(sizeof(stop_signals) / sizeof(stop_signals[0]))
@@ -178,29 +179,6 @@ int hg_child_subreaper(void)
 	return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
-/* parent_of - @pid's parent, from /proc/PID/stat (after the name's last ')'), or -1 */
-static pid_t parent_of(const char *pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-	long pp;
-
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %ld", &pp) != 1)
-		return -1;
-	return (pid_t)pp;
-}
-
 /* kill_children - SIGKILL each child of ours; how many */
 static int kill_children(void)
 {
@@ -217,7 +195,7 @@ static int kill_children(void)
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
 		pid = (pid_t)atol(e->d_name);
-		if (parent_of(e->d_name) == me && !kill(pid, SIGKILL))
+		if (hg_proc_parent(pid, NULL, 0) == me && !kill(pid, SIGKILL))
 			n++;
 	}
 	closedir(d);
