@@ -402,17 +402,23 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 	uint32_t nlost;
 	int has_prev;
 
-	/* most records pass at once; from the first that may not, each check in turn */
-	walk_fitting(d, r, len, &w);
-	pos = w.pos;
-	n = w.n;
-	lo = w.lo;
-	hi = w.hi;
-	lost = w.lost;
-	nlost = w.nlost;
-	prev = w.prev;
-	has_prev = w.has_prev;
-	while (pos < len) {
+	for (;;) {
+		/*
+		 * most records pass at once; from the first that may not, each check in
+		 * turn, then on with the walk from the record after (it stops at a LOST
+		 * one, which has passed)
+		 */
+		walk_fitting(d, r, len, &w);
+		pos = w.pos;
+		n = w.n;
+		lo = w.lo;
+		hi = w.hi;
+		lost = w.lost;
+		nlost = w.nlost;
+		prev = w.prev;
+		has_prev = w.has_prev;
+		if (pos >= len)
+			break;
 		if (len - pos < sizeof(struct hgt_rec)) {
 			what = "corrupt record: shorter than a record header";
 			break;
@@ -455,18 +461,8 @@ static int check_records(struct hgt_decoder *d, const struct hgt_chunk_info *c, 
 		}
 		n++;
 		pos += rlen;
-		/* on with the walk from the record after (it stops at a LOST one, which has passed) */
 		w = (struct walk){ .pos = pos, .n = n, .nlost = nlost, .lo = lo, .hi = hi, .lost = lost,
 				   .prev = prev, .has_prev = has_prev };
-		walk_fitting(d, r, len, &w);
-		pos = w.pos;
-		n = w.n;
-		lo = w.lo;
-		hi = w.hi;
-		lost = w.lost;
-		nlost = w.nlost;
-		prev = w.prev;
-		has_prev = w.has_prev;
 	}
 	d->lo = lo;
 	d->hi = hi;
