@@ -135,25 +135,3 @@ void out_discard(char *tmp)
 	if (out_untrack(tmp))
 		free(tmp);
 }
-
-int out_write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (w == 0) {
-			errno = ENOSPC;
-			return -1;
-		}
-		p += w;
-		n -= w;
-	}
-	return 0;
-}

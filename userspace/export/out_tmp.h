@@ -24,7 +24,5 @@ int out_untrack(const char *name);
 void out_discard_pending(void);
 /* out_dir - the folder of @path ("." when it has none), malloc'd */
 char *out_dir(const char *path);
-/* out_write_all - write @n bytes at the current offset, retrying short writes; 0 or -1 (errno) */
-int out_write_all(int fd, const void *buf, size_t n);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hg_io.h"
 #include "out_tmp.h"
 #include "pf_writer.h"
 
@@ -38,7 +39,7 @@ void pfw_seq_free(struct pf_seq *s)
 
 int pfw_flush(struct pf_writer *w)
 {
-	if (w->len && !w->err_no && out_write_all(w->fd, w->buf, w->len))
+	if (w->len && !w->err_no && hg_write_all(w->fd, w->buf, w->len))
 		w->err_no = errno ? errno : EIO;
 	w->len = 0;
 	return w->err_no ? -1 : 0;

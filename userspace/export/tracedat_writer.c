@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hg_io.h"
 #include "out_tmp.h"
 #include "tracedat_writer.h"
 
@@ -410,7 +411,7 @@ static void lane_write_chunk(struct td_lane *l)
 	if (!w->err_no) {
 		if (*fd < 0 && (*fd = pages_open(w)) < 0)
 			lane_fail(l, "cannot create its temporary page file", 1);
-		else if (out_write_all(*fd, l->chunk, n))
+		else if (hg_write_all(*fd, l->chunk, n))
 			lane_fail(l, "cannot write its temporary page file", 1);
 		else if (lane_extend(l, w->pages_bytes[l->buffer], n))
 			lane_fail(l, "out of memory for the index of its temporary page file", 0);
@@ -749,13 +750,13 @@ int td_write(struct td_writer *w, const char *path, int top, const int *extra, u
 		free(s.p);
 		return -1;
 	}
-	if (out_write_all(fd, s.p, s.n))
+	if (hg_write_all(fd, s.p, s.n))
 		goto fail_errno;
 	off = (s.n + TD_PAGE - 1) / TD_PAGE * TD_PAGE;
 	if (off > s.n) {
 		static const char zeros[TD_PAGE];
 
-		if (out_write_all(fd, zeros, off - s.n))
+		if (hg_write_all(fd, zeros, off - s.n))
 			goto fail_errno;
 	}
 	for (i = 0; i <= nextra; i++)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * hg_io.h - reading a file at an offset, and the first check of a file, for
- * the readers of both formats.
+ * hg_io.h - reading a file at an offset, writing all of a buffer, and the
+ * first check of a file, for the readers and writers of both formats.
  */
 #ifndef HG_IO_H
 #define HG_IO_H
@@ -13,6 +13,10 @@
 
 /* hg_pread_all - @len bytes at @off: 0, or -1 when the file is shorter or unreadable */
 int hg_pread_all(int fd, void *buf, size_t len, uint64_t off);
+
+/* hg_write_all - @n bytes at the current offset, across short writes and signals: 0, or -1
+ * with errno (ENOSPC when write() wrote nothing) */
+int hg_write_all(int fd, const void *buf, size_t n);
 
 /*
  * hg_read_prelude - the first @len bytes of @path (@fd, @size bytes) into @buf, zeroed first,

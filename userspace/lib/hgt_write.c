@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "hg_hgt_write.h"
+#include "hg_io.h"
 #include "hg_utf8.h"
 
 static const char zeros[8];
@@ -55,20 +56,10 @@ int hgt_writer_open(struct hgt_writer *w, const char *path, uint32_t version, co
 	return 0;
 }
 
-/* write_all - @len bytes of @buf to the file, across short writes and signals */
+/* write_all - @len bytes of @buf to the file; the first failure kept with its reason */
 static int write_all(struct hgt_writer *w, const char *buf, size_t len)
 {
-	while (len) {
-		ssize_t n = write(w->fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return fail(w, n < 0 ? errno : EIO, "writing");
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return hg_write_all(w->fd, buf, len) ? fail(w, errno, "writing") : 0;
 }
 
 static int flush(struct hgt_writer *w)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * io.c - reading a file at an offset, and the first check of a file (hg_io.h).
+ * io.c - reading a file at an offset, writing all of a buffer, and the first
+ * check of a file (hg_io.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -44,5 +45,27 @@ int hg_read_prelude(int fd, uint64_t size, const char *path, void *buf, size_t l
 	if (have < len)
 		return hg_err_set(err, "%s: offset 0: truncated in the prelude (%zu bytes, %zu needed)", path,
 				  have, len);
+	return 0;
+}
+
+int hg_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += w;
+		n -= w;
+	}
 	return 0;
 }
