@@ -5,10 +5,14 @@
  * Root only (CAP_SYS_ADMIN at open and at every call, device mode 0600).
  * Every open file must first agree on the ABI with HGT_IOC_HELLO; until then
  * everything else fails with -EPROTO. The device holds a module reference while open, so rmmod is
- * refused while a reader is attached. Recording state does not belong to a
- * file: a recorder that dies leaves it running, like tracefs, and the next
- * HGT_IOC_STOP or rmmod ends it. Recording stopped with HGT_IOC_OFF leaves the
- * probes attached (and testing a flag) until HGT_IOC_STOP or rmmod.
+ * refused while a reader is attached. The module belongs to the file that
+ * first changed its settings or started it, until that file's STOP or close
+ * (ABI 1.4; hgt_ctl_cmd): a second recorder cannot change, reset, drain or
+ * stop the first one's recording, not even between its OFF and its STOP. A
+ * recorder that dies leaves it running, unowned, like tracefs, and the next
+ * HGT_IOC_STOP or rmmod ends it.
+ * Recording stopped with HGT_IOC_OFF leaves the probes attached (and testing
+ * a flag) until HGT_IOC_STOP or rmmod.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -18,6 +22,8 @@
 #include <linux/slab.h>
 #include <linux/bitmap.h>
 #include <linux/string.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <asm/tsc.h>
 #include "hgtrace.h"
 
@@ -38,8 +44,70 @@ static int hgt_open(struct inode *inode, struct file *f)
 	return 0;
 }
 
+/*
+ * The owner and its pid change under hgt.owner_lock, a spinlock, not
+ * ctl_lock: a close, STATS and /proc/hgtrace/status must not wait behind a
+ * STOP that waits for the tracepoints' grace periods (minutes under a load
+ * that holds RCU up: docs/testing.md). Whether @hf may act is decided under
+ * ctl_lock too (hgt_ctl_cmd), so no other file can claim in between.
+ */
+
+/* hgt_claim - @hf changed the settings or started: it owns them, unless someone does */
+static void hgt_claim(struct hgt_file *hf)
+{
+	spin_lock(&hgt.owner_lock);
+	if (!hgt.owner) {
+		hgt.owner_pid = get_task_pid(current, PIDTYPE_TGID);
+		WRITE_ONCE(hgt.owner, hf);
+	}
+	spin_unlock(&hgt.owner_lock);
+}
+
+/* hgt_unclaim - nobody owns the module if @hf did, or if @hf is NULL */
+static void hgt_unclaim(struct hgt_file *hf)
+{
+	struct pid *pid = NULL;
+
+	spin_lock(&hgt.owner_lock);
+	if (!hf || hgt.owner == hf) {
+		pid = hgt.owner_pid;
+		hgt.owner_pid = NULL;
+		WRITE_ONCE(hgt.owner, NULL);
+	}
+	spin_unlock(&hgt.owner_lock);
+	put_pid(pid);
+}
+
+/*
+ * hgt_owned_elsewhere - does another file own the module? Then @hf may not
+ * change, drain or stop it. Callers hold ctl_lock, but for read(): a read
+ * racing another file's first claim reads what was there before it.
+ */
+static bool hgt_owned_elsewhere(struct hgt_file *hf)
+{
+	const void *owner = READ_ONCE(hgt.owner);
+
+	return owner && owner != hf;
+}
+
+/* hgt_owner_tgid - the owner's pid as the caller sees it, 0 for none (or not visible there) */
+pid_t hgt_owner_tgid(void)
+{
+	pid_t nr;
+
+	spin_lock(&hgt.owner_lock);
+	nr = hgt.owner_pid ? pid_vnr(hgt.owner_pid) : 0;
+	spin_unlock(&hgt.owner_lock);
+	return nr;
+}
+
+/*
+ * The owner's close gives the module up, whatever state it is in: a recorder
+ * killed while recording leaves its recording running for `hgtrace stop`.
+ */
 static int hgt_release(struct inode *inode, struct file *f)
 {
+	hgt_unclaim(f->private_data);
 	kfree(f->private_data);
 	return 0;
 }
@@ -170,7 +238,7 @@ static void hgt_get_config_1_0(struct hgt_config_1_0 *old)
 }
 
 /* hgt_set_cpus - HGT_IOC_SET_CPUS: the CPUs to record, a set of any size */
-static long hgt_set_cpus(void __user *arg)
+static long hgt_set_cpus(struct hgt_file *hf, void __user *arg)
 {
 	unsigned long *bits = NULL;
 	struct hgt_cpus a;
@@ -195,10 +263,12 @@ static long hgt_set_cpus(void __user *arg)
 	if (ret)
 		goto out;
 	mutex_lock(&hgt.ctl_lock);
-	if (hgt.running)
+	if (hgt.running || hgt_owned_elsewhere(hf)) {
 		ret = -EBUSY;
-	else
+	} else {
 		cpumask_copy(&hgt.cpus, mask);
+		hgt_claim(hf);
+	}
 	mutex_unlock(&hgt.ctl_lock);
 out:
 	bitmap_free(bits);
@@ -286,6 +356,7 @@ static long hgt_stats(void __user *arg, size_t size)
 	mutex_unlock(&hgt.read_lock);
 	st.msa_overflow = hgt_msa_overflow();
 	st.funcs_unnamed = hgt_funcs_unnamed();
+	st.owner = hgt_owner_tgid();
 	return copy_to_user(arg, &st, size) ? -EFAULT : 0;
 }
 
@@ -309,6 +380,65 @@ static long hgt_msa_ioctl(void __user *arg, size_t size)
 	return copy_to_user(arg, &m, size) ? -EFAULT : 0;
 }
 
+/*
+ * hgt_ctl_cmd - the commands that change, start or stop the recording: under
+ * ctl_lock, and refused (EBUSY) to a file other than the owner. The first
+ * that succeeds makes @hf the owner, so that its settings are still its own
+ * when it starts; its STOP gives the module up (its OFF does not: it drains
+ * before its STOP, and nobody else may reset, start or read until then).
+ */
+static long hgt_ctl_cmd(struct hgt_file *hf, unsigned int cmd, void __user *uarg)
+{
+	union {
+		struct hgt_config c;
+		struct hgt_config_1_0 c10;
+		struct hgt_filter flt;
+	} u;
+	long ret = 0;
+
+	if (cmd == HGT_IOC_CONFIG && copy_from_user(&u.c, uarg, sizeof(u.c)))
+		return -EFAULT;
+	if (cmd == HGT_IOC_CONFIG_1_0 && copy_from_user(&u.c10, uarg, sizeof(u.c10)))
+		return -EFAULT;
+	if (cmd == HGT_IOC_FILTER && copy_from_user(&u.flt, uarg, sizeof(u.flt)))
+		return -EFAULT;
+	mutex_lock(&hgt.ctl_lock);
+	if (hgt_owned_elsewhere(hf)) {
+		mutex_unlock(&hgt.ctl_lock);
+		return -EBUSY;
+	}
+	switch (cmd) {
+	case HGT_IOC_CONFIG:
+		ret = hgt_set_config(&u.c, NULL);
+		break;
+	case HGT_IOC_CONFIG_1_0:
+		ret = hgt_set_config_1_0(&u.c10);
+		break;
+	case HGT_IOC_FILTER:
+		ret = hgt_set_filter(&u.flt);
+		break;
+	case HGT_IOC_START:
+		ret = hgt_start();
+		break;
+	case HGT_IOC_OFF:
+		hgt_off();
+		mutex_unlock(&hgt.ctl_lock);
+		return 0;
+	case HGT_IOC_STOP:
+		hgt_stop();
+		hgt_unclaim(NULL);
+		mutex_unlock(&hgt.ctl_lock);
+		return 0;
+	case HGT_IOC_RESET:
+		ret = hgt_reset();
+		break;
+	}
+	if (!ret)
+		hgt_claim(hf);
+	mutex_unlock(&hgt.ctl_lock);
+	return ret;
+}
+
 static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct hgt_file *hf = f->private_data;
@@ -318,7 +448,6 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		struct hgt_config_1_0 c10;
 		struct hgt_filter flt;
 	} u;
-	long ret;
 
 	/* checked at every call, not only at open: a file passed to another process */
 	if (!capable(CAP_SYS_ADMIN))
@@ -327,22 +456,15 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return hgt_hello(hf, uarg);
 	if (!hf->hello)
 		return -EPROTO;
-
 	switch (cmd) {
 	case HGT_IOC_CONFIG:
-		if (copy_from_user(&u.c, uarg, sizeof(u.c)))
-			return -EFAULT;
-		mutex_lock(&hgt.ctl_lock);
-		ret = hgt_set_config(&u.c, NULL);
-		mutex_unlock(&hgt.ctl_lock);
-		return ret;
 	case HGT_IOC_CONFIG_1_0:
-		if (copy_from_user(&u.c10, uarg, sizeof(u.c10)))
-			return -EFAULT;
-		mutex_lock(&hgt.ctl_lock);
-		ret = hgt_set_config_1_0(&u.c10);
-		mutex_unlock(&hgt.ctl_lock);
-		return ret;
+	case HGT_IOC_FILTER:
+	case HGT_IOC_START:
+	case HGT_IOC_OFF:
+	case HGT_IOC_STOP:
+	case HGT_IOC_RESET:
+		return hgt_ctl_cmd(hf, cmd, uarg);
 	case HGT_IOC_GET_CONFIG:
 		mutex_lock(&hgt.ctl_lock);
 		hgt_get_config(&u.c);
@@ -354,41 +476,14 @@ static long hgt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		mutex_unlock(&hgt.ctl_lock);
 		return copy_to_user(uarg, &u.c10, sizeof(u.c10)) ? -EFAULT : 0;
 	case HGT_IOC_SET_CPUS:
-		return hgt_set_cpus(uarg);
+		return hgt_set_cpus(hf, uarg);
 	case HGT_IOC_GET_CPUS:
 		return hgt_get_cpus(uarg);
-	case HGT_IOC_FILTER:
-		if (copy_from_user(&u.flt, uarg, sizeof(u.flt)))
-			return -EFAULT;
-		mutex_lock(&hgt.ctl_lock);
-		ret = hgt_set_filter(&u.flt);
-		mutex_unlock(&hgt.ctl_lock);
-		return ret;
 	case HGT_IOC_GET_FILTER:
 		mutex_lock(&hgt.ctl_lock);
 		u.flt = hgt.filter;
 		mutex_unlock(&hgt.ctl_lock);
 		return copy_to_user(uarg, &u.flt, sizeof(u.flt)) ? -EFAULT : 0;
-	case HGT_IOC_START:
-		mutex_lock(&hgt.ctl_lock);
-		ret = hgt_start();
-		mutex_unlock(&hgt.ctl_lock);
-		return ret;
-	case HGT_IOC_OFF:
-		mutex_lock(&hgt.ctl_lock);
-		hgt_off();
-		mutex_unlock(&hgt.ctl_lock);
-		return 0;
-	case HGT_IOC_STOP:
-		mutex_lock(&hgt.ctl_lock);
-		hgt_stop();
-		mutex_unlock(&hgt.ctl_lock);
-		return 0;
-	case HGT_IOC_RESET:
-		mutex_lock(&hgt.ctl_lock);
-		ret = hgt_reset();
-		mutex_unlock(&hgt.ctl_lock);
-		return ret;
 	case HGT_IOC_STATS:
 	case HGT_IOC_STATS_1_0:
 		return hgt_stats(uarg, _IOC_SIZE(cmd));
@@ -408,6 +503,9 @@ static ssize_t hgt_read(struct file *f, char __user *buf, size_t count, loff_t *
 		return -EPERM;
 	if (!hf->hello)
 		return -EPROTO;
+	/* another file's recording is drained by its owner alone */
+	if (hgt_owned_elsewhere(hf))
+		return -EBUSY;
 	return hgt_buffer_read(buf, count);
 }
 

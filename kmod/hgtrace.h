@@ -56,6 +56,16 @@ struct hgt_state {
 	unsigned long *irq_named;	/* irqs whose NAME record was written */
 	int read_cpu;			/* round-robin start for the next read() */
 	u32 msa_capacity;
+	/*
+	 * The module's owner (ABI 1.4): the open file that first changed the
+	 * settings or started recording, until that file's STOP or close; NULL
+	 * for none. owner_pid: its process, for STATS and /proc/hgtrace/status
+	 * (a struct pid: shown in the reader's namespace). Both under owner_lock
+	 * (ctl.c says why not ctl_lock).
+	 */
+	spinlock_t owner_lock;
+	const void *owner;
+	struct pid *owner_pid;
 };
 
 extern struct hgt_state hgt;
@@ -157,6 +167,7 @@ u64 hgt_msa_overflow(void);
 
 /* ctl.c, proc.c */
 int hgt_ctl_init(void);
+pid_t hgt_owner_tgid(void);
 void hgt_ctl_exit(void);
 int hgt_proc_init(void);
 void hgt_proc_exit(void);

@@ -17,6 +17,7 @@
 #include <asm/tsc.h>
 #include <asm/msr.h>
 #include <linux/utsname.h>
+#include <linux/stringify.h>
 #include "hgtrace.h"
 #include "compat.h"
 
@@ -139,6 +140,7 @@ static int __init hgt_init(void)
 	}
 	mutex_init(&hgt.ctl_lock);
 	mutex_init(&hgt.read_lock);
+	spin_lock_init(&hgt.owner_lock);
 	cpumask_copy(&hgt.cpus, cpu_possible_mask);
 	hgt.events = HGT_EV_DEFAULT;
 
@@ -202,4 +204,5 @@ module_init(hgt_init);
 module_exit(hgt_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("hourglass ground-truth recorder: scheduler, irq, softirq, timer and IPI events stamped with the TSC");
-MODULE_VERSION("1.1");
+/* modinfo says the ABI, as DKMS's PACKAGE_VERSION does (kmod/dkms.conf) */
+MODULE_VERSION(__stringify(HGT_ABI_MAJOR) "." __stringify(HGT_ABI_MINOR));

@@ -8,6 +8,7 @@
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/pid.h>
 #include <asm/tsc.h>
 #include "hgtrace.h"
 
@@ -21,6 +22,7 @@ static int status_show(struct seq_file *m, void *v)
 	seq_printf(m, "abi %u.%u\n", HGT_ABI_MAJOR, HGT_ABI_MINOR);
 	seq_printf(m, "state %s\n", READ_ONCE(hgt.running) ? "running" : "stopped");
 	seq_printf(m, "probes %s\n", READ_ONCE(hgt.attached) ? "attached" : "detached");
+	seq_printf(m, "owner %d\n", hgt_owner_tgid());
 	seq_printf(m, "mode %s\n", hgt.mode == HGT_MODE_OVERWRITE ? "overwrite" : "stop");
 	seq_printf(m, "buffer_bytes_per_cpu %lu\n", hgt.rb_bytes);
 	seq_printf(m, "buffer_bytes_allocated_per_cpu %lu\n", hgt.buf_bytes);

@@ -35,7 +35,7 @@
 #ifndef HGT_ABI_MAJOR
 #define HGT_ABI_MAJOR		1
 #endif
-#define HGT_ABI_MINOR		3
+#define HGT_ABI_MINOR		4
 
 #define HGT_DEVICE		"/dev/hgtrace"
 #define HGT_PROC_DIR		"/proc/hgtrace"
@@ -299,7 +299,8 @@ struct hgt_stats {
 	struct hgt_cpu_stats s;	/* out */
 	__u64 msa_overflow;	/* out: tasks not accounted because the table was full */
 	__u64 funcs_unnamed;	/* out (1.1): callbacks left unnamed, their part of the name table full */
-	__u64 reserved[6];	/* out: 0 */
+	__u64 owner;		/* out (1.4): the pid (tgid) whose file owns the module, 0 for none */
+	__u64 reserved[5];	/* out: 0 */
 };
 
 #define HGT_STATE_STOPPED	0
@@ -354,6 +355,16 @@ struct hgt_msa {
  * changed). HGT_IOC_STATS says stopped after either.
  */
 #define HGT_IOC_OFF		_IO(HGT_IOC_MAGIC, 12)
+/*
+ * 1.4: the module belongs to the open file that first changed its settings
+ * (CONFIG, SET_CPUS, FILTER, RESET) or started it, until that file's STOP or
+ * its close. Meanwhile those commands, START, OFF, STOP and read() of every
+ * other file fail with EBUSY: a second recorder can neither change, reset,
+ * drain nor stop a first one's recording, not even between the first one's
+ * OFF and its STOP (its drain). A recorder that dies closes its file: its
+ * recording runs on, unowned, and any file may stop it. HGT_IOC_STATS's
+ * owner names the owning process.
+ */
 
 /*
  * ABI 1.0's layouts. A 1.1 module answers their ioctls as a 1.0 module did;
