@@ -40,6 +40,9 @@ int hgt_cmd_stat(int argc, char **argv)
 	       cfg.mode == HGT_MODE_OVERWRITE ? "overwrite" : "stop",
 	       (unsigned long long)cfg.buffer_bytes, cfg.events, d.hello.events_available,
 	       cfg.msa_threads);
+	/* 1.4: who holds the module (docs/hgtrace-abi.md, "Ownership"); 0 for nobody */
+	if (d.hello.abi_minor >= 4)
+		printf("owner: %d\n", (int)hgt_dev_owner(&d));
 	printf("# cpu state produced written refused overwritten read reader_fault\n");
 	for (cpu = 0; cpu < d.hello.nr_cpu_ids; cpu++) {
 		struct hgt_stats st;

@@ -56,11 +56,36 @@ void hgt_dev_close(struct hgt_dev *d)
 }
 
 /* hgt_dev_ioctl - an ioctl whose failure is reported with what was being done */
+/*
+ * hgt_dev_owner - the process that owns the module (ABI 1.4: the file that
+ * first changed its settings or started it, until its STOP or close), 0 for
+ * none, for a module too old to say, or when it cannot be read
+ */
+pid_t hgt_dev_owner(struct hgt_dev *d)
+{
+	struct hgt_stats st;
+
+	if (d->hello.abi_minor < 4 || hgt_dev_stats(d, 0, &st))
+		return 0;
+	return (pid_t)st.owner;
+}
+
 int hgt_dev_ioctl(struct hgt_dev *d, unsigned long cmd, void *arg, const char *what)
 {
+	pid_t owner;
+	int e;
+
 	if (ioctl(d->fd, cmd, arg) == 0)
 		return 0;
-	fprintf(stderr, "hgtrace: %s: %s\n", what, strerror(errno));
+	e = errno;
+	owner = e == EBUSY ? hgt_dev_owner(d) : 0;
+	if (owner > 0 && owner != getpid())
+		fprintf(stderr, "hgtrace: %s: the module belongs to process %d, another recorder "
+			"still recording or draining; it is free once that one has finished\n",
+			what, (int)owner);
+	else
+		fprintf(stderr, "hgtrace: %s: %s\n", what, strerror(e));
+	errno = e;
 	return -1;
 }
 

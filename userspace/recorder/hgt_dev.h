@@ -10,6 +10,7 @@
 #define HGT_DEV_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include "hgtrace.h"
 
 /* Exit codes shared by every hgtrace subcommand (like rtla: "could not run" != "ran"). */
@@ -42,6 +43,8 @@ int hgt_dev_get_filter(struct hgt_dev *d, struct hgt_filter *f);
  * Quiet and async-signal-safe: -1 with errno.
  */
 int hgt_dev_off(const struct hgt_dev *d);
+/* hgt_dev_owner - the pid owning the module (ABI 1.4), 0 for none or an older module */
+pid_t hgt_dev_owner(struct hgt_dev *d);
 /* hgt_dev_stats, hgt_dev_msa - quiet: -1 with errno, for callers that go on to the next CPU or pid */
 int hgt_dev_stats(struct hgt_dev *d, unsigned int cpu, struct hgt_stats *st);
 int hgt_dev_msa(struct hgt_dev *d, struct hgt_msa *m);

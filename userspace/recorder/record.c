@@ -72,6 +72,7 @@ static void on_signal(int sig)
  */
 struct saved_state {
 	int have;
+	int changed;	/* this recorder changed the module's settings: put them back */
 	struct hgt_config cfg;
 	struct hg_cpuset cpus;
 	struct hgt_filter filter;
@@ -97,6 +98,11 @@ static int restore_state(struct hgt_dev *d, struct saved_state *s)
 
 	if (!s->have)
 		return 0;
+	if (!s->changed) {	/* e.g. refused, the module belonging to another recorder */
+		free(s->cpus.bits);
+		s->have = 0;
+		return 0;
+	}
 	if (hgt_dev_off(d)) {
 		fprintf(stderr, "hgtrace: stopping: %s\n", strerror(errno));
 		err = -1;
@@ -597,6 +603,16 @@ int hgt_cmd_record(int argc, char **argv)
 	 */
 	hg_stop_catch(on_signal);
 	/*
+	 * SIGUSR1, the command's freeze (on_freeze), caught from here on: one
+	 * that came before the recording starts ends it as a Ctrl-C would, not
+	 * the recorder by the signal's default action with the module set up
+	 */
+	{
+		struct sigaction fz = { .sa_handler = on_freeze };
+
+		sigaction(SIGUSR1, &fz, NULL);
+	}
+	/*
 	 * A write to a pipe nobody reads (a stderr whose reader has gone) must
 	 * fail with EPIPE, not kill the recorder with the module recording;
 	 * the command's release (hg_child_release) sees to its own pipe.
@@ -611,14 +627,22 @@ int hgt_cmd_record(int argc, char **argv)
 	/* configure while stopped; a running recording belongs to someone else */
 	{
 		struct hgt_stats st;
+		pid_t owner;
 
 		if (hgt_dev_stats(&d, 0, &st)) {
 			fprintf(stderr, "hgtrace: reading the module's state: %s\n", strerror(errno));
 			goto out;
 		}
+		owner = hgt_dev_owner(&d);
+		if (owner > 0) {
+			fprintf(stderr, "hgtrace: the module belongs to process %d, another recorder "
+				"(/proc/hgtrace/status: owner); it is free once that one has finished\n",
+				(int)owner);
+			goto out;
+		}
 		if (st.state == HGT_STATE_RUNNING) {
-			fprintf(stderr, "hgtrace: the module is already recording (another recorder?); "
-				"'hgtrace stop' ends it\n");
+			fprintf(stderr, "hgtrace: the module is already recording (a recorder that "
+				"died?); 'hgtrace stop' ends it\n");
 			goto out;
 		}
 	}
@@ -656,7 +680,10 @@ int hgt_cmd_record(int argc, char **argv)
 	cfg.buffer_bytes = (uint64_t)o.rec.buffer_kb * 1024;
 	cfg.mode = o.rec.overwrite ? HGT_MODE_OVERWRITE : HGT_MODE_STOP;
 	cfg.events = o.rec.events;
-	if (hgt_dev_set_config(&d, &cfg) || hgt_dev_set_cpus(&d, o.rec.cpus.bits, o.rec.cpus.nbits) ||
+	if (hgt_dev_set_config(&d, &cfg))
+		goto out_child;
+	saved.changed = 1;
+	if (hgt_dev_set_cpus(&d, o.rec.cpus.bits, o.rec.cpus.nbits) ||
 	    hgt_dev_ioctl(&d, HGT_IOC_FILTER, &o.filter, "setting the pid filter") ||
 	    hgt_dev_ioctl(&d, HGT_IOC_RESET, NULL, "resetting the buffers") ||
 	    hgt_dev_get_config(&d, &cfg) || hgt_dev_get_cpus(&d, &cpus.bits, &cpus.nbits))
@@ -693,13 +720,10 @@ int hgt_cmd_record(int argc, char **argv)
 	}
 	/* interrupted while setting up: the file is finished with no events */
 	if (!stop_requested) {
-		struct sigaction fz = { .sa_handler = on_freeze };
-
 		if (hgt_dev_ioctl(&d, HGT_IOC_START, NULL, "starting the recording"))
 			goto out_file;
 		started = attached = 1;
 		freeze_dev = &d;
-		sigaction(SIGUSR1, &fz, NULL);
 	}
 	win.start_tsc = __rdtsc();
 	t0 = now_s();
