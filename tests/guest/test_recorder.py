@@ -263,6 +263,8 @@ def test_control_interface(ctx):
     finally:
         os.chmod("/dev/hgtrace", 0o600)
 
+    _second_recorder_refused(ctx)
+
     p = hgtrace("record", "--mode", "sideways", check=False)
     assert p.returncode == 1 and "bad mode" in p.stderr, p.stderr
     p = hgtrace("record", "-e", "sched,bogus", check=False)
@@ -281,6 +283,43 @@ def test_control_interface(ctx):
         ctx.note("wrong ABI: " + p.stderr.strip().splitlines()[0])
     finally:
         unload()
+
+
+def _status():
+    return dict(l.split(" ", 1) for l in open("/proc/hgtrace/status").read().splitlines()
+                if " " in l and not l.startswith("#"))
+
+
+def _second_recorder_refused(ctx):
+    """ABI 1.4: while one hgtrace record holds the module, a second one and `hgtrace stop`
+    are refused, naming it, and its recording goes on to the end of its command."""
+    first = subprocess.Popen([HGTRACE, "record", "-q", "-o", ctx.path("first.hgt"), "--", "sleep", "4"],
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(1200):
+            if _status().get("state") == "running":
+                break
+            time.sleep(0.05)
+        st = _status()
+        assert st.get("state") == "running" and st.get("owner") == str(first.pid), st
+        p = hgtrace("record", "-q", "-o", ctx.path("second.hgt"), "--", "true", check=False)
+        assert p.returncode == 2 and f"belongs to process {first.pid}" in p.stderr, (p.returncode, p.stderr)
+        p = hgtrace("stop", check=False)
+        assert p.returncode == 2 and f"belongs to process {first.pid}" in p.stderr, (p.returncode, p.stderr)
+        st = _status()
+        assert st.get("state") == "running" and first.poll() is None, \
+            f"the first recording did not survive the second recorder: {st}, exit {first.poll()}"
+        err = first.communicate(timeout=300)[1]
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 0 and not err.strip(), f"first recorder: exit {first.returncode}: {err}"
+    st = _status()
+    assert st.get("owner") == "0" and st.get("state") == "stopped" and st.get("probes") == "detached", st
+    p = hgtrace("dump", "-s", ctx.path("first.hgt"), check=False)
+    assert p.returncode == 0, f"the first recording is not complete: {p.stderr}"
+    ctx.note(f"a second recorder and hgtrace stop refused while pid {first.pid} recorded; its file complete")
 
 
 # make check-full runs 24 cycles (6 of each kind), make check 4 (one of each); make soak runs 100

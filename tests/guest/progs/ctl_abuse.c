@@ -44,6 +44,36 @@ static int failures;
 	}									\
 } while (0)
 
+/*
+ * not_owner - @fd, another file than the module's owner, may look but not
+ * change, reset, start, stop or drain (ABI 1.4)
+ */
+static void not_owner(int fd, const struct hgt_config *good, const char *when)
+{
+	struct hgt_filter flt = { .nr = 0 };
+	uint64_t cpu0 = 1;
+	struct hgt_cpus a = { .bits = (uintptr_t)&cpu0, .nbits = 1 };
+	char buf[4096], what[160];
+	static const struct { unsigned long cmd; const char *name; } cmds[] = {
+		{ HGT_IOC_START, "START" }, { HGT_IOC_OFF, "OFF" }, { HGT_IOC_STOP, "STOP" },
+		{ HGT_IOC_RESET, "RESET" },
+	};
+	unsigned int i;
+
+	snprintf(what, sizeof(what), "CONFIG %s", when);
+	expect(EBUSY, ioctl(fd, HGT_IOC_CONFIG, good), what);
+	snprintf(what, sizeof(what), "FILTER %s", when);
+	expect(EBUSY, ioctl(fd, HGT_IOC_FILTER, &flt), what);
+	snprintf(what, sizeof(what), "SET_CPUS %s", when);
+	expect(EBUSY, ioctl(fd, HGT_IOC_SET_CPUS, &a), what);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		snprintf(what, sizeof(what), "%s %s", cmds[i].name, when);
+		expect(EBUSY, ioctl(fd, cmds[i].cmd), what);
+	}
+	snprintf(what, sizeof(what), "read() %s", when);
+	expect(EBUSY, read(fd, buf, sizeof(buf)), what);
+}
+
 static int open_dev(void)
 {
 	int fd = open(HGT_DEVICE, O_RDONLY);
@@ -218,6 +248,15 @@ static int check(void)
 	/* a second reader may look but must say hello too */
 	fd2 = open_dev();
 	expect(EPROTO, ioctl(fd2, HGT_IOC_STATS, &st), "second file without HELLO");
+	/* and may not touch the first one's recording (ABI 1.4: the module is the first file's) */
+	hello(fd2);
+	not_owner(fd2, &good, "while the owner records");
+	memset(&st, 0, sizeof(st));
+	expect_ok(ioctl(fd2, HGT_IOC_STATS, &st), "STATS from a second file");
+	if (st.owner != (uint64_t)getpid()) {
+		printf("FAIL STATS owner %llu, not this process %d\n", (unsigned long long)st.owner, getpid());
+		failures++;
+	}
 	close(fd2);
 	usleep(50000);	/* so that some CPU has records to fail to copy */
 	{
@@ -226,7 +265,19 @@ static int check(void)
 
 		expect(EFAULT, read(fd, bad, 8192), "read into a bad pointer");
 	}
+	/* recording off but not yet given up: the owner is draining, nobody else may reset or start */
+	expect_ok(ioctl(fd, HGT_IOC_OFF), "OFF");
+	fd2 = open_dev();
+	hello(fd2);
+	not_owner(fd2, &good, "between the owner's OFF and its STOP");
+	close(fd2);
 	expect_ok(ioctl(fd, HGT_IOC_STOP), "STOP");
+	/* given up: a second file may configure (and so owns the module until it closes) */
+	fd2 = open_dev();
+	hello(fd2);
+	expect_ok(ioctl(fd2, HGT_IOC_CONFIG, &good), "CONFIG from a second file after the owner's STOP");
+	expect(EBUSY, ioctl(fd, HGT_IOC_RESET), "RESET from the first file once the second configured");
+	close(fd2);
 	expect_ok(ioctl(fd, HGT_IOC_STOP), "STOP when stopped is harmless");
 	expect_ok(ioctl(fd, HGT_IOC_RESET), "RESET");
 	close(fd);
