@@ -47,8 +47,8 @@ static int hgt_open(struct inode *inode, struct file *f)
 /*
  * The owner and its pid change under hgt.owner_lock, a spinlock, not
  * ctl_lock: a close, STATS and /proc/hgtrace/status must not wait behind a
- * STOP that waits for the tracepoints' grace periods (minutes under a load
- * that holds RCU up: docs/testing.md). Whether @hf may act is decided under
+ * command that waits on the kernel (a STOP's text patching, an OFF's
+ * interrupt on every CPU, CONFIG's allocations). Whether @hf may act is decided under
  * ctl_lock too (hgt_ctl_cmd), so no other file can claim in between.
  */
 

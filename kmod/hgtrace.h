@@ -123,6 +123,7 @@ u64 hgt_ring_overtaken(void);
 int hgt_tracepoints_find(void);
 int hgt_tracepoints_attach(u32 events);
 void hgt_tracepoints_detach(void);
+void hgt_tracepoints_sync(void);
 u32 hgt_tracepoints_available(void);
 void hgt_tracepoints_show(struct seq_file *m);
 

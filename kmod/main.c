@@ -57,14 +57,15 @@ MODULE_PARM_DESC(discard, "benchmarks only: count records as refused instead of 
  * attached is apart. START attaches the probes if they are not, OFF (the
  * recorder's stop) clears the flag and waits only until no probe is writing,
  * and STOP (the recorder's last step, once its command has ended; rmmod)
- * detaches them too. Detaching waits for the tracepoints' grace periods
+ * detaches them too, without waiting for the tracepoints' grace periods
  * (tracepoint_synchronize_unregister; on 7.3 a normal RCU grace period, which
- * any task preempted inside an RCU read-side section holds up): a recorder
- * that detached as it stopped waited on the workload it had recorded
+ * any task preempted inside an RCU read-side section holds up): only the
+ * module's exit waits for them (hgt_tracepoints_sync). A recorder that
+ * detached and waited as it stopped waited on the workload it had recorded
  * (docs/testing.md, "The hackbench stall under recording").
  */
 
-/* hgt_detach - unregister the probes and wait until none runs; caller holds ctl_lock */
+/* hgt_detach - unregister the probes (a call already under way may finish later); caller holds ctl_lock */
 static void hgt_detach(void)
 {
 	if (!hgt.attached)
@@ -193,6 +194,8 @@ static void __exit hgt_exit(void)
 	mutex_lock(&hgt.ctl_lock);
 	hgt_stop();
 	mutex_unlock(&hgt.ctl_lock);
+	/* every probe call left over from this or an earlier detach, before the code goes */
+	hgt_tracepoints_sync();
 	hgt_proc_exit();
 	hgt_msa_free();
 	hgt_buffer_free();

@@ -349,9 +349,9 @@ struct hgt_msa {
  * returns once no probe is writing, having waited only for each CPU's next
  * interrupt, never on a task: the buffer then holds everything, the counters
  * are final, and a recorder drains and ends its command before HGT_IOC_STOP
- * detaches the probes (which waits for the tracepoints' grace periods, and
- * so on any task preempted inside an RCU read-side section). STOP alone still
- * does both; START after OFF records again (attaching anew if the events
+ * detaches the probes (until 1.4 STOP also waited for the tracepoints' grace
+ * periods, and so on any task preempted inside an RCU read-side section; now
+ * only the module's unload does). STOP alone still does both; START after OFF records again (attaching anew if the events
  * changed). HGT_IOC_STATS says stopped after either.
  */
 #define HGT_IOC_OFF		_IO(HGT_IOC_MAGIC, 12)
