@@ -16,8 +16,9 @@
  * How it stops without waiting on the workload (docs/hgtrace-abi.md, "Stopping"):
  * recording off (HGT_IOC_OFF: a flag the probes test, which waits for no
  * task), the last records drained and the file finished, the command ended
- * and reaped, and only then the probes detached (HGT_IOC_STOP), whose grace
- * periods any task preempted inside an RCU read-side section holds up.
+ * and reaped, and only then the probes detached (HGT_IOC_STOP; before ABI 1.4
+ * it waited for the tracepoints' grace periods, which any task preempted
+ * inside an RCU read-side section holds up).
  */
 
 #include <ctype.h>
@@ -266,9 +267,10 @@ static void on_freeze(int sig)
 
 /*
  * detach - the probes detached, once the command has ended and been reaped:
- * this waits for the tracepoints' grace periods (on 7.3 a normal RCU grace
- * period), which a task preempted inside an RCU read-side section holds up,
- * so it comes after everything the recorded workload could be doing
+ * with a module of ABI 1.3 this waits for the tracepoints' grace periods (on
+ * 7.3 a normal RCU grace period), which a task preempted inside an RCU
+ * read-side section holds up, so it comes after everything the recorded
+ * workload could be doing; from 1.4 only the module's unload waits for them
  */
 static int detach(struct hgt_dev *d, int quiet)
 {
