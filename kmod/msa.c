@@ -151,9 +151,10 @@ u64 hgt_msa_overflow(void)
 /*
  * msa_active - are microstates kept in this recording?
  *
- * Only with a pid filter, which cannot change while recording; every hook
- * below asks first, so that the default recording (no filter) pays nothing
- * for microstates on its hottest paths (every switch, every irq edge).
+ * Only with a pid filter, which cannot change while recording. The probes
+ * ask the filter in line before they call a hook (probes.c, hgt_msa_on), so
+ * that the default recording (no filter) makes no call here on its hottest
+ * paths (every switch, every irq edge); every hook asks again, for the table.
  */
 static inline bool msa_active(void)
 {
