@@ -70,15 +70,16 @@ void hgt_buffer_reset(void)
  *
  * The count is claimed with cmpxchg so that a nested writer (an irq that
  * interrupts us here) cannot report the same losses twice; if the marker
- * itself does not fit, the count is put back for the next writer.
+ * itself does not fit, the count is put back for the next writer. Out of
+ * line: hgt_emit() asks whether there is anything to report itself, so
+ * that the marker on the stack here (zeroed by the kernel's
+ * INIT_STACK_ALL_ZERO, guarded by the stack protector) costs every record
+ * nothing while none is lost (issue 54).
  */
-static void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc)
+static noinline void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc, s64 n)
 {
 	struct hgt_lost_rec m;
-	s64 n = local64_read(&pc->pending_lost);
 
-	if (likely(!n))
-		return;
 	if (local64_cmpxchg(&pc->pending_lost, n, 0) != n)
 		return;
 	hgt_lost_fill(&m, tsc, n, 0);
@@ -95,6 +96,7 @@ void hgt_emit(void *rec, unsigned int len)
 {
 	struct hgt_pcpu *pc = this_cpu_ptr(&hgt_pcpu);
 	struct hgt_rec *h = rec;
+	s64 n;
 
 	h->len = len;
 	local64_inc(&pc->produced);
@@ -102,7 +104,9 @@ void hgt_emit(void *rec, unsigned int len)
 		local64_inc(&pc->refused);
 		return;
 	}
-	hgt_flush_lost(pc, h->tsc);
+	n = local64_read(&pc->pending_lost);
+	if (unlikely(n))
+		hgt_flush_lost(pc, h->tsc, n);
 	if (unlikely(hgt_ring_write(rec, len))) {
 		local64_inc(&pc->refused);
 		local64_inc(&pc->pending_lost);
