@@ -207,7 +207,7 @@ static inline u64 *ring_word(struct hgt_ring *r, unsigned long pos)
  * but a report lost: its count goes to the reader's next marker, with the
  * overwritten ones, so that the stream still accounts for everything.
  */
-static int ring_free_oldest(struct hgt_ring *r, unsigned long need)
+static noinline int ring_free_oldest(struct hgt_ring *r, unsigned long need)
 {
 	unsigned long tail, pos, commit, n, counts;
 
@@ -246,8 +246,9 @@ int hgt_ring_write(const void *rec, unsigned int len)
 {
 	struct hgt_ring *r = this_cpu_ptr(&hgt_ring);
 	const u64 *src = rec;
-	unsigned long head;
+	unsigned long head, mask;
 	unsigned int i;
+	char *data;
 
 	local_inc(&r->nest);
 	barrier();
@@ -263,8 +264,11 @@ int hgt_ring_write(const void *rec, unsigned int len)
 			break;
 	}
 
+	/* the ring's mask and data in locals: each store could alias them, and they were reloaded a word */
+	mask = r->size - 1;
+	data = r->data;
 	for (i = 0; i < len / 8; i++)
-		*ring_word(r, head + 8 * i) = src[i];
+		*(u64 *)(data + ((head + 8 * i) & mask)) = src[i];
 	ring_publish(r);
 	return 0;
 }
