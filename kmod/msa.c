@@ -66,8 +66,11 @@ struct hgt_msa_counters {
 	u64 lag_before, lag_before_cyc, lag_before_left;
 };
 static DEFINE_PER_CPU(struct hgt_msa_counters, msa_cnt);
-/* the scheduler's clock as the last sched_switch probe on this CPU read it (0: none yet) */
-static DEFINE_PER_CPU(u64, msa_last_switch_ns);
+/*
+ * the scheduler's clock as the last sched_switch probe on this CPU read it (0:
+ * none yet); written by that probe, in line (probes.c)
+ */
+DEFINE_PER_CPU(u64, hgt_last_switch_ns);
 
 /* msa_counters_sum - every CPU's counters added up; exact once stopped */
 static void msa_counters_sum(struct hgt_msa_counters *sum)
@@ -290,7 +293,7 @@ static s64 sched_lag_ns(struct task_struct *p, const struct hgt_sched_clocks *no
 	u64 at = hgt_sched_exec_start(p);
 	s64 ns = (s64)(now->ns - at);
 
-	if (ns < 0 || ns > MSA_LAG_MAX_NS || at < this_cpu_read(msa_last_switch_ns))
+	if (ns < 0 || ns > MSA_LAG_MAX_NS || at < this_cpu_read(hgt_last_switch_ns))
 		return -1;
 	return ns;
 }
@@ -331,13 +334,6 @@ void hgt_sched_clocks_read(struct hgt_sched_clocks *c)
 		return;
 	c->tsc = rdtsc_ordered();
 	c->ns = sched_clock_cpu(smp_processor_id());
-}
-
-/* hgt_sched_switch_seen - the end of a sched_switch probe: its clock read bounds the next lags */
-void hgt_sched_switch_seen(const struct hgt_sched_clocks *c)
-{
-	if (c->tsc)
-		this_cpu_write(msa_last_switch_ns, c->ns);
 }
 
 /*

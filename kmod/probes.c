@@ -302,14 +302,46 @@ static __always_inline bool hgt_on(void)
 
 /* ---- scheduler ---- */
 
+/*
+ * switch_record - the SWITCH record, with the first sightings' COMM records
+ * before it. The record is declared and filled here, after the lags are
+ * read: the kernel's INIT_STACK_ALL_ZERO zeroes it where it is declared, and
+ * filled with no call in between the compiler drops those zeroes; declared at
+ * the probe's top, every switch zeroed it before the probe asked anything.
+ */
+static __always_inline void switch_record(u64 tsc, struct hgt_sched_clocks *now, bool preempt,
+					  struct task_struct *prev, struct task_struct *next,
+					  unsigned int prev_state)
+{
+	u16 prev_lag, next_lag;
+
+	hgt_comm_once(tsc, prev);
+	hgt_comm_once(tsc, next);
+	prev_lag = hgt_sched_lag(prev, tsc, now);
+	next_lag = hgt_sched_lag(next, tsc, now);
+	{
+		struct {
+			struct hgt_rec h;
+			struct hgt_switch s;
+		} r;
+
+		hgt_hdr(&r.h, tsc, HGT_REC_SWITCH, next->pid);
+		r.h.flags = preempt ? HGT_SWITCH_PREEMPT : 0;
+		r.h.aux = next->policy;
+		r.s.prev_pid = prev->pid;
+		r.s.prev_state = prev_state;
+		r.s.prev_prio = prev->prio;
+		r.s.next_prio = next->prio;
+		r.s.prev_lag = prev_lag;
+		r.s.next_lag = next_lag;
+		hgt_emit(&r, sizeof(r));
+	}
+}
+
 static void probe_sched_switch(void *data, bool preempt, struct task_struct *prev,
 			       struct task_struct *next, unsigned int prev_state)
 {
 	struct hgt_sched_clocks now = { 0 };
-	struct {
-		struct hgt_rec h;
-		struct hgt_switch s;
-	} r;
 	u64 tsc;
 
 	if (!hgt_on())
@@ -317,22 +349,11 @@ static void probe_sched_switch(void *data, bool preempt, struct task_struct *pre
 	tsc = rdtsc_ordered();
 	if (hgt_msa_on())
 		hgt_msa_switch(tsc, &now, prev, next, prev_state, preempt);
-	if (!hgt_cpu_on() || (!hgt_task_traced(prev) && !hgt_task_traced(next)))
-		goto out;
-	hgt_comm_once(tsc, prev);
-	hgt_comm_once(tsc, next);
-	hgt_hdr(&r.h, tsc, HGT_REC_SWITCH, next->pid);
-	r.h.flags = preempt ? HGT_SWITCH_PREEMPT : 0;
-	r.h.aux = next->policy;
-	r.s.prev_pid = prev->pid;
-	r.s.prev_state = prev_state;
-	r.s.prev_prio = prev->prio;
-	r.s.next_prio = next->prio;
-	r.s.prev_lag = hgt_sched_lag(prev, tsc, &now);
-	r.s.next_lag = hgt_sched_lag(next, tsc, &now);
-	hgt_emit(&r, sizeof(r));
-out:
-	hgt_sched_switch_seen(&now);
+	if (hgt_cpu_on() && (hgt_task_traced(prev) || hgt_task_traced(next)))
+		switch_record(tsc, &now, preempt, prev, next, prev_state);
+	/* this switch's clock read bounds the next lags (msa.c, sched_lag_ns) */
+	if (now.tsc)
+		this_cpu_write(hgt_last_switch_ns, now.ns);
 }
 
 static void sched_wake_record(u64 tsc, u8 type, struct task_struct *p)
