@@ -358,21 +358,24 @@ static void probe_sched_switch(void *data, bool preempt, struct task_struct *pre
 
 static void sched_wake_record(u64 tsc, u8 type, struct task_struct *p)
 {
-	struct {
-		struct hgt_rec h;
-		struct hgt_wake w;
-	} r;
-
 	if (type != HGT_REC_WAKEUP && hgt_msa_on())
 		hgt_msa_wake(tsc, p, type == HGT_REC_WAKEUP_NEW);
 	if (!hgt_cpu_on() || !hgt_task_traced(p))
 		return;
 	hgt_comm_once(tsc, p);
-	hgt_hdr(&r.h, tsc, type, p->pid);
-	r.w.target_cpu = task_cpu(p);
-	r.w.prio = p->prio;
-	r.w.pad = 0;
-	hgt_emit(&r, sizeof(r));
+	{
+		/* declared after the COMM record's call: zeroed, then filled with no call between (switch_record) */
+		struct {
+			struct hgt_rec h;
+			struct hgt_wake w;
+		} r;
+
+		hgt_hdr(&r.h, tsc, type, p->pid);
+		r.w.target_cpu = task_cpu(p);
+		r.w.prio = p->prio;
+		r.w.pad = 0;
+		hgt_emit(&r, sizeof(r));
+	}
 }
 
 /* sched_waking, sched_wakeup and sched_wakeup_new share this probe; data = type */
