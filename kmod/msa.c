@@ -337,6 +337,23 @@ void hgt_sched_clocks_read(struct hgt_sched_clocks *c)
 }
 
 /*
+ * lag_code - hgt_lag_code() (uapi/hgtrace.h, the code's definition) without
+ * its loop: the least e that makes v >> e fit 12 bits is the bits of v beyond
+ * 12, one find-last-set instead of a 7-instruction step per bit (issue 54:
+ * the lags of a switch's two sides are most of 20 to 70 us, 5 or 6 steps
+ * each). The same code for every v; tests/unit/test_lag_code.py compares the
+ * two.
+ */
+static __always_inline u16 lag_code(u64 v)
+{
+	unsigned int e = v > 0xfff ? fls64(v) - 12 : 0;
+
+	if (e > 15 || (e == 15 && (v >> e) == 0xfff))
+		return HGT_LAG_UNKNOWN;
+	return (u16)(e << 12 | (v >> e));
+}
+
+/*
  * hgt_sched_lag - how many cycles before @tsc the scheduler switched @p out
  * or in, coded for struct hgt_switch: where msa_sched_at() places that side,
  * told to readers of the records. The idle task's field is not kept before
@@ -355,7 +372,7 @@ u16 hgt_sched_lag(struct task_struct *p, u64 tsc, struct hgt_sched_clocks *now)
 	if (ns < 0)
 		return HGT_LAG_UNKNOWN;
 	lag = (s64)div_u64((u64)ns * tsc_khz, USEC_PER_SEC) - (s64)(now->tsc - tsc);
-	return hgt_lag_code(lag > 0 ? lag : 0);
+	return lag_code(lag > 0 ? lag : 0);
 }
 
 void hgt_msa_switch(u64 tsc, struct hgt_sched_clocks *now, struct task_struct *prev,
