@@ -179,7 +179,7 @@ def print_table(res):
           f"{'events':>8s} {'lost':>5s} {'bytes/ev':>8s} {'packed/ev':>9s}")
     print(f"  {'none':24s} {res['median']['none']:9.2f}")
     for k, r in res["rows"].items():
-        f = lambda key, fmt: format(r[key], fmt) if r.get(key) is not None else "-".rjust(int(fmt.split(".")[0]))
+        f = lambda key, fmt: format(r[key], fmt) if r.get(key) is not None else "-".rjust(int(fmt.rstrip("dfs").split(".")[0]))
         print(f"  {k:24s} {r['median']:9.2f} {r['overhead'] * 100:+8.1f}% {f('of_trace_cmd', '6.2f')} "
               f"{f('of_lttng', '8.2f')} {f('events', '8.0f')} {f('lost', '5d')} {f('bytes_per_event', '8.2f')} "
               f"{f('packed_per_event', '9.2f')}")
