@@ -28,6 +28,12 @@ repeats agree within 1%):
                       fills during the run, so the consumer has nothing to read until
                       `lttng stop`: LTTng's probes and store alone
 
+HGT_PEERS_VARIANTS chooses variants by name, separated by ';' (the names hold
+commas): HGT_PEERS_VARIANTS="hgtrace stop;hgtrace, no reader;hgtrace, nothing
+stored". "none" is always measured, the baseline of every overhead. Without
+an LTTng variant the script does not need LTTng, and ratios to a variant not
+measured are left out.
+
 hgtrace's and LTTng's buffers are 2 MiB a CPU (the module's default; LTTng
 4 sub-buffers of 512 KiB), trace-cmd's HGT_BENCH_FTRACE_KB (bench/run.py).
 For each: the overhead (median / median(none) - 1), its ratio to
@@ -109,6 +115,14 @@ VARIANTS = {
     "hgtrace, nothing stored": lambda i: hb.run_discarding(700 + i, work=WORK, extra=("-e", HG_GROUPS)),
     "lttng, no reader": lambda i: run_lttng(i, False, buffer_kb=65536),
 }
+if os.environ.get("HGT_PEERS_VARIANTS"):
+    _want = {"none"} | {w.strip() for w in os.environ["HGT_PEERS_VARIANTS"].split(";") if w.strip()}
+    _unknown = _want - set(VARIANTS)
+    if _unknown:
+        sys.exit(f"bench/peers.py: HGT_PEERS_VARIANTS names no variant {sorted(_unknown)}; "
+                 f"the variants: {'; '.join(VARIANTS)}")
+    VARIANTS = {k: v for k, v in VARIANTS.items() if k in _want}
+NEED_LTTNG = any(k.startswith("lttng") for k in VARIANTS)
 # each hgtrace mode against LTTng's mode that drops the same way
 SAME_MODE = {"hgtrace stop": "lttng discard", "hgtrace overwrite": "lttng overwrite",
              "hgtrace, no reader": "lttng, no reader"}
@@ -137,7 +151,7 @@ def summarize(times, info):
     for k in over:
         if not info.get(k):     # timed only
             rows[k] = dict(median=med[k], overhead=over[k])
-            if over["trace-cmd"] > 0:
+            if over.get("trace-cmd", 0) > 0:
                 rows[k]["of_trace_cmd"] = over[k] / over["trace-cmd"]
             continue
         ev = statistics.median(x["events"] for x in info[k])
@@ -149,9 +163,9 @@ def summarize(times, info):
             row.update(packed_bytes=pk, packed_per_event=pk / ev if ev else None)
         if "lost_packets" in info[k][0]:
             row["lost_packets"] = max(x["lost_packets"] for x in info[k])
-        if over["trace-cmd"] > 0:
+        if over.get("trace-cmd", 0) > 0:
             row["of_trace_cmd"] = over[k] / over["trace-cmd"]
-        if k in SAME_MODE and over[SAME_MODE[k]] > 0:
+        if k in SAME_MODE and over.get(SAME_MODE[k], 0) > 0:
             row["of_lttng"] = over[k] / over[SAME_MODE[k]]
         rows[k] = row
     return med, rows
@@ -165,12 +179,12 @@ def print_table(res):
           f"{'events':>8s} {'lost':>5s} {'bytes/ev':>8s} {'packed/ev':>9s}")
     print(f"  {'none':24s} {res['median']['none']:9.2f}")
     for k, r in res["rows"].items():
-        f = lambda key, fmt: format(r[key], fmt) if r.get(key) is not None else "-"
+        f = lambda key, fmt: format(r[key], fmt) if r.get(key) is not None else "-".rjust(int(fmt.rstrip("dfs").split(".")[0]))
         print(f"  {k:24s} {r['median']:9.2f} {r['overhead'] * 100:+8.1f}% {f('of_trace_cmd', '6.2f')} "
               f"{f('of_lttng', '8.2f')} {f('events', '8.0f')} {f('lost', '5d')} {f('bytes_per_event', '8.2f')} "
               f"{f('packed_per_event', '9.2f')}")
     for k, r in res["rows"].items():
-        if k in TARGETS:
+        if k in TARGETS and SAME_MODE[k] in res["rows"]:
             lt = res["rows"][SAME_MODE[k]]
             print(f"targets, {k}: {r.get('of_trace_cmd', float('nan')):.2f} of trace-cmd's cost (<= 0.33), "
                   f"{r.get('of_lttng', float('nan')):.2f} of LTTng's (<= 1); packed file "
@@ -178,20 +192,21 @@ def print_table(res):
 
 
 def main():
-    why = lttng.available()
+    why = lttng.available() if NEED_LTTNG else None
     if why:
         print(f"bench/peers.py: LTTng cannot record on {os.uname().release}: {why}", file=sys.stderr)
         sys.exit(3)
     os.makedirs(hb.OUT, exist_ok=True)
     os.makedirs(hb.REC, exist_ok=True)
     seen = len(harness.dmesg_lines())
-    version = lttng.start_sessiond()
+    version = lttng.start_sessiond() if NEED_LTTNG else None
     subprocess.run(["insmod", hb.KO], check=True)
     try:
         times, info = measure(REPEATS)
     finally:
         unloaded = subprocess.run(["rmmod", "hgtrace"]).returncode == 0
-        lttng.stop_sessiond()
+        if NEED_LTTNG:
+            lttng.stop_sessiond()
     # a benchmark that hurt the kernel has no figures worth keeping
     bad = [line for line in harness.dmesg_lines()[seen:] if harness.BAD_DMESG.search(line)]
     if bad or not unloaded:

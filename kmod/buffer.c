@@ -70,20 +70,50 @@ void hgt_buffer_reset(void)
  *
  * The count is claimed with cmpxchg so that a nested writer (an irq that
  * interrupts us here) cannot report the same losses twice; if the marker
- * itself does not fit, the count is put back for the next writer.
+ * itself does not fit, the count is put back for the next writer. Out of
+ * line: hgt_emit() asks whether there is anything to report itself, so
+ * that the marker on the stack here (zeroed by the kernel's
+ * INIT_STACK_ALL_ZERO, guarded by the stack protector) costs every record
+ * nothing while none is lost (issue 54).
  */
-static void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc)
+static noinline void hgt_flush_lost(struct hgt_pcpu *pc, u64 tsc, s64 n)
 {
 	struct hgt_lost_rec m;
-	s64 n = local64_read(&pc->pending_lost);
 
-	if (likely(!n))
-		return;
 	if (local64_cmpxchg(&pc->pending_lost, n, 0) != n)
 		return;
 	hgt_lost_fill(&m, tsc, n, 0);
 	if (hgt_ring_write(&m, sizeof(m)))
 		local64_add(n, &pc->pending_lost);
+}
+
+/*
+ * emit_store - the record into the ring, counted as written or refused. The
+ * counters' address is taken again after the ring's call rather than kept
+ * across it: kept, it cost every record three saved registers. The CPU is
+ * the same (preemption is off in a probe).
+ */
+static __always_inline void emit_store(void *rec, unsigned int len)
+{
+	if (unlikely(hgt_ring_write(rec, len))) {
+		struct hgt_pcpu *pc = this_cpu_ptr(&hgt_pcpu);
+
+		local64_inc(&pc->refused);
+		local64_inc(&pc->pending_lost);
+		return;
+	}
+	local64_inc(this_cpu_ptr(&hgt_pcpu.written));
+}
+
+/* emit_after_loss - hgt_emit() with refused records to report first */
+static noinline void emit_after_loss(void *rec, unsigned int len)
+{
+	struct hgt_pcpu *pc = this_cpu_ptr(&hgt_pcpu);
+	s64 n = local64_read(&pc->pending_lost);
+
+	if (n)
+		hgt_flush_lost(pc, ((struct hgt_rec *)rec)->tsc, n);
+	emit_store(rec, len);
 }
 
 /*
@@ -102,13 +132,11 @@ void hgt_emit(void *rec, unsigned int len)
 		local64_inc(&pc->refused);
 		return;
 	}
-	hgt_flush_lost(pc, h->tsc);
-	if (unlikely(hgt_ring_write(rec, len))) {
-		local64_inc(&pc->refused);
-		local64_inc(&pc->pending_lost);
+	if (unlikely(local64_read(&pc->pending_lost))) {
+		emit_after_loss(rec, len);
 		return;
 	}
-	local64_inc(&pc->written);
+	emit_store(rec, len);
 }
 
 /*

@@ -155,7 +155,7 @@ struct hgt_sched_clocks {
 	u64 tsc, ns;
 };
 void hgt_sched_clocks_read(struct hgt_sched_clocks *c);
-void hgt_sched_switch_seen(const struct hgt_sched_clocks *c);
+DECLARE_PER_CPU(u64, hgt_last_switch_ns);	/* written by the sched_switch probe */
 u16 hgt_sched_lag(struct task_struct *p, u64 tsc, struct hgt_sched_clocks *now);
 void hgt_msa_switch(u64 tsc, struct hgt_sched_clocks *now, struct task_struct *prev,
 		    struct task_struct *next, unsigned int prev_state, bool preempt);

@@ -66,8 +66,11 @@ struct hgt_msa_counters {
 	u64 lag_before, lag_before_cyc, lag_before_left;
 };
 static DEFINE_PER_CPU(struct hgt_msa_counters, msa_cnt);
-/* the scheduler's clock as the last sched_switch probe on this CPU read it (0: none yet) */
-static DEFINE_PER_CPU(u64, msa_last_switch_ns);
+/*
+ * the scheduler's clock as the last sched_switch probe on this CPU read it (0:
+ * none yet); written by that probe, in line (probes.c)
+ */
+DEFINE_PER_CPU(u64, hgt_last_switch_ns);
 
 /* msa_counters_sum - every CPU's counters added up; exact once stopped */
 static void msa_counters_sum(struct hgt_msa_counters *sum)
@@ -151,9 +154,10 @@ u64 hgt_msa_overflow(void)
 /*
  * msa_active - are microstates kept in this recording?
  *
- * Only with a pid filter, which cannot change while recording; every hook
- * below asks first, so that the default recording (no filter) pays nothing
- * for microstates on its hottest paths (every switch, every irq edge).
+ * Only with a pid filter, which cannot change while recording. The probes
+ * ask the filter in line before they call a hook (probes.c, hgt_msa_on), so
+ * that the default recording (no filter) makes no call here on its hottest
+ * paths (every switch, every irq edge); every hook asks again, for the table.
  */
 static inline bool msa_active(void)
 {
@@ -289,7 +293,7 @@ static s64 sched_lag_ns(struct task_struct *p, const struct hgt_sched_clocks *no
 	u64 at = hgt_sched_exec_start(p);
 	s64 ns = (s64)(now->ns - at);
 
-	if (ns < 0 || ns > MSA_LAG_MAX_NS || at < this_cpu_read(msa_last_switch_ns))
+	if (ns < 0 || ns > MSA_LAG_MAX_NS || at < this_cpu_read(hgt_last_switch_ns))
 		return -1;
 	return ns;
 }
@@ -332,11 +336,21 @@ void hgt_sched_clocks_read(struct hgt_sched_clocks *c)
 	c->ns = sched_clock_cpu(smp_processor_id());
 }
 
-/* hgt_sched_switch_seen - the end of a sched_switch probe: its clock read bounds the next lags */
-void hgt_sched_switch_seen(const struct hgt_sched_clocks *c)
+/*
+ * lag_code - hgt_lag_code() (uapi/hgtrace.h, the code's definition) without
+ * its loop: the least e that makes v >> e fit 12 bits is the bits of v beyond
+ * 12, one find-last-set instead of a 7-instruction step per bit (issue 54:
+ * the lags of a switch's two sides are most of 20 to 70 us, 5 or 6 steps
+ * each). The same code for every v; tests/unit/test_lag_code.py compares the
+ * two.
+ */
+static __always_inline u16 lag_code(u64 v)
 {
-	if (c->tsc)
-		this_cpu_write(msa_last_switch_ns, c->ns);
+	unsigned int e = v > 0xfff ? fls64(v) - 12 : 0;
+
+	if (e > 15 || (e == 15 && (v >> e) == 0xfff))
+		return HGT_LAG_UNKNOWN;
+	return (u16)(e << 12 | (v >> e));
 }
 
 /*
@@ -358,7 +372,7 @@ u16 hgt_sched_lag(struct task_struct *p, u64 tsc, struct hgt_sched_clocks *now)
 	if (ns < 0)
 		return HGT_LAG_UNKNOWN;
 	lag = (s64)div_u64((u64)ns * tsc_khz, USEC_PER_SEC) - (s64)(now->tsc - tsc);
-	return hgt_lag_code(lag > 0 ? lag : 0);
+	return lag_code(lag > 0 ? lag : 0);
 }
 
 void hgt_msa_switch(u64 tsc, struct hgt_sched_clocks *now, struct task_struct *prev,

@@ -79,6 +79,19 @@ bool hgt_task_traced(struct task_struct *p)
 	return false;
 }
 
+/*
+ * hgt_msa_on - are microstates kept in this recording? Only with a pid filter
+ * (msa.c, msa_active), which cannot change while recording. Asked here, in
+ * line, before each microstate hook is called: the default recording (no
+ * filter) then pays a load and a branch for microstates on its hottest paths
+ * (every switch, wake-up and irq edge), not a call into msa.c that saved six
+ * registers before it looked (20 instructions on 6.1, issue 54).
+ */
+static __always_inline bool hgt_msa_on(void)
+{
+	return READ_ONCE(hgt.filter.nr);
+}
+
 static inline bool hgt_cpu_on(void)
 {
 	return cpumask_test_cpu(smp_processor_id(), &hgt.cpus);
@@ -94,17 +107,15 @@ static inline void hgt_hdr(struct hgt_rec *h, u64 tsc, u8 type, u32 arg)
 	h->arg = arg;
 }
 
-/* hgt_comm_once - a COMM record the first time a pid appears in the stream */
-static void hgt_comm_once(u64 tsc, struct task_struct *p)
+/* comm_first - the COMM record of a pid not yet seen, unless a nested probe just wrote it */
+static noinline void comm_first(u64 tsc, struct task_struct *p, pid_t pid)
 {
 	struct {
 		struct hgt_rec h;
 		struct hgt_comm c;
 	} r;
-	pid_t pid = p->pid;
 
-	if (pid < 0 || pid >= PID_MAX_LIMIT || test_bit(pid, hgt.pid_seen) ||
-	    test_and_set_bit(pid, hgt.pid_seen))
+	if (test_and_set_bit(pid, hgt.pid_seen))
 		return;
 	hgt_hdr(&r.h, tsc, HGT_REC_COMM, pid);
 	r.c.tgid = p->tgid;
@@ -113,6 +124,23 @@ static void hgt_comm_once(u64 tsc, struct task_struct *p)
 	memcpy(r.c.comm, p->comm, sizeof(r.c.comm));
 	r.c.comm[sizeof(r.c.comm) - 1] = 0;
 	hgt_emit(&r, sizeof(r));
+}
+
+/*
+ * hgt_comm_once - a COMM record the first time a pid appears in the stream
+ *
+ * Asked twice a switch and once a wake-up, and the pid is nearly always known:
+ * that test is in line, a bit test, and only a new pid calls out (issue 54: the
+ * call cost 26 instructions on 6.1 even for a known pid, the record's stack
+ * zeroed and guarded before the test).
+ */
+static __always_inline void hgt_comm_once(u64 tsc, struct task_struct *p)
+{
+	pid_t pid = p->pid;
+
+	if (unlikely((u32)pid >= PID_MAX_LIMIT) || likely(test_bit(pid, hgt.pid_seen)))
+		return;
+	comm_first(tsc, p, pid);
 }
 
 /*
@@ -274,55 +302,80 @@ static __always_inline bool hgt_on(void)
 
 /* ---- scheduler ---- */
 
+/*
+ * switch_record - the SWITCH record, with the first sightings' COMM records
+ * before it. The record is declared and filled here, after the lags are
+ * read: the kernel's INIT_STACK_ALL_ZERO zeroes it where it is declared, and
+ * filled with no call in between the compiler drops those zeroes; declared at
+ * the probe's top, every switch zeroed it before the probe asked anything.
+ */
+static __always_inline void switch_record(u64 tsc, struct hgt_sched_clocks *now, bool preempt,
+					  struct task_struct *prev, struct task_struct *next,
+					  unsigned int prev_state)
+{
+	u16 prev_lag, next_lag;
+
+	hgt_comm_once(tsc, prev);
+	hgt_comm_once(tsc, next);
+	prev_lag = hgt_sched_lag(prev, tsc, now);
+	next_lag = hgt_sched_lag(next, tsc, now);
+	{
+		struct {
+			struct hgt_rec h;
+			struct hgt_switch s;
+		} r;
+
+		hgt_hdr(&r.h, tsc, HGT_REC_SWITCH, next->pid);
+		r.h.flags = preempt ? HGT_SWITCH_PREEMPT : 0;
+		r.h.aux = next->policy;
+		r.s.prev_pid = prev->pid;
+		r.s.prev_state = prev_state;
+		r.s.prev_prio = prev->prio;
+		r.s.next_prio = next->prio;
+		r.s.prev_lag = prev_lag;
+		r.s.next_lag = next_lag;
+		hgt_emit(&r, sizeof(r));
+	}
+}
+
 static void probe_sched_switch(void *data, bool preempt, struct task_struct *prev,
 			       struct task_struct *next, unsigned int prev_state)
 {
 	struct hgt_sched_clocks now = { 0 };
-	struct {
-		struct hgt_rec h;
-		struct hgt_switch s;
-	} r;
 	u64 tsc;
 
 	if (!hgt_on())
 		return;
 	tsc = rdtsc_ordered();
-	hgt_msa_switch(tsc, &now, prev, next, prev_state, preempt);
-	if (!hgt_cpu_on() || (!hgt_task_traced(prev) && !hgt_task_traced(next)))
-		goto out;
-	hgt_comm_once(tsc, prev);
-	hgt_comm_once(tsc, next);
-	hgt_hdr(&r.h, tsc, HGT_REC_SWITCH, next->pid);
-	r.h.flags = preempt ? HGT_SWITCH_PREEMPT : 0;
-	r.h.aux = next->policy;
-	r.s.prev_pid = prev->pid;
-	r.s.prev_state = prev_state;
-	r.s.prev_prio = prev->prio;
-	r.s.next_prio = next->prio;
-	r.s.prev_lag = hgt_sched_lag(prev, tsc, &now);
-	r.s.next_lag = hgt_sched_lag(next, tsc, &now);
-	hgt_emit(&r, sizeof(r));
-out:
-	hgt_sched_switch_seen(&now);
+	if (hgt_msa_on())
+		hgt_msa_switch(tsc, &now, prev, next, prev_state, preempt);
+	if (hgt_cpu_on() && (hgt_task_traced(prev) || hgt_task_traced(next)))
+		switch_record(tsc, &now, preempt, prev, next, prev_state);
+	/* this switch's clock read bounds the next lags (msa.c, sched_lag_ns) */
+	if (now.tsc)
+		this_cpu_write(hgt_last_switch_ns, now.ns);
 }
 
 static void sched_wake_record(u64 tsc, u8 type, struct task_struct *p)
 {
-	struct {
-		struct hgt_rec h;
-		struct hgt_wake w;
-	} r;
-
-	if (type != HGT_REC_WAKEUP)
+	if (type != HGT_REC_WAKEUP && hgt_msa_on())
 		hgt_msa_wake(tsc, p, type == HGT_REC_WAKEUP_NEW);
 	if (!hgt_cpu_on() || !hgt_task_traced(p))
 		return;
 	hgt_comm_once(tsc, p);
-	hgt_hdr(&r.h, tsc, type, p->pid);
-	r.w.target_cpu = task_cpu(p);
-	r.w.prio = p->prio;
-	r.w.pad = 0;
-	hgt_emit(&r, sizeof(r));
+	{
+		/* declared after the COMM record's call: zeroed, then filled with no call between (switch_record) */
+		struct {
+			struct hgt_rec h;
+			struct hgt_wake w;
+		} r;
+
+		hgt_hdr(&r.h, tsc, type, p->pid);
+		r.w.target_cpu = task_cpu(p);
+		r.w.prio = p->prio;
+		r.w.pad = 0;
+		hgt_emit(&r, sizeof(r));
+	}
 }
 
 /* sched_waking, sched_wakeup and sched_wakeup_new share this probe; data = type */
@@ -362,7 +415,8 @@ static void probe_irq_entry(void *data, int irq, struct irqaction *action)
 	if (!hgt_on())
 		return;
 	tsc = rdtsc_ordered();
-	hgt_msa_irq(tsc, true, true);
+	if (hgt_msa_on())
+		hgt_msa_irq(tsc, true, true);
 	if (!hgt_cpu_on())
 		return;
 	if (irq >= 0 && irq < HGT_IRQ_NAMED_MAX && !test_bit(irq, hgt.irq_named) &&
@@ -395,20 +449,21 @@ static void probe_irq_exit(void *data, int irq, struct irqaction *action, int re
 		r.flags = ret;
 		hgt_emit(&r, sizeof(r));
 	}
-	hgt_msa_irq(tsc, true, false);
+	if (hgt_msa_on())
+		hgt_msa_irq(tsc, true, false);
 }
 
 static void softirq_record(u64 tsc, u8 type, unsigned int vec)
 {
 	struct hgt_rec r;
 
-	if (type == HGT_REC_SOFTIRQ_ENTRY)
+	if (type == HGT_REC_SOFTIRQ_ENTRY && hgt_msa_on())
 		hgt_msa_irq(tsc, false, true);
 	if (hgt_cpu_on()) {
 		hgt_hdr(&r, tsc, type, vec);
 		hgt_emit(&r, sizeof(r));
 	}
-	if (type == HGT_REC_SOFTIRQ_EXIT)
+	if (type == HGT_REC_SOFTIRQ_EXIT && hgt_msa_on())
 		hgt_msa_irq(tsc, false, false);
 }
 
@@ -479,7 +534,8 @@ static void probe_vec_entry(void *data, int vector)
 	if (!hgt_on())
 		return;
 	tsc = rdtsc_ordered();
-	hgt_msa_irq(tsc, true, true);
+	if (hgt_msa_on())
+		hgt_msa_irq(tsc, true, true);
 	if (!hgt_cpu_on())
 		return;
 	hgt_hdr(&r, tsc, HGT_REC_VEC_ENTRY, vector);
@@ -500,7 +556,8 @@ static void probe_vec_exit(void *data, int vector)
 		r.flags = (u8)(unsigned long)data;
 		hgt_emit(&r, sizeof(r));
 	}
-	hgt_msa_irq(tsc, true, false);
+	if (hgt_msa_on())
+		hgt_msa_irq(tsc, true, false);
 }
 
 /*
@@ -623,7 +680,8 @@ static void sys_enter_record(u64 tsc, long id)
 
 	if (!hgt_task_traced(current))
 		return;
-	hgt_msa_syscall(tsc, true);
+	if (hgt_msa_on())
+		hgt_msa_syscall(tsc, true);
 	if (!hgt_cpu_on())
 		return;
 	hgt_hdr(&r, tsc, HGT_REC_SYS_ENTER, (u32)id);
@@ -640,7 +698,8 @@ static void sys_exit_record(u64 tsc, long ret)
 		hgt_hdr(&r, tsc, HGT_REC_SYS_EXIT, (u32)ret);
 		hgt_emit(&r, sizeof(r));
 	}
-	hgt_msa_syscall(tsc, false);
+	if (hgt_msa_on())
+		hgt_msa_syscall(tsc, false);
 }
 
 static void probe_sys_enter(void *data, struct pt_regs *regs, long id)

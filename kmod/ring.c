@@ -207,7 +207,7 @@ static inline u64 *ring_word(struct hgt_ring *r, unsigned long pos)
  * but a report lost: its count goes to the reader's next marker, with the
  * overwritten ones, so that the stream still accounts for everything.
  */
-static int ring_free_oldest(struct hgt_ring *r, unsigned long need)
+static noinline int ring_free_oldest(struct hgt_ring *r, unsigned long need)
 {
 	unsigned long tail, pos, commit, n, counts;
 
@@ -234,23 +234,28 @@ static int ring_free_oldest(struct hgt_ring *r, unsigned long need)
 	return 0;
 }
 
-/*
- * hgt_ring_write - copy one record into this CPU's ring; -ENOBUFS when full
- * (stop mode) or when overwriting cannot make room (overwrite mode)
- *
- * Word by word rather than memcpy(): a record is 2 to 8 words, and the
- * kernel's memcpy() is a `rep movsb` on CPUs with ERMS, whose start-up costs
- * more than the whole copy at this size.
- */
-int hgt_ring_write(const void *rec, unsigned int len)
+/* ring_copy_in - a record's words into the room reserved at @head */
+static __always_inline void ring_copy_in(struct hgt_ring *r, unsigned long head, const u64 *src,
+					 unsigned int len)
 {
-	struct hgt_ring *r = this_cpu_ptr(&hgt_ring);
-	const u64 *src = rec;
-	unsigned long head;
+	/* the ring's mask and data in locals: each store could alias them, and they were reloaded a word */
+	unsigned long mask = r->size - 1;
+	char *data = r->data;
 	unsigned int i;
 
-	local_inc(&r->nest);
-	barrier();
+	for (i = 0; i < len / 8; i++)
+		*(u64 *)(data + ((head + 8 * i) & mask)) = src[i];
+}
+
+/*
+ * ring_write_slow - hgt_ring_write() once its first try found no room or lost
+ * the reservation to a nested writer: the loop, with overwrite mode's freeing
+ * of the oldest records; nest is counted already
+ */
+static noinline int ring_write_slow(struct hgt_ring *r, const void *rec, unsigned int len)
+{
+	unsigned long head;
+
 	for (;;) {
 		head = local_read(&r->head);
 		/* the reader releases tail after copying out what lies below it */
@@ -262,9 +267,35 @@ int hgt_ring_write(const void *rec, unsigned int len)
 		if (local_cmpxchg(&r->head, head, head + len) == head)
 			break;
 	}
+	ring_copy_in(r, head, rec, len);
+	ring_publish(r);
+	return 0;
+}
 
-	for (i = 0; i < len / 8; i++)
-		*ring_word(r, head + 8 * i) = src[i];
+/*
+ * hgt_ring_write - copy one record into this CPU's ring; -ENOBUFS when full
+ * (stop mode) or when overwriting cannot make room (overwrite mode)
+ *
+ * Word by word rather than memcpy(): a record is 2 to 8 words, and the
+ * kernel's memcpy() is a `rep movsb` on CPUs with ERMS, whose start-up costs
+ * more than the whole copy at this size.
+ *
+ * One try here, the loop in ring_write_slow(): with no call on the common
+ * path (room, no nested writer), it keeps its values in the registers a call
+ * may clobber and saves none (issue 54: six saved and restored a record).
+ */
+int hgt_ring_write(const void *rec, unsigned int len)
+{
+	struct hgt_ring *r = this_cpu_ptr(&hgt_ring);
+	unsigned long head;
+
+	local_inc(&r->nest);
+	barrier();
+	head = local_read(&r->head);
+	if (unlikely(head + len - smp_load_acquire(&r->tail) > r->size) ||
+	    unlikely(local_cmpxchg(&r->head, head, head + len) != head))
+		return ring_write_slow(r, rec, len);
+	ring_copy_in(r, head, rec, len);
 	ring_publish(r);
 	return 0;
 }

@@ -124,6 +124,19 @@ def test_ratios_against_trace_cmd_and_lttng_in_the_same_mode(peers):
     assert rows["hgtrace, nothing stored"] == pytest.approx(dict(median=110.0, overhead=0.1, of_trace_cmd=0.25))
 
 
+def test_hgtrace_alone_prints_without_the_others(peers, capsys):
+    """HGT_PEERS_VARIANTS without trace-cmd and LTTng: no ratio to them, '-' in their columns."""
+    times = {"none": [100.0] * 3, "hgtrace stop": [120.0] * 3, "hgtrace, nothing stored": [108.0] * 3}
+    info = {"hgtrace stop": [dict(events=1000, lost=0, bytes=26000, packed_bytes=300)] * 3}
+    med, rows = peers.summarize(times, info)
+    assert "of_trace_cmd" not in rows["hgtrace stop"] and "of_lttng" not in rows["hgtrace stop"]
+    assert rows["hgtrace, nothing stored"] == pytest.approx(dict(median=108.0, overhead=0.08))
+    peers.print_table(dict(kernel="k", icount=True, lttng_modules=None, repeats=3, workload="w",
+                           events="sched", median=med, rows=rows))
+    out = capsys.readouterr().out
+    assert "+20.0%" in out and "+8.0%" in out and "targets" not in out
+
+
 def test_help_needs_no_guest():
     import subprocess
     p = subprocess.run([sys.executable, os.path.join(TOP, "bench", "peers.py"), "--help"], capture_output=True,
