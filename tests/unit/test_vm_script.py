@@ -114,6 +114,15 @@ def test_boot_options_off_keep_only_what_was_asked():
     assert "slub_debug=FZ" in p.stdout.split(), p.stdout
 
 
+def test_each_append_adds_its_options():
+    # the lab passes a guest's boot options one --append each (scenario.vm_options): a second
+    # --append must add to the first, not replace it
+    _config("6.12")
+    p = vm_env({"HGT_VM_CHECKERS": "off", "HGT_VM_APPEND": ""}, "-k", "6.12", "--append", "isolcpus=1",
+               "--append", "transparent_hugepage=never", "--boot-options")
+    assert p.returncode == 0 and p.stdout.split() == ["isolcpus=1", "transparent_hugepage=never"], (p.stdout, p.stderr)
+
+
 def test_boot_options_icount_guests_measure_without_checkers():
     """On the instruction-count clock the checkers' instructions would be in every figure:
     off there unless asked."""
