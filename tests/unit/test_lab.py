@@ -36,7 +36,7 @@ def test_every_scenario_file_is_valid_and_the_issue_s_eight_are_there():
 
 def test_vm_options_say_each_guest_s_cpus_and_clock():
     assert [scenario.vm_options(g) for g in ("icount", "icount2", "icount2-shared", "smp2")] == \
-        ["--icount -c 1", "--icount -c 2 --append isolcpus=1", "--icount -c 2", "-c 2"]
+        ["--icount -c 1", "--icount -c 2 --append isolcpus=1 --append transparent_hugepage=never", "--icount -c 2", "-c 2"]
 
 
 def test_placeholders_per_guest():

@@ -91,13 +91,19 @@ SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios"
 # CPU they measure): else CPU 1's tick sends CPU 0 to balance its idle load every few ticks
 # (an IPI, then a SCHED softirq there), whose turns were 33 to 70 hidden gaps of 26 us and 19
 # to 20 ticks read as switches in device-timer's 3 s (6.1, 7.3; 11 and 15 isolated, 2026-12-02).
+# And it keeps transparent huge pages off (transparent_hugepage=never, as real-time tuning does):
+# with them on (Debian's default, always), khugepaged ran on CPU 0 (finding memory to make huge pages of) for
+# 75 to 150 ms at once, turns of CPU 0 with no event in them, and the gaps of CPU 1 they fell in
+# were hidden: 60 to 133 of device-timer's 2307 HPET interrupts in 6 of 14 runs (the 6 where it
+# ran that long; 1 to 7 in the 8 others), against 2 to 9 in 10 of 10 runs with them off and
+# khugepaged never running (6.1, 7.3, 2026-12-07; docs/lab.md)
 # icount2-shared: the same without isolation, for what needs the balancer (unpinned) or receive
 # packet steering, which refuses an isolated CPU (softirq).
 # not_held: why a guest's class figures are shown but not held to the targets (tools/hgtools/lab/check.py
 # makes them TAP TODOs: counted apart, never as passed), where the inference is known short there;
 # a scenario may say so for one guest (its not_held table)
 GUESTS: Dict[str, Dict[str, Any]] = {"icount": {"cpus": 1, "icount": True, "record": ["--reader-interval", "60s"]},
-          "icount2": {"cpus": 2, "icount": True, "append": "isolcpus=1", "record": ["--reader-interval", "60s"]},
+          "icount2": {"cpus": 2, "icount": True, "append": "isolcpus=1 transparent_hugepage=never", "record": ["--reader-interval", "60s"]},
           "icount2-shared": {"cpus": 2, "icount": True, "record": ["--reader-interval", "60s"],
                              "not_held": "icount2-shared: CPU 0 runs as much as hourglass's CPU 1, and the vCPUs "
                                          "take turns: half of each CPU's time is the other's steal (docs/lab.md)"},
@@ -128,8 +134,9 @@ def vm_options(guest: str) -> str:
     g = GUESTS[guest]
     if not g["cpus"]:
         raise ValueError(f"the {guest} guest is the machine this runs on: no scripts/vm boots it")
+    # one --append a boot option: the lab's scripts pass these options to scripts/vm as words
     return " ".join((["--icount"] if g["icount"] else []) + ["-c", str(g["cpus"])]
-                    + (["--append", g["append"]] if g.get("append") else []))
+                    + [w for o in (g.get("append") or "").split() for w in ("--append", o)])
 
 
 def known_misreads(sc: Dict[str, Any], kernel: str, guest: str) -> List[Dict[str, Any]]:
