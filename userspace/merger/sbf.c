@@ -72,8 +72,9 @@ struct sbf_thread {
 	 * every one was 8% of a merge, callgrind) */
 	uint8_t lose[SBF_LEAVES];
 	uint8_t lead;
+	/* the least (lower) and the most (upper) supply so far: INFINITY and -INFINITY while no
+	 * window has ended, which every window's supply (finite) replaces */
 	double best[SBF_POINTS][2];
-	int have[SBF_POINTS][2];
 };
 
 struct sbf {
@@ -146,8 +147,11 @@ struct sbf *sbf_new(struct run *r, struct infer *in)
 		t->last = (double)last;
 		t->stride = n > SBF_WINDOWS ? n / SBF_WINDOWS : 1;
 		t->due = INFINITY;
-		for (i = 0; i < SBF_POINTS; i++)
+		for (i = 0; i < SBF_POINTS; i++) {
 			t->stop[i][LOWER] = t->stop[i][UPPER] = UINT64_MAX;
+			t->best[i][LOWER] = INFINITY;
+			t->best[i][UPPER] = -INFINITY;
+		}
 		for (i = 0; i < SBF_LEAVES; i++)
 			t->end[i] = INFINITY;
 		lo = SBF_LO_US * 1e-6 * r->hz;
@@ -176,9 +180,8 @@ static double window_end(const struct sbf_thread *t, uint64_t j, int i, int kind
 
 static void keep(struct sbf_thread *t, int i, int kind, double v)
 {
-	if (!t->have[i][kind] || (kind == LOWER ? v < t->best[i][kind] : v > t->best[i][kind]))
+	if (kind == LOWER ? v < t->best[i][kind] : v > t->best[i][kind])
 		t->best[i][kind] = v;
-	t->have[i][kind] = 1;
 }
 
 /* waiting - the taken intervals of the length's and kind's windows that wait: [next, this) */
@@ -325,7 +328,7 @@ void sbf_report(struct sbf *s, struct jsonw *w)
 		for (kind = 0; kind < 2; kind++) {
 			jw_arr(w, kind ? "upper_ms" : "lower_ms");
 			for (i = 0; i < t->npoints; i++)
-				if (t->have[i][kind])
+				if (isfinite(t->best[i][kind]))	/* a window ended */
 					jw_numf(w, NULL, t->best[i][kind] * ms, 6);
 				else
 					jw_null(w, NULL);
