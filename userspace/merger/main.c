@@ -703,7 +703,9 @@ static void decide(struct ctx *c, struct hgg_gap *g)
 flatten_hot void merge_gap(void *p, struct hgg_gap *g, const struct gap_detail *d)
 {
 	struct ctx *c = p;
-	struct wqueue *q = wq_of(c, g->cpu);
+	/* merge_room() made the CPU's queue and listed it, just before (every gap takes its place
+	 * there first: the sweep's, gap_to()'s): not asked again */
+	struct wqueue *q = HG_FAST ? &c->wq[g->cpu] : wq_of(c, g->cpu);
 	double due = infer_due(c->infer, g);	/* infer_ready() is infer_passed() of it */
 	struct waiting *w;
 
