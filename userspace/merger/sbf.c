@@ -61,6 +61,9 @@ struct sbf_thread {
 	/* [2 d + kind]: where that first waiting window ends (INFINITY: none waits, and every
 	 * leaf past the lengths) */
 	double end[SBF_LEAVES];
+	double start_s[SBF_LEAVES];	/* [2 d + kind]: S at that first waiting window's start (the
+					 * window_end() that found its end found it: not asked again
+					 * when the window is settled) */
 	double due;			/* the earliest end of a waiting window: nothing to do before */
 	/* the lengths and kinds (e = 2 d + kind) as a tournament by end[], node n's children 2 n
 	 * and 2 n + 1, leaf SBF_LEAVES + e entry e: lose[n] is the entry that lost at node n (the
@@ -69,8 +72,9 @@ struct sbf_thread {
 	 * every one was 8% of a merge, callgrind) */
 	uint8_t lose[SBF_LEAVES];
 	uint8_t lead;
+	/* the least (lower) and the most (upper) supply so far: INFINITY and -INFINITY while no
+	 * window has ended, which every window's supply (finite) replaces */
 	double best[SBF_POINTS][2];
-	int have[SBF_POINTS][2];
 };
 
 struct sbf {
@@ -143,8 +147,11 @@ struct sbf *sbf_new(struct run *r, struct infer *in)
 		t->last = (double)last;
 		t->stride = n > SBF_WINDOWS ? n / SBF_WINDOWS : 1;
 		t->due = INFINITY;
-		for (i = 0; i < SBF_POINTS; i++)
+		for (i = 0; i < SBF_POINTS; i++) {
 			t->stop[i][LOWER] = t->stop[i][UPPER] = UINT64_MAX;
+			t->best[i][LOWER] = INFINITY;
+			t->best[i][UPPER] = -INFINITY;
+		}
 		for (i = 0; i < SBF_LEAVES; i++)
 			t->end[i] = INFINITY;
 		lo = SBF_LO_US * 1e-6 * r->hz;
@@ -173,9 +180,8 @@ static double window_end(const struct sbf_thread *t, uint64_t j, int i, int kind
 
 static void keep(struct sbf_thread *t, int i, int kind, double v)
 {
-	if (!t->have[i][kind] || (kind == LOWER ? v < t->best[i][kind] : v > t->best[i][kind]))
+	if (kind == LOWER ? v < t->best[i][kind] : v > t->best[i][kind])
 		t->best[i][kind] = v;
-	t->have[i][kind] = 1;
 }
 
 /* waiting - the taken intervals of the length's and kind's windows that wait: [next, this) */
@@ -191,22 +197,29 @@ static uint64_t waiting(const struct sbf_thread *t, int i, int kind)
  */
 static void settle_upto(struct sbf_thread *t, double a, double b)
 {
+	double x;
 	int e;
 
-	while (t->end[e = t->lead] <= b) {
+	while ((x = t->end[e = t->lead]) <= b) {
 		int i = e >> 1, kind = e & 1;
 		uint64_t j = t->next[i][kind], end = waiting(t, i, kind);
-		double x = INFINITY, s_a;
+		double s_a = t->start_s[e];
 
-		for (; j < end; j++) {
+		/* the first waiting window's end and start are kept (end[], start_s[]); the
+		 * windows after it are read from their taken intervals */
+		for (;;) {
+			keep(t, i, kind, (x <= a ? t->cum : t->cum + (x - a)) - s_a);
+			if (++j == end) {
+				x = INFINITY;	/* none waits: until take() gives it a window */
+				break;
+			}
 			x = window_end(t, j, i, kind, &s_a);
 			if (x > b)
 				break;
-			keep(t, i, kind, (x <= a ? t->cum : t->cum + (x - a)) - s_a);
 		}
 		t->next[i][kind] = j;
-		/* none waits: INFINITY until take() gives it a window */
-		t->end[e] = j < end ? x : INFINITY;
+		t->end[e] = x;
+		t->start_s[e] = s_a;
 		tree_replay(t, e);
 	}
 	t->due = t->end[t->lead];
@@ -244,9 +257,7 @@ static void take(struct sbf_thread *t, double a, double b)
 			t->stop[i][LOWER] = j;
 		for (kind = 0; kind < 2; kind++)
 			if (t->next[i][kind] == j && j < waiting(t, i, kind)) {	/* the first to wait */
-				double s_a;
-
-				t->end[2 * i + kind] = window_end(t, j, i, kind, &s_a);
+				t->end[2 * i + kind] = window_end(t, j, i, kind, &t->start_s[2 * i + kind]);
 				if (!HG_FAST)	/* the plain way: the tree made anew for each */
 					tree_build(t);
 				added++;
@@ -317,7 +328,7 @@ void sbf_report(struct sbf *s, struct jsonw *w)
 		for (kind = 0; kind < 2; kind++) {
 			jw_arr(w, kind ? "upper_ms" : "lower_ms");
 			for (i = 0; i < t->npoints; i++)
-				if (t->have[i][kind])
+				if (isfinite(t->best[i][kind]))	/* a window ended */
 					jw_numf(w, NULL, t->best[i][kind] * ms, 6);
 				else
 					jw_null(w, NULL);
