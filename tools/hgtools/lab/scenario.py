@@ -92,8 +92,8 @@ SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios"
 # (an IPI, then a SCHED softirq there), whose turns were 33 to 70 hidden gaps of 26 us and 19
 # to 20 ticks read as switches in device-timer's 3 s (6.1, 7.3; 11 and 15 isolated, 2026-12-02).
 # And it keeps transparent huge pages off (transparent_hugepage=never, as real-time tuning does):
-# with them on (Debian's default, always), khugepaged ran on CPU 0 (finding memory to make huge pages of) for
-# 75 to 150 ms at once, turns of CPU 0 with no event in them, and the gaps of CPU 1 they fell in
+# with them on (Debian's default, always), khugepaged ran on CPU 0 for 75 to 150 ms at once,
+# turns of CPU 0 with no event in them, and the gaps of CPU 1 they fell in
 # were hidden: 60 to 133 of device-timer's 2307 HPET interrupts in 6 of 14 runs (the 6 where it
 # ran that long; 1 to 7 in the 8 others), against 2 to 9 in 10 of 10 runs with them off and
 # khugepaged never running (6.1, 7.3, 2026-12-07; docs/lab.md)
